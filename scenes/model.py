@@ -1,0 +1,208 @@
+"""The scene and item model: what a stimulus is, independent of any renderer.
+
+Everything a user or another tool reads about an item lives here as pydantic v2
+models. `Item.model_dump_json()` is the exact content of `item.json`; the key
+names listed in DESIGN.md section 4 are a contract and must not change without a
+`SCHEMA_VERSION` bump. Floats are rounded when a family builds the scene (see
+`round6`) so that JSON round-trips exactly and byte-for-byte determinism does not
+depend on the last bits of a trigonometric function.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = "1.0"
+
+Shape = Literal["sphere", "cube", "cone", "cylinder", "torus"]
+SHAPES: tuple[Shape, ...] = ("sphere", "cube", "cone", "cylinder", "torus")
+Finish = Literal["matte", "glossy"]
+AnswerType = Literal["integer", "letters", "yes_no", "cell", "cell_set"]
+
+Vec3 = tuple[float, float, float]
+Quat = tuple[float, float, float, float]  # (w, x, y, z), Blender's order
+Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in pixels; x1, y1 exclusive
+
+IDENTITY_QUAT: Quat = (1.0, 0.0, 0.0, 0.0)
+
+
+def round6(value: float) -> float:
+    """Round to 6 decimals (micrometres for lengths): stable JSON, no noise bits."""
+    return float(round(float(value), 6))
+
+
+class Strict(BaseModel):
+    """Base for all models: unknown keys are an error, so typos in files surface."""
+
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+class Color(Strict):
+    """A named colour. `srgb` is the nominal display value in [0, 1]; Blender gets it linearised."""
+
+    name: str
+    srgb: tuple[float, float, float]
+
+
+class SceneObject(Strict):
+    """One primitive instance.
+
+    `size` is the primitive's characteristic extent in metres (see
+    `scenes.primitives.unit_dimensions` for what it means per shape);
+    `dimensions` are the bounding-box extents before rotation; `location` is the
+    bounding-box centre in world coordinates. `attributes` holds family-specific
+    labels (a dot's letter, row and column; a group; a rotation axis) that
+    questions and tests read back.
+    """
+
+    id: int = Field(ge=1, le=65535)
+    shape: Shape
+    size: float = Field(gt=0)
+    dimensions: Vec3
+    location: Vec3
+    rotation_quat: Quat = IDENTITY_QUAT
+    color: Color
+    finish: Finish = "matte"
+    countable: bool = True
+    attributes: dict[str, Union[str, int, float, bool]] = Field(default_factory=dict)
+
+
+class Camera(Strict):
+    """Pinhole camera. Pose in Blender's convention (looks down local -Z, +Y up)."""
+
+    width: int = Field(ge=8, le=8192)
+    height: int = Field(ge=8, le=8192)
+    fx: float = Field(gt=0)
+    fy: float = Field(gt=0)
+    cx: float
+    cy: float
+    location: Vec3
+    rotation_quat: Quat
+
+
+class Light(Strict):
+    """A square area light; it emits along its local -Z axis, as in Blender."""
+
+    kind: Literal["area"] = "area"
+    location: Vec3
+    rotation_quat: Quat
+    size: float = Field(gt=0)
+    power_w: float = Field(ge=0)
+    color_srgb: tuple[float, float, float] = (1.0, 1.0, 1.0)
+
+
+class Stage(Strict):
+    """Procedural surroundings: a ground plane at z = 0 and a uniform world light."""
+
+    ground_srgb: tuple[float, float, float] = (0.62, 0.62, 0.6)
+    ground_size: float = Field(40.0, gt=0)
+    world_srgb: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    world_strength: float = Field(0.6, ge=0)
+
+
+class Scene(Strict):
+    camera: Camera
+    lights: list[Light]
+    stage: Stage = Field(default_factory=Stage)
+    objects: list[SceneObject]
+
+    def object(self, object_id: int) -> SceneObject:
+        for obj in self.objects:
+            if obj.id == object_id:
+                return obj
+        raise KeyError(f"scene has no object with id {object_id}")
+
+
+Gold = Union[int, str, tuple[int, int], list[tuple[int, int]]]
+
+
+class Question(Strict):
+    """A question with its gold answer. `subject` names what is asked about (shape, colour, ...)."""
+
+    question_id: str
+    text: str
+    answer_type: AnswerType
+    gold: Gold
+    subject: dict[str, Union[str, int, float]] = Field(default_factory=dict)
+
+
+class ObjectTruth(Strict):
+    """Measured ground truth of one object in the rendered view (see scenes/visibility.py)."""
+
+    id: int
+    visible_px: float
+    amodal_px: float
+    visibility: float
+    occlusion: float
+    truncation: float
+    bbox_visible: Box | None
+    bbox_amodal: Box | None
+    centroid_px: tuple[float, float] | None
+    depth_min: float | None
+    depth_centroid: float | None
+    measured_srgb: tuple[float, float, float] | None = None
+
+
+class GroundTruth(Strict):
+    objects: list[ObjectTruth]
+    rays_per_pixel: int = 1
+
+    def of(self, object_id: int) -> ObjectTruth:
+        for truth in self.objects:
+            if truth.id == object_id:
+                return truth
+        raise KeyError(f"ground truth has no object with id {object_id}")
+
+
+class RenderSettings(Strict):
+    """How an item is rendered. Part of the config (`render:`) and of provenance."""
+
+    engine: Literal["cycles", "workbench", "raster"] = "cycles"
+    width: int = Field(640, ge=8, le=8192)
+    height: int = Field(480, ge=8, le=8192)
+    samples: int = Field(64, ge=1, le=65536)
+    denoise: bool = True
+    adaptive_sampling: bool = True
+    device: Literal["cpu", "gpu"] = "cpu"
+    threads: int = Field(0, ge=0, description="Cycles threads; 0 = all cores")
+    depth: bool = Field(False, description="also write depth.npy")
+    rays_per_pixel: int = Field(1, ge=1, le=8, description="s: visibility casts s x s rays per pixel")
+
+
+class Provenance(Strict):
+    """Where an item came from. Deterministic on purpose: timings go to timing.json, not here."""
+
+    stim3d_version: str
+    blender_version: str | None = None
+    engine: str
+    samples: int
+    device: str
+    denoise: bool
+    mask_source: Literal["renderer", "raycast"] = "raycast"
+    mask_agreement: float | None = Field(
+        None, description="share of pixels where the renderer's object-index pass equals the ray-cast instance map"
+    )
+    edited_by_hand: bool = False
+
+
+class Item(Strict):
+    """Everything about one stimulus; serialised as item.json."""
+
+    schema_version: str = SCHEMA_VERSION
+    item_id: str
+    family: str
+    params: dict[str, Any]
+    seed: int
+    seed_entropy: list[int]
+    split: str = "test"
+    scene: Scene
+    ground_truth: GroundTruth
+    questions: list[Question]
+    difficulty: dict[str, Union[str, int, float, bool, None]] = Field(default_factory=dict)
+    provenance: Provenance | None = None
+
+    def to_json(self) -> str:
+        """The exact bytes of item.json (indented, stable key order, trailing newline)."""
+        return self.model_dump_json(indent=2) + "\n"

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One-step set-up on a fresh Debian (bookworm) machine with Python 3.11:
+# the system libraries bpy and pyrender need, then a virtual environment in .venv
+# with stim3d installed (editable). `--test` adds the test extras; `--ray` the Ray extra.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+extras=""
+for arg in "$@"; do
+  case "$arg" in
+    --test) extras="${extras:+$extras,}test" ;;
+    --ray) extras="${extras:+$extras,}ray" ;;
+    *) echo "install.sh: unknown option '$arg' (allowed: --test, --ray)" >&2; exit 2 ;;
+  esac
+done
+
+# Libraries `import bpy` needs on a bare Debian, plus EGL (Workbench, pyrender) and OSMesa.
+APT_PACKAGES="libx11-6 libxrender1 libxfixes3 libxi6 libxkbcommon0 libsm6 libgl1 libegl1 libegl-mesa0 libosmesa6"
+missing=""
+for p in $APT_PACKAGES; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "${missing// /}" ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "install.sh: installing system packages:$missing"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+PYTHON="${PYTHON:-python3.11}"
+command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
+"$PYTHON" -c 'import sys; assert sys.version_info[:2] == (3, 11), f"stim3d needs Python 3.11 (bpy 5.0.1), found {sys.version.split()[0]}"'
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".${extras:+[$extras]}"
+echo "install.sh: ready: .venv/bin/stim3d ($(.venv/bin/python -c 'import bpy; print("Blender", bpy.app.version_string)' 2>/dev/null | tail -1))"
