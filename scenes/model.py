@@ -184,6 +184,7 @@ class Provenance(Strict):
     mask_agreement: float | None = Field(
         None, description="share of pixels where the renderer's object-index pass equals the ray-cast instance map"
     )
+    item_key: str | None = Field(None, description="hash of what determines this item's files; a rerun skips an item whose key matches")
     edited_by_hand: bool = False
 
 

@@ -1,0 +1,156 @@
+"""The batch config (YAML): validated before anything renders, expanded into a deterministic item plan.
+
+```yaml
+seed: 7
+render: {engine: cycles, width: 640, height: 480, samples: 64, denoise: true}
+tasks:
+  - family: shape_count
+    count: 120                 # items, spread evenly over the grid
+    grid: {n_shape_types: [1, 2, 3, 4, 5], min_visibility: [0.7, 0.8, 0.9, 0.99]}
+    params: {max_instances: 3} # fixed parameters for every item of the task
+```
+Grid combinations are assigned round-robin (item i gets combination i mod G), so
+every combination gets count/G items, +-1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from scenes.families import FAMILIES, get_family
+from scenes.model import RenderSettings
+
+
+class ConfigError(ValueError):
+    """A user's mistake in a config: one line naming the field, the value and what is allowed."""
+
+
+class TaskConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    family: str
+    count: int = Field(ge=1, le=1_000_000)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=dict)
+    split: str = "test"
+
+    @field_validator("family")
+    @classmethod
+    def _known_family(cls, name: str) -> str:
+        if name not in FAMILIES:
+            raise ValueError(f"unknown family {name!r}; allowed: {', '.join(sorted(FAMILIES))}")
+        return name
+
+    @field_validator("grid")
+    @classmethod
+    def _non_empty_axes(cls, grid: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        for key, values in grid.items():
+            if not values:
+                raise ValueError(f"grid axis {key!r} has no values")
+        return grid
+
+    def combinations(self) -> list[dict[str, Any]]:
+        keys = list(self.grid)
+        return [
+            {**self.params, **dict(zip(keys, values))}
+            for values in itertools.product(*(self.grid[k] for k in keys))
+        ]
+
+
+class BatchConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    seed: int = Field(0, ge=0, le=2**63 - 1)
+    render: RenderSettings = Field(default_factory=RenderSettings)
+    tasks: list[TaskConfig] = Field(min_length=1)
+
+    def content_hash(self) -> str:
+        """Hash of everything that determines the items' files (used to refuse mixing configs)."""
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class ItemPlan:
+    item_id: str
+    family: str
+    params: dict[str, Any]
+    task_index: int
+    item_index: int
+    split: str
+
+
+def _format_error(source: str, error: dict[str, Any], prefix: str = "") -> str:
+    loc = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in error["loc"]).replace(".[", "[")
+    where = f"{prefix}{loc}" if loc else prefix.rstrip(".") or "config"
+    value = error.get("input")
+    shown = "" if isinstance(value, dict) else f" = {value!r}"
+    message = error["msg"].removeprefix("Value error, ")
+    return f"{source}: {where}{shown}: {message}"
+
+
+def parse_config(data: Any, source: str = "config") -> BatchConfig:
+    """Validate a loaded YAML document, including every grid combination's family parameters."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping with 'tasks' (got {type(data).__name__})")
+    try:
+        config = BatchConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_error(source, exc.errors()[0])) from None
+    for t, task in enumerate(config.tasks):
+        family = get_family(task.family)
+        for key in task.grid:
+            if key in task.params:
+                raise ConfigError(f"{source}: tasks[{t}]: {key!r} is both in grid and params; keep one")
+        for combination in task.combinations():
+            try:
+                family.params_model.model_validate(combination)
+            except ValidationError as exc:
+                error = exc.errors()[0]
+                section = "grid" if error["loc"] and error["loc"][0] in task.grid else "params"
+                allowed = ", ".join(family.params_model.model_fields)
+                msg = _format_error(source, error, prefix=f"tasks[{t}].{section}.")
+                if error["type"] == "extra_forbidden":
+                    msg += f" (parameters of {task.family}: {allowed})"
+                raise ConfigError(msg) from None
+    return config
+
+
+def load_config(path: str | Path) -> BatchConfig:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such config file")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    return parse_config(data, str(path))
+
+
+def expand(config: BatchConfig) -> list[ItemPlan]:
+    """The batch's items in a fixed order: tasks in config order, items round-robin over the grid."""
+    plans = []
+    for t, task in enumerate(config.tasks):
+        combinations = task.combinations()
+        for i in range(task.count):
+            plans.append(
+                ItemPlan(
+                    item_id=f"{task.family}-t{t}-{i:05d}",
+                    family=task.family,
+                    params=combinations[i % len(combinations)],
+                    task_index=t,
+                    item_index=i,
+                    split=task.split,
+                )
+            )
+    return plans

@@ -1,0 +1,92 @@
+"""One item end to end: compose -> visibility -> render -> measured colours -> item folder.
+
+Rendering never changes the ground truth. When the renderer has its own
+object-index pass, that pass is what `mask.png` holds, and its agreement with the
+ray-cast instance map is recorded in provenance; a disagreement beyond
+antialiasing is a bug to look at, never something to hide.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from scenes.families import Frame
+from scenes.items import make_item
+from scenes.model import Item, Provenance, RenderSettings, round6
+from scenes.visibility import measure
+
+from . import __version__
+from .config import ItemPlan
+from .item_folder import write_item_folder
+from .output import RenderOutput
+
+
+def render_with(settings: RenderSettings, item: Item, workdir: Path) -> RenderOutput:
+    """Dispatch to the backend named by settings.engine (imported lazily: bpy is heavy)."""
+    if settings.engine == "raster":
+        from . import raster
+
+        return raster.render_scene(item.scene, settings, item.seed, workdir)
+    from . import blender
+
+    return blender.render_scene(item.scene, settings, item.seed, workdir)
+
+
+def measured_colors(image: np.ndarray, mask: np.ndarray, object_ids: list[int]) -> dict[int, tuple[float, float, float] | None]:
+    """Median sRGB (0-1) of each object's visible pixels in the final image."""
+    colors: dict[int, tuple[float, float, float] | None] = {}
+    for object_id in object_ids:
+        pixels = image[mask == object_id]
+        colors[object_id] = (
+            tuple(round6(c) for c in np.median(pixels, axis=0) / 255.0) if len(pixels) else None  # type: ignore[misc]
+        )
+    return colors
+
+
+def finish_item(item: Item, output: RenderOutput, settings: RenderSettings, key: str | None) -> tuple[Item, np.ndarray]:
+    """Attach provenance and measured colours; choose the mask (renderer's pass when it has one)."""
+    raycast_map = measure(item.scene, item.ground_truth.rays_per_pixel).instance_map
+    if output.instance_map is not None:
+        mask = output.instance_map
+        agreement = round6(float(np.mean(mask == raycast_map)))
+        source = "renderer"
+    else:
+        mask, agreement, source = raycast_map, None, "raycast"
+    colors = measured_colors(output.image, mask, [o.id for o in item.scene.objects])
+    truths = [t.model_copy(update={"measured_srgb": colors[t.id]}) for t in item.ground_truth.objects]
+    provenance = Provenance(
+        stim3d_version=__version__,
+        blender_version=output.blender_version,
+        engine=settings.engine,
+        samples=settings.samples,
+        device=settings.device,
+        denoise=settings.denoise,
+        mask_source=source,
+        mask_agreement=agreement,
+        item_key=key,
+    )
+    finished = item.model_copy(
+        update={"ground_truth": item.ground_truth.model_copy(update={"objects": truths}), "provenance": provenance}
+    )
+    return finished, mask
+
+
+def produce_item(plan: ItemPlan, batch_seed: int, settings: RenderSettings, out: Path, workdir: Path, key: str) -> Path:
+    """Make, render and write one item; returns its folder. Raises InfeasibleError for impossible constraints."""
+    t0 = time.perf_counter()
+    frame = Frame(settings.width, settings.height, settings.rays_per_pixel)
+    entropy = [batch_seed, plan.task_index, plan.item_index]
+    item = make_item(plan.family, plan.params, entropy, plan.item_id, frame, plan.split)
+    t1 = time.perf_counter()
+    output = render_with(settings, item, workdir)
+    t2 = time.perf_counter()
+    finished, mask = finish_item(item, output, settings, key)
+    timing = {
+        "compose_and_visibility": t1 - t0,
+        "scene_build_and_passes": (t2 - t1) - output.render_seconds,
+        "render_call": output.render_seconds,
+    }
+    return write_item_folder(out, finished, output, mask, timing)

@@ -1,0 +1,138 @@
+"""Shared machinery of the counting families: the stage, and a layout that meets the visibility band.
+
+Counting scenes must hold every countable object at visibility >= b and make the
+least visible one land in [b, b + band], so that a sweep over b really sweeps
+occlusion. Random scattering alone almost never lands in a 0.05-wide band, so
+one object (the *target*) gets an *occluder* placed straight in front of it and
+slid sideways until the target's visibility is in the band (bisection on the
+ray-cast value); every other object is then scattered with visibility >= b.
+A scene with a single object has nothing that could hide it: it is fully
+visible and the band is recorded as not met (`band_met: false`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..camera import look_at
+from ..colors import named
+from ..model import Camera, Light, SceneObject, round6
+from ..placement import Bounds, InfeasibleError, Layout, occluder_path, resting_pose, solve_occluder_offset, yaw_quat
+from ..primitives import axis_angle_quat, unit_dimensions
+from .base import Frame
+
+PLURAL = {"sphere": "spheres", "cube": "cubes", "cone": "cones", "cylinder": "cylinders", "torus": "tori"}
+RESTARTS = 40
+
+
+def counting_camera(frame: Frame) -> Camera:
+    """Elevated three-quarter view of the ground around the origin."""
+    return look_at((0.0, -8.0, 5.2), (0.0, 0.2, 0.0), frame.width, frame.height, focal_35mm=38.0)
+
+
+def counting_lights() -> list[Light]:
+    """A key area light above-left of the camera and a weaker fill from the right."""
+    key_rotation = tuple(round6(v) for v in axis_angle_quat((1.0, -0.6, 0.0), 35.0))
+    fill_rotation = tuple(round6(v) for v in axis_angle_quat((1.0, 0.8, 0.0), 50.0))
+    return [
+        Light(location=(-3.0, -4.0, 7.0), rotation_quat=key_rotation, size=4.0, power_w=1800.0),
+        Light(location=(5.0, -3.0, 4.0), rotation_quat=fill_rotation, size=3.0, power_w=500.0),
+    ]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """An object to place: everything but its position."""
+
+    shape: str
+    color: str
+    size: float
+
+
+def _make(object_id: int, spec: Spec, x: float, y: float, yaw: float) -> SceneObject:
+    rotation = yaw_quat(yaw)
+    return SceneObject(
+        id=object_id,
+        shape=spec.shape,
+        size=round6(spec.size),
+        dimensions=tuple(round6(d * spec.size) for d in unit_dimensions(spec.shape)),
+        location=resting_pose(spec.shape, spec.size, x, y, rotation),
+        rotation_quat=rotation,
+        color=named(spec.color),
+    )
+
+
+def _occlude_target(
+    layout: Layout, target: SceneObject, object_id: int, spec: Spec, rng: np.random.Generator,
+    floor: float, band: float,
+) -> SceneObject | None:
+    """Slide an occluder in front of `target` until target visibility is in [floor, floor + band]."""
+    yaw = float(rng.uniform(0.0, 360.0))
+    probe = _make(object_id, spec, 0.0, 0.0, yaw)
+    start, sideways = occluder_path(layout, target, probe, gap=float(rng.uniform(0.05, 0.5)))
+    sideways = sideways * rng.choice([-1.0, 1.0])
+    max_offset = 1.6 * (probe.size + target.size)
+
+    def place_at(offset: float) -> SceneObject:
+        x, y = start + offset * sideways
+        return _make(object_id, spec, float(x), float(y), yaw)
+
+    def visibility_at(offset: float) -> float:
+        trial = layout.canvas.copy()
+        trial.put(place_at(offset))
+        return trial.visibility()[target.id]
+
+    solved = solve_occluder_offset(visibility_at, floor + band / 2, max_offset, band / 2)
+    if solved is None:
+        layout.rejections["least_visibility_band"] += 1
+        return None
+    occluder = place_at(solved[0])
+    layout.bounds[target.id] = Bounds(floor, floor + band)
+    if layout.try_put(occluder, Bounds(floor)):
+        return occluder
+    layout.bounds[target.id] = Bounds(floor)
+    return None
+
+
+def place_counting_objects(
+    specs: list[Spec], camera: Camera, rng: np.random.Generator, min_visibility: float, band: float,
+    rays_per_pixel: int = 1,
+) -> tuple[Layout, bool]:
+    """Place `specs` (ids 1..n in order) meeting the visibility floor and band. Returns (layout, band_met)."""
+    occlude = len(specs) >= 2 and min_visibility + band < 1.0
+    layout = Layout(camera, rays_per_pixel=rays_per_pixel)
+    for _ in range(RESTARTS):
+        rejections = layout.rejections
+        layout = Layout(camera, rays_per_pixel=rays_per_pixel, rejections=rejections)
+        order = [int(i) for i in rng.permutation(len(specs))]
+        floor = Bounds(min_visibility)
+        if occlude:
+            target_index, occluder_index = order[0], order[1]
+            target = layout.place_randomly(
+                lambda x, y, yaw, i=target_index: _make(i + 1, specs[i], x, y, yaw), rng, floor
+            )
+            if target is None or _occlude_target(
+                layout, target, occluder_index + 1, specs[occluder_index], rng, min_visibility, band
+            ) is None:
+                continue
+            order = order[2:]
+        placed_all = True
+        for i in order:
+            if layout.place_randomly(lambda x, y, yaw, i=i: _make(i + 1, specs[i], x, y, yaw), rng, floor) is None:
+                placed_all = False
+                break
+        if placed_all:
+            least = min(layout.visibility().values())
+            return layout, least <= min_visibility + band
+    raise InfeasibleError(
+        layout.worst_constraint(),
+        f"{len(specs)} objects with min_visibility={min_visibility} and band={band} after {RESTARTS} layouts",
+    )
+
+
+def scale_for_crowd(n_objects: int, size_range: tuple[float, float], rng: np.random.Generator) -> float:
+    """Object size: smaller when many objects must share the picture."""
+    crowd = min(1.0, float(np.sqrt(10.0 / max(n_objects, 1))))
+    return float(rng.uniform(*size_range)) * crowd

@@ -1,0 +1,82 @@
+"""DYSM 3D shape discrimination: "How many spheres are in the scene?"
+
+The answer is drawn first, uniformly over 0..max_instances (0 only when some
+shape type is absent, i.e. n_shape_types < 5), then a scene is built that
+realises it: the queried shape gets exactly that many instances, every other
+present type 1..max_instances. Colours are drawn from the palette and do not
+matter to the answer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import Field
+
+from ..colors import COLOR_NAMES
+from ..model import SHAPES, Question, Scene
+from .base import Composed, Family, FamilyParams, Frame
+from .counting import PLURAL, Spec, counting_camera, counting_lights, place_counting_objects, scale_for_crowd
+
+QUESTION = "How many {plural} are in the scene?"
+
+
+class ShapeCountParams(FamilyParams):
+    n_shape_types: int = Field(3, ge=1, le=5, description="distinct shape types present (S)")
+    max_instances: int = Field(3, ge=1, le=5, description="most instances of one shape type (S_I)")
+    min_visibility: float = Field(0.8, gt=0.0, le=1.0, description="every object at least this visible (beta_occ)")
+    band: float = Field(0.05, ge=0.01, le=0.5, description="least visible object lands in [min_visibility, min_visibility + band]")
+    size_range: tuple[float, float] = Field((0.75, 1.05), description="object size in metres, before crowd scaling")
+
+
+def draw_answer(rng: np.random.Generator, low: int, high: int) -> int:
+    """Uniform over low..high inclusive: answers balanced by construction."""
+    return int(rng.integers(low, high + 1))
+
+
+def compose(params: ShapeCountParams, rng: np.random.Generator, frame: Frame) -> Composed:
+    present = [SHAPES[i] for i in sorted(rng.choice(len(SHAPES), params.n_shape_types, replace=False))]
+    absent = [s for s in SHAPES if s not in present]
+    gold = draw_answer(rng, 0 if absent else 1, params.max_instances)
+    if gold == 0:
+        queried = absent[int(rng.integers(len(absent)))]
+        counts = {s: int(rng.integers(1, params.max_instances + 1)) for s in present}
+    else:
+        queried = present[int(rng.integers(len(present)))]
+        counts = {s: (gold if s == queried else int(rng.integers(1, params.max_instances + 1))) for s in present}
+    n_objects = sum(counts.values())
+    specs = [
+        Spec(shape, COLOR_NAMES[int(rng.integers(len(COLOR_NAMES)))], scale_for_crowd(n_objects, params.size_range, rng))
+        for shape in present
+        for _ in range(counts[shape])
+    ]
+    camera = counting_camera(frame)
+    layout, band_met = place_counting_objects(specs, camera, rng, params.min_visibility, params.band, frame.rays_per_pixel)
+    scene = Scene(camera=camera, lights=counting_lights(), objects=[layout.objects[i] for i in sorted(layout.objects)])
+    truth = layout.canvas.result()
+    question = Question(
+        question_id="q0",
+        text=QUESTION.format(plural=PLURAL[queried]),
+        answer_type="integer",
+        gold=gold,
+        subject={"shape": queried},
+    )
+    least = min(t.visibility for t in truth.truths)
+    difficulty = {
+        "n_shape_types": params.n_shape_types,
+        "max_instances": params.max_instances,
+        "min_visibility": params.min_visibility,
+        "n_objects": n_objects,
+        "least_visibility": least,
+        "band_met": band_met,
+    }
+    return Composed(scene=scene, questions=[question], truth=truth, difficulty=difficulty)
+
+
+FAMILY = Family(
+    name="shape_count",
+    description="Count one shape type among 1-5 types (DYSM 3D shape discrimination); "
+    "every object at least min_visibility visible, the least visible one within the band above it.",
+    params_model=ShapeCountParams,
+    compose=compose,
+    answer_types=("integer",),
+)

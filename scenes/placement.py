@@ -1,0 +1,225 @@
+"""Placing objects on the ground under constraints, with bounded retries.
+
+A `Layout` owns the objects placed so far, their collision meshes and the
+incremental visibility canvas. Every candidate is checked against every
+constraint at once, and every object already placed is re-measured (a later
+object can hide an earlier one):
+- in frame: the whole silhouette inside the image with a margin (no truncation);
+- no interpenetration: mesh-to-mesh distance (FCL through trimesh) at least `clearance`;
+- visibility: each object's measured visibility at least its floor, at most its ceiling.
+
+Retries are loops with a fixed budget; running out raises `InfeasibleError`
+naming the constraint that rejected the most candidates, never recursion.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import trimesh
+
+from .camera import geometry
+from .model import Camera, SceneObject, round6
+from .primitives import axis_angle_quat, quat_to_matrix, unit_mesh, world_vertices
+from .visibility import VisibilityCanvas
+
+
+class InfeasibleError(RuntimeError):
+    """An item whose constraints could not be met within the retry budget."""
+
+    def __init__(self, constraint: str, detail: str):
+        super().__init__(f"constraint '{constraint}' could not be met: {detail}")
+        self.constraint = constraint
+        self.detail = detail
+
+
+def resting_pose(shape: str, size: float, x: float, y: float, rotation_quat=(1.0, 0.0, 0.0, 0.0)) -> tuple:
+    """Location (bounding-box centre) that puts the rotated mesh's lowest point on z = 0."""
+    vertices = world_vertices(shape, size, (0.0, 0.0, 0.0), rotation_quat)
+    return (round6(x), round6(y), round6(-vertices[:, 2].min()))
+
+
+def yaw_quat(degrees: float) -> tuple[float, float, float, float]:
+    return tuple(round6(v) for v in axis_angle_quat((0.0, 0.0, 1.0), degrees))  # type: ignore[return-value]
+
+
+def footprint_radius(obj: SceneObject) -> float:
+    """Radius of the object's ground footprint about its centre (from its mesh)."""
+    vertices = world_vertices(obj.shape, obj.size, (0.0, 0.0, 0.0), obj.rotation_quat)
+    return float(np.hypot(vertices[:, 0], vertices[:, 1]).max())
+
+
+def _collision_mesh(obj: SceneObject) -> tuple[trimesh.Trimesh, np.ndarray]:
+    """Unit-size-scaled mesh in the object's frame, and its world transform (FCL wants both)."""
+    mesh = unit_mesh(obj.shape)
+    transform = np.eye(4)
+    transform[:3, :3] = quat_to_matrix(obj.rotation_quat)
+    transform[:3, 3] = obj.location
+    return trimesh.Trimesh(mesh.vertices * obj.size, mesh.faces, process=False), transform
+
+
+@dataclass
+class Bounds:
+    """Per-object visibility limits: floor always, ceiling for an object that must be partly hidden."""
+
+    floor: float = 0.0
+    ceiling: float = 1.0
+
+
+@dataclass
+class Layout:
+    camera: Camera
+    clearance: float = 0.03  # metres between any two meshes
+    frame_margin_px: float = 2.0
+    rays_per_pixel: int = 1
+    objects: dict[int, SceneObject] = field(default_factory=dict)
+    bounds: dict[int, Bounds] = field(default_factory=dict)
+    rejections: Counter = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        self.canvas = VisibilityCanvas(self.camera, self.rays_per_pixel)
+        self._collisions = trimesh.collision.CollisionManager()
+        self._geometry = geometry(self.camera)
+
+    # -- checks ---------------------------------------------------------------------------------
+    def in_frame(self, obj: SceneObject) -> bool:
+        u, v, depth = self._geometry.project(world_vertices(obj.shape, obj.size, obj.location, obj.rotation_quat))
+        m = self.frame_margin_px
+        return bool(
+            np.all(depth > 0.1)
+            and u.min() >= m and v.min() >= m
+            and u.max() <= self.camera.width - m and v.max() <= self.camera.height - m
+        )
+
+    def clear_of_others(self, obj: SceneObject) -> bool:
+        if not any(object_id != obj.id for object_id in self.objects):
+            return True
+        moving = obj.id in self.objects
+        if moving:  # measure against the others only
+            self._collisions.remove_object(str(obj.id))
+        try:
+            mesh, transform = _collision_mesh(obj)
+            return self._collisions.min_distance_single(mesh, transform=transform) >= self.clearance
+        finally:
+            if moving:
+                self._collisions.add_object(str(obj.id), *_collision_mesh(self.objects[obj.id]))
+
+    def try_put(self, obj: SceneObject, bounds: Bounds) -> bool:
+        """Place or move `obj` if every constraint holds afterwards; else change nothing."""
+        if not self.in_frame(obj):
+            self.rejections["in_frame"] += 1
+            return False
+        if not self.clear_of_others(obj):
+            self.rejections["no_interpenetration"] += 1
+            return False
+        trial = self.canvas.copy()
+        trial.put(obj)
+        visibility = trial.visibility()
+        all_bounds = {**self.bounds, obj.id: bounds}
+        for object_id, vis in visibility.items():
+            b = all_bounds[object_id]
+            if vis < b.floor:
+                self.rejections["min_visibility"] += 1
+                return False
+            if vis > b.ceiling:
+                self.rejections["least_visibility_band"] += 1
+                return False
+        self._commit(obj, bounds, trial)
+        return True
+
+    def _commit(self, obj: SceneObject, bounds: Bounds, canvas: VisibilityCanvas) -> None:
+        if obj.id in self.objects:
+            self._collisions.remove_object(str(obj.id))
+        self.objects[obj.id] = obj
+        self.bounds[obj.id] = bounds
+        self._collisions.add_object(str(obj.id), *_collision_mesh(obj))
+        self.canvas = canvas
+
+    def visibility(self) -> dict[int, float]:
+        return self.canvas.visibility()
+
+    def worst_constraint(self) -> str:
+        return self.rejections.most_common(1)[0][0] if self.rejections else "placement"
+
+    # -- sampling -------------------------------------------------------------------------------
+    def random_ground_point(self, rng: np.random.Generator, inset: float = 0.08) -> tuple[float, float] | None:
+        """A ground point under a uniformly drawn image point (objects spread evenly in the picture)."""
+        w, h = self.camera.width, self.camera.height
+        u = rng.uniform(inset * w, (1 - inset) * w)
+        v = rng.uniform(0.25 * h, (1 - inset) * h)
+        origin, direction = self._geometry.rays(np.array([u]), np.array([v]))
+        if direction[0, 2] >= -1e-3:
+            return None
+        t = -origin[0, 2] / direction[0, 2]
+        point = origin[0] + t * direction[0]
+        return float(point[0]), float(point[1])
+
+    def place_randomly(
+        self,
+        make: Callable[[float, float, float], SceneObject],
+        rng: np.random.Generator,
+        bounds: Bounds,
+        attempts: int = 200,
+    ) -> SceneObject | None:
+        """Draw positions (and a yaw) until `make(x, y, yaw)` fits; None when the budget runs out."""
+        for _ in range(attempts):
+            point = self.random_ground_point(rng)
+            yaw = float(rng.uniform(0.0, 360.0))
+            if point is None:
+                continue
+            obj = make(point[0], point[1], yaw)
+            if self.try_put(obj, bounds):
+                return obj
+        return None
+
+
+def occluder_path(layout: Layout, target: SceneObject, occluder: SceneObject, gap: float) -> tuple[np.ndarray, np.ndarray]:
+    """Start point straight in front of `target` (towards the camera) and the sideways direction.
+
+    The occluder slides along this line on the ground; at offset 0 it hides the
+    most of the target, far out it hides nothing.
+    """
+    cam_xy = np.asarray(layout.camera.location[:2], dtype=float)
+    target_xy = np.asarray(target.location[:2], dtype=float)
+    toward = cam_xy - target_xy
+    toward /= np.linalg.norm(toward)
+    distance = footprint_radius(target) + footprint_radius(occluder) + gap
+    start = target_xy + toward * distance
+    sideways = np.array([-toward[1], toward[0]])
+    return start, sideways
+
+
+def solve_occluder_offset(
+    visibility_at: Callable[[float], float],
+    level: float,
+    max_offset: float,
+    tolerance: float,
+    iterations: int = 40,
+) -> tuple[float, float] | None:
+    """Offset along the path where the target's visibility is within `tolerance` of `level`.
+
+    Bisection on [0, max_offset]: visibility rises with the offset as the
+    occluder slides off the target. Returns (offset, achieved) or None when
+    the level is outside [visibility(0), visibility(max_offset)].
+    """
+    low, high = 0.0, max_offset
+    v_low, v_high = visibility_at(low), visibility_at(high)
+    if abs(v_low - level) <= tolerance:
+        return low, v_low
+    if abs(v_high - level) <= tolerance:
+        return high, v_high
+    if not v_low < level < v_high:
+        return None
+    for _ in range(iterations):
+        mid = 0.5 * (low + high)
+        v_mid = visibility_at(mid)
+        if abs(v_mid - level) <= tolerance:
+            return mid, v_mid
+        if v_mid < level:
+            low = mid
+        else:
+            high = mid
+    return None
