@@ -99,7 +99,7 @@ class Stage(Strict):
     ground_srgb: tuple[float, float, float] = (0.62, 0.62, 0.6)
     ground_size: float = Field(40.0, gt=0)
     world_srgb: tuple[float, float, float] = (1.0, 1.0, 1.0)
-    world_strength: float = Field(0.6, ge=0)
+    world_strength: float = Field(0.3, ge=0)
 
 
 class Scene(Strict):

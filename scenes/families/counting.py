@@ -37,8 +37,8 @@ def counting_lights() -> list[Light]:
     key_rotation = tuple(round6(v) for v in axis_angle_quat((1.0, -0.6, 0.0), 35.0))
     fill_rotation = tuple(round6(v) for v in axis_angle_quat((1.0, 0.8, 0.0), 50.0))
     return [
-        Light(location=(-3.0, -4.0, 7.0), rotation_quat=key_rotation, size=4.0, power_w=1800.0),
-        Light(location=(5.0, -3.0, 4.0), rotation_quat=fill_rotation, size=3.0, power_w=500.0),
+        Light(location=(-3.0, -4.0, 7.0), rotation_quat=key_rotation, size=4.0, power_w=600.0),
+        Light(location=(5.0, -3.0, 4.0), rotation_quat=fill_rotation, size=3.0, power_w=150.0),
     ]
 
 
