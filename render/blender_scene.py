@@ -1,0 +1,170 @@
+"""Scene -> Blender datablocks, with the data API only (`bpy.data.*.new`, no selection-driven bpy.ops).
+
+Geometry comes from `scenes.primitives.unit_mesh`, the same triangles the ray
+caster uses, scaled by `size` in the vertex array (object scale stays 1), then
+rotated and placed by the object's transform: Blender's silhouette is exactly the
+ray-cast silhouette. Smooth shading changes normals only.
+
+Names: objects `f"{id:03d}_{shape}_{color}"` with `pass_index = id`; the ground is
+"ground" with pass_index 0. Colours are defined in display sRGB and linearised for
+Blender (the view transform is "Standard", see render/blender.py).
+
+This module imports bpy; import it only where Blender is wanted.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import bpy
+import numpy as np
+
+from scenes.camera import blender_lens
+from scenes.colors import srgb_to_linear
+from scenes.model import Camera, Light, Scene, SceneObject, Stage
+from scenes.primitives import unit_mesh
+
+ROUGHNESS = {"matte": 0.5, "glossy": 0.15}
+GROUND_ROUGHNESS = 0.8
+CLIP_START = 0.01
+CLIP_END = 1000.0
+
+
+def object_name(obj: SceneObject) -> str:
+    return f"{obj.id:03d}_{obj.shape}_{obj.color.name}"
+
+
+def _rgba(srgb) -> tuple[float, float, float, float]:
+    return (*(float(c) for c in srgb_to_linear(srgb)), 1.0)
+
+
+@lru_cache(maxsize=64)
+def _mesh_arrays(shape: str, size: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Flat arrays for foreach_set: vertex coords (float32), loop vertex ids, loop starts, smooth flags."""
+    prim = unit_mesh(shape)  # type: ignore[arg-type]
+    coords = np.ascontiguousarray((prim.vertices * size).astype(np.float32).ravel())
+    loops = np.ascontiguousarray(prim.faces.astype(np.int32).ravel())
+    starts = np.arange(0, loops.size, 3, dtype=np.int32)
+    smooth = np.ascontiguousarray(prim.smooth.astype(bool))
+    for array in (coords, loops, starts, smooth):
+        array.setflags(write=False)
+    return coords, loops, starts, smooth
+
+
+def _new_mesh(name: str, coords: np.ndarray, loops: np.ndarray, starts: np.ndarray, smooth: np.ndarray):
+    mesh = bpy.data.meshes.new(name)
+    mesh.vertices.add(coords.size // 3)
+    mesh.vertices.foreach_set("co", coords)
+    mesh.loops.add(loops.size)
+    mesh.loops.foreach_set("vertex_index", loops)
+    mesh.polygons.add(starts.size)
+    mesh.polygons.foreach_set("loop_start", starts)  # loop_total follows from the starts (Blender >= 4.0)
+    mesh.update(calc_edges=True)
+    mesh.polygons.foreach_set("use_smooth", smooth)
+    mesh.update()
+    return mesh
+
+
+def _principled_material(name: str, srgb, roughness: float):
+    """A Principled BSDF material; in Blender 5.0 new materials come with that node tree already."""
+    material = bpy.data.materials.new(name)
+    rgba = _rgba(srgb)
+    tree = material.node_tree
+    bsdf = next(node for node in tree.nodes if node.bl_idname == "ShaderNodeBsdfPrincipled")
+    bsdf.inputs["Base Color"].default_value = rgba
+    bsdf.inputs["Roughness"].default_value = roughness
+    material.diffuse_color = rgba  # what Workbench shows with color_type 'MATERIAL'
+    material.roughness = roughness
+    return material
+
+
+def _link(scene_bpy, obj) -> None:
+    scene_bpy.collection.objects.link(obj)
+
+
+def add_object(scene_bpy, obj: SceneObject):
+    name = object_name(obj)
+    mesh = _new_mesh(name, *_mesh_arrays(obj.shape, float(obj.size)))
+    mesh.materials.append(_principled_material(name, obj.color.srgb, ROUGHNESS[obj.finish]))
+    blender_obj = bpy.data.objects.new(name, mesh)
+    blender_obj.rotation_mode = "QUATERNION"
+    blender_obj.rotation_quaternion = obj.rotation_quat
+    blender_obj.location = obj.location
+    blender_obj.pass_index = obj.id
+    _link(scene_bpy, blender_obj)
+    return blender_obj
+
+
+def add_ground(scene_bpy, stage: Stage):
+    half = stage.ground_size / 2.0
+    coords = np.array([[-half, -half, 0], [half, -half, 0], [half, half, 0], [-half, half, 0]], np.float32).ravel()
+    mesh = _new_mesh(
+        "ground", coords, np.arange(4, dtype=np.int32), np.zeros(1, np.int32), np.zeros(1, bool)
+    )
+    mesh.materials.append(_principled_material("ground", stage.ground_srgb, GROUND_ROUGHNESS))
+    ground = bpy.data.objects.new("ground", mesh)
+    ground.pass_index = 0
+    _link(scene_bpy, ground)
+    return ground
+
+
+def set_world(scene_bpy, stage: Stage):
+    world = bpy.data.worlds.new("stim3d_world")
+    background = next(node for node in world.node_tree.nodes if node.bl_idname == "ShaderNodeBackground")
+    background.inputs["Color"].default_value = _rgba(stage.world_srgb)
+    background.inputs["Strength"].default_value = stage.world_strength
+    world.color = _rgba(stage.world_srgb)[:3]
+    scene_bpy.world = world
+    return world
+
+
+def add_light(scene_bpy, light: Light, index: int):
+    name = f"light_{index:02d}"
+    data = bpy.data.lights.new(name, "AREA")
+    data.shape = "SQUARE"
+    data.size = light.size
+    data.energy = light.power_w
+    data.color = _rgba(light.color_srgb)[:3]
+    obj = bpy.data.objects.new(name, data)
+    obj.rotation_mode = "QUATERNION"
+    obj.rotation_quaternion = light.rotation_quat
+    obj.location = light.location
+    _link(scene_bpy, obj)
+    return obj
+
+
+def add_camera(scene_bpy, camera: Camera):
+    lens = blender_lens(camera)
+    data = bpy.data.cameras.new("camera")
+    data.type = "PERSP"
+    data.sensor_fit = lens["sensor_fit"]
+    data.sensor_width = lens["sensor_width"]
+    data.lens = lens["lens"]
+    data.shift_x = lens["shift_x"]
+    data.shift_y = lens["shift_y"]
+    data.clip_start = CLIP_START
+    data.clip_end = CLIP_END
+    obj = bpy.data.objects.new("camera", data)
+    obj.rotation_mode = "QUATERNION"
+    obj.rotation_quaternion = camera.rotation_quat
+    obj.location = camera.location
+    _link(scene_bpy, obj)
+    scene_bpy.camera = obj
+    render = scene_bpy.render
+    render.resolution_x = camera.width
+    render.resolution_y = camera.height
+    render.resolution_percentage = 100
+    render.pixel_aspect_x = 1.0
+    render.pixel_aspect_y = 1.0
+    return obj
+
+
+def build(scene_bpy, scene: Scene) -> None:
+    """Populate an empty Blender scene with `scene`'s camera, stage, lights and objects."""
+    add_camera(scene_bpy, scene.camera)
+    set_world(scene_bpy, scene.stage)
+    add_ground(scene_bpy, scene.stage)
+    for index, light in enumerate(scene.lights):
+        add_light(scene_bpy, light, index)
+    for obj in scene.objects:
+        add_object(scene_bpy, obj)
