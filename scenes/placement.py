@@ -5,7 +5,7 @@ incremental visibility canvas. Every candidate is checked against every
 constraint at once, and every object already placed is re-measured (a later
 object can hide an earlier one):
 - in frame: the whole silhouette inside the image with a margin (no truncation);
-- no interpenetration: mesh-to-mesh distance (FCL through trimesh) at least `clearance`;
+- no interpenetration: mesh-to-mesh distance (FCL on the shared meshes) at least `clearance`;
 - visibility: each object's measured visibility at least its floor, at most its ceiling.
 
 Retries are loops with a fixed budget; running out raises `InfeasibleError`
@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable
 
+import fcl
 import numpy as np
 import trimesh
 
@@ -52,13 +54,31 @@ def footprint_radius(obj: SceneObject) -> float:
     return float(np.hypot(vertices[:, 0], vertices[:, 1]).max())
 
 
-def _collision_mesh(obj: SceneObject) -> tuple[trimesh.Trimesh, np.ndarray]:
-    """Unit-size-scaled mesh in the object's frame, and its world transform (FCL wants both)."""
-    mesh = unit_mesh(obj.shape)
-    transform = np.eye(4)
-    transform[:3, :3] = quat_to_matrix(obj.rotation_quat)
-    transform[:3, 3] = obj.location
-    return trimesh.Trimesh(mesh.vertices * obj.size, mesh.faces, process=False), transform
+@lru_cache(maxsize=512)
+def _bvh(shape: str, size: float) -> fcl.BVHModel:
+    """FCL's bounding-volume hierarchy of a primitive in its own frame (cached: building it is the slow part)."""
+    mesh = unit_mesh(shape)
+    return trimesh.collision.mesh_to_BVH(trimesh.Trimesh(mesh.vertices * size, mesh.faces, process=False))
+
+
+def _bounding_radius(obj: SceneObject) -> float:
+    return float(np.linalg.norm(unit_mesh(obj.shape).vertices, axis=1).max()) * obj.size
+
+
+def mesh_distance(a: SceneObject, b: SceneObject, clearance: float = 0.0) -> float:
+    """Distance between two objects' meshes (0 when they intersect).
+
+    Bounding spheres settle most pairs; FCL measures the rest on the real triangles.
+    Returns a lower bound greater than `clearance` whenever the spheres alone prove it.
+    """
+    gap = float(np.linalg.norm(np.subtract(a.location, b.location))) - _bounding_radius(a) - _bounding_radius(b)
+    if gap > clearance:
+        return gap
+    objects = [
+        fcl.CollisionObject(_bvh(o.shape, o.size), fcl.Transform(quat_to_matrix(o.rotation_quat), np.asarray(o.location, dtype=float)))
+        for o in (a, b)
+    ]
+    return max(0.0, float(fcl.distance(objects[0], objects[1], fcl.DistanceRequest(), fcl.DistanceResult())))
 
 
 @dataclass
@@ -81,7 +101,6 @@ class Layout:
 
     def __post_init__(self) -> None:
         self.canvas = VisibilityCanvas(self.camera, self.rays_per_pixel)
-        self._collisions = trimesh.collision.CollisionManager()
         self._geometry = geometry(self.camera)
 
     # -- checks ---------------------------------------------------------------------------------
@@ -95,17 +114,11 @@ class Layout:
         )
 
     def clear_of_others(self, obj: SceneObject) -> bool:
-        if not any(object_id != obj.id for object_id in self.objects):
-            return True
-        moving = obj.id in self.objects
-        if moving:  # measure against the others only
-            self._collisions.remove_object(str(obj.id))
-        try:
-            mesh, transform = _collision_mesh(obj)
-            return self._collisions.min_distance_single(mesh, transform=transform) >= self.clearance
-        finally:
-            if moving:
-                self._collisions.add_object(str(obj.id), *_collision_mesh(self.objects[obj.id]))
+        return all(
+            mesh_distance(obj, other, self.clearance) >= self.clearance
+            for other_id, other in self.objects.items()
+            if other_id != obj.id
+        )
 
     def try_put(self, obj: SceneObject, bounds: Bounds) -> bool:
         """Place or move `obj` if every constraint holds afterwards; else change nothing."""
@@ -131,11 +144,8 @@ class Layout:
         return True
 
     def _commit(self, obj: SceneObject, bounds: Bounds, canvas: VisibilityCanvas) -> None:
-        if obj.id in self.objects:
-            self._collisions.remove_object(str(obj.id))
         self.objects[obj.id] = obj
         self.bounds[obj.id] = bounds
-        self._collisions.add_object(str(obj.id), *_collision_mesh(obj))
         self.canvas = canvas
 
     def visibility(self) -> dict[int, float]:

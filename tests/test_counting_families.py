@@ -70,12 +70,13 @@ def test_zero_answer_for_shape_colour_can_ask_a_present_shape_in_an_absent_colou
 def test_objects_do_not_interpenetrate():
     import trimesh
 
-    from scenes.placement import _collision_mesh
+    from scenes.primitives import unit_mesh, world_vertices
 
     for item in items("shape_count", 6, n_shape_types=5, max_instances=3, min_visibility=0.7):
-        manager = trimesh.collision.CollisionManager()
+        manager = trimesh.collision.CollisionManager()  # an independent check of the placement's own FCL test
         for obj in item.scene.objects:
-            manager.add_object(str(obj.id), *_collision_mesh(obj))
+            vertices = world_vertices(obj.shape, obj.size, obj.location, obj.rotation_quat)
+            manager.add_object(str(obj.id), trimesh.Trimesh(vertices, unit_mesh(obj.shape).faces, process=False))
         assert not manager.in_collision_internal()
         assert all(abs(o.location[2] - o.dimensions[2] / 2) < 1e-5 for o in item.scene.objects)  # resting on the ground
 
