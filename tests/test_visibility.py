@@ -77,3 +77,13 @@ def test_canvas_is_order_independent_and_updates_on_move():
     forward.put(moved)
     fresh = measure(scene([objects[0], moved, *objects[2:]]))
     assert forward.result().visibility() == fresh.visibility()
+
+
+def test_missing_embree_is_a_clear_error_not_a_slow_fallback(monkeypatch):
+    import trimesh
+
+    from scenes.visibility import RayBackendMissing
+
+    monkeypatch.setattr(trimesh.ray, "has_embree", False)
+    with pytest.raises(RayBackendMissing, match="embreex"):
+        measure(scene([obj(1, "cube", 1.0, 0.0, 0.0)]))
