@@ -173,6 +173,14 @@ def test_object_index_pass_matches_ray_cast_on_random_scenes(tmp_path):
         assert_mask_agreement(out.instance_map, measure(scene).instance_map)
 
 
+@pytest.mark.parametrize("width, height, dx, dy", [(64, 48, 6.5, -4.0), (48, 64, -5.0, 7.25)])
+def test_off_centre_principal_point_and_portrait(tmp_path, width, height, dx, dy):
+    scene = mixed_scene(width, height)
+    scene.camera = scene.camera.model_copy(update={"cx": width / 2 + dx, "cy": height / 2 + dy})
+    out = render_scene(scene, settings_for(scene, samples=1), 0, tmp_path)
+    assert_mask_agreement(out.instance_map, measure(scene).instance_map)
+
+
 def test_depth_pass_matches_ray_cast_and_rows_run_top_down(tmp_path):
     # Horizontal view: sky in the upper half, ground below, objects in the middle.
     scene = mixed_scene()

@@ -117,6 +117,14 @@ def test_segmentation_matches_ray_cast_on_random_scenes():
         assert_mask_agreement(out.instance_map, measure(scene).instance_map)
 
 
+@pytest.mark.parametrize("width, height, dx, dy", [(64, 48, 6.5, -4.0), (48, 64, -5.0, 7.25)])
+def test_off_centre_principal_point_and_portrait(width, height, dx, dy):
+    scene = mixed_scene(width, height)
+    scene.camera = scene.camera.model_copy(update={"cx": width / 2 + dx, "cy": height / 2 + dy})
+    out = render_scene(scene, settings_for(scene), 0)
+    assert_mask_agreement(out.instance_map, measure(scene).instance_map)
+
+
 def test_rows_top_down_and_sky_is_infinitely_far():
     scene = mixed_scene()
     scene.camera = look_at((0.0, -9.0, 1.2), (0.0, 0.0, 1.2), 96, 72)
