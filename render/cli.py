@@ -63,6 +63,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     from .batch import render_batch
     from .config import load_config
 
+    core_name, core = _load_scoring_core(args.scoring_core)  # a bad --scoring-core fails before rendering
     config = load_config(args.config)
     overrides = {k: v for k, v in {"engine": args.engine, "samples": args.samples, "width": args.width,
                                    "height": args.height, "depth": True if args.depth else None}.items() if v is not None}
@@ -81,7 +82,91 @@ def cmd_render(args: argparse.Namespace) -> int:
     for line in report.summary_lines():
         print(line)
     print(f"wrote {Path(args.out) / 'records.jsonl'}")
-    return 1 if report.failed else 0
+    delivered = _deliver_records(Path(args.out), core_name, core)
+    return 1 if report.failed or not delivered else 0
+
+
+def _load_scoring_core(spec: str | None):
+    from scoring.cores import ScoringCoreError, load_core
+
+    try:
+        return load_core(spec)
+    except ScoringCoreError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _deliver_records(out: Path, name: str, core) -> bool:
+    """Hand the batch's records to the scoring core and print what it returns; False if the core failed."""
+    from .handoff import read_records
+
+    records_path = out / "records.jsonl"
+    if not records_path.is_file():
+        print(f"scoring core {name} not called: no {records_path} (build it first, e.g. by merging shards)")
+        return True
+    records = read_records(records_path)
+    try:
+        lines = core(records, out)
+    except Exception as exc:  # a plug-in core's failure must not hide the batch, which is complete on disk
+        print(f"stim3d: scoring core {name} failed on {len(records)} records: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return False
+    for line in lines or ():
+        print(line)
+    return True
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    import json
+
+    from scoring.report import ScoringInputError, format_report, read_predictions, score
+
+    from .handoff import read_records
+
+    records_path = Path(args.records)
+    if records_path.is_dir():
+        records_path = records_path / "records.jsonl"
+    for path in (records_path, Path(args.predictions)):
+        if not path.is_file():
+            raise UsageError(f"{path}: no such file")
+    try:
+        records = read_records(records_path)
+        predictions, count = read_predictions(Path(args.predictions))
+        report = score(records, predictions, count, by=args.by)
+    except ValueError as exc:  # ScoringInputError, a bad record or rule: one line naming it
+        raise UsageError(str(exc)) from None
+    for line in format_report(report):
+        print(line)
+    out = Path(args.out) if args.out else Path(args.predictions).with_suffix(".scores.json")
+    out.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+    print(f"wrote {out}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .export import ExportError, export_coco, export_imagefolder
+
+    batches = [Path(b) for b in args.batches]
+    if args.to is None and len(batches) > 1:
+        raise UsageError("several batch folders: say where the merged export goes with --to DIR")
+    dest = Path(args.to) if args.to else batches[0] / "exports" / args.format
+    export = export_imagefolder if args.format == "imagefolder" else export_coco
+    try:
+        report = export(batches, dest)
+    except ExportError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"{args.format}: {report.summary()}")
+    print(f"wrote {dest}")
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from .handoff import record_schema_text
+
+    if args.out:
+        Path(args.out).write_text(record_schema_text())
+        print(f"wrote {args.out}")
+    else:
+        print(record_schema_text(), end="")
+    return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -140,11 +225,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", action="store_true", help="also write depth.npy")
     p.add_argument("--force", action="store_true", help="re-render everything, even into a folder made from another config")
     p.add_argument("--quiet", action="store_true", help="no per-item progress lines")
+    p.add_argument("--scoring-core", metavar="NAME|MODULE:FUNCTION",
+                   help="scoring core that receives the records when the batch finishes: a name registered in the "
+                        "entry-point group stim3d.scoring_cores, or module:function (default: builtin)")
     p.set_defaults(func=cmd_render)
 
     p = sub.add_parser("show", help="print an item's ground truth and questions")
     p.add_argument("item", help="item folder (or its item.json)")
     p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("score", help="score model predictions against a batch's records")
+    p.add_argument("records", help="records.jsonl, or the batch folder holding it")
+    p.add_argument("predictions", help='JSONL, one {"question_id": ..., "response": ...} per line')
+    p.add_argument("--by", action="append", default=[], metavar="KEY[:WIDTH]",
+                   help="also break down by this difficulty key (e.g. min_visibility; least_visibility:0.1 bins "
+                        "a number); answer_type, split and subject.NAME work too; repeatable")
+    p.add_argument("--out", help="JSON file for the same report (default: PREDICTIONS with .scores.json)")
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("export", help="export batches as a Hugging Face imagefolder or COCO instances")
+    p.add_argument("format", choices=["imagefolder", "coco"])
+    p.add_argument("batches", nargs="+", metavar="OUT", help="batch folder(s); several are merged")
+    p.add_argument("--to", help="destination folder, new or empty (default: OUT/exports/FORMAT for one batch)")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("schema", help="print the JSON Schema of a hand-off record")
+    p.add_argument("--out", help="write it to this file (render/schema/record.schema.json is the checked-in copy)")
+    p.set_defaults(func=cmd_schema)
     return parser
 
 

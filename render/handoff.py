@@ -1,8 +1,19 @@
 """Records for the shared scoring core: one JSON line per question, the contract of DESIGN.md section 4.
 
-A record is self-contained: the scoring core needs nothing but the record (and,
-to show the model, the image it points to). `difficulty` is flat so that any
-key can be a breakdown axis. `schema_version` changes whenever a field does.
+A record is self-contained: a scoring core needs nothing but the record (and, to
+show the model, the image it points to). `difficulty` is flat so that any key can
+be a breakdown axis. The model below is the contract; its JSON Schema is checked
+in at `render/schema/record.schema.json` (regenerate with `stim3d schema --out
+render/schema/record.schema.json`; a test fails when the two drift).
+
+Versioning: `schema_version` is "MAJOR.MINOR". A field added -> MINOR + 1; a
+field removed, renamed or given another meaning -> MAJOR + 1. Readers refuse a
+record of another MAJOR version (`RecordVersionError`).
+
+1.1 (from 1.0): added `scene_id`, `sibling_question_ids`, `provenance.seed_entropy`,
+`provenance.denoise`, `provenance.mask_agreement`; `difficulty` also holds every
+family parameter; integer answers are scored with `count_soft` by default; cell rules
+carry the grid size in `scoring.params` when the family reports `rows` and `cols`.
 """
 
 from __future__ import annotations
@@ -11,28 +22,36 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from scenes.model import AnswerType, Gold, Item
 
-RECORD_SCHEMA_VERSION = "1.0"
+RECORD_SCHEMA_VERSION = "1.1"
+SCHEMA_PATH = Path(__file__).parent / "schema" / "record.schema.json"
 
 PROTOCOL: dict[str, str] = {
     "integer": "Answer with a single integer.",
     "letters": "Answer with the letters only, in reading order.",
     "yes_no": "Answer yes or no.",
     "cell": "Answer as Row X, Column Y (1-based, row 1 at the top, column 1 at the left).",
-    "cell_set": "Answer with every cell as Row X, Column Y, separated by semicolons.",
+    "cell_set": "Answer with every cell as Row X, Column Y, separated by semicolons, or none if there is none.",
 }
+# The partial-credit rule each answer type is scored with (exact-match accuracy is always reported too).
 DEFAULT_RULE: dict[str, str] = {
-    "integer": "exact",
+    "integer": "count_soft",
     "letters": "exact",
     "yes_no": "exact",
-    "cell": "exact",
+    "cell": "cell_tolerance",
     "cell_set": "set_f1",
 }
+RuleName = Literal["exact", "count_soft", "cell_tolerance", "cell_distance", "set_f1"]
+Scalar = Union[str, int, float, bool, None]
+
+
+class RecordVersionError(ValueError):
+    """A record written under another major schema version: this reader cannot trust its fields."""
 
 
 class Strict(BaseModel):
@@ -40,20 +59,51 @@ class Strict(BaseModel):
 
 
 class ImageRef(Strict):
-    path: str = Field(description="relative to the batch folder")
-    sha256: str
-    width: int
-    height: int
+    path: str = Field(description="image.png, relative to the batch folder")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    width: int = Field(ge=1)
+    height: int = Field(ge=1)
 
 
 class Answer(Strict):
+    """The answer type and the gold answer, checked against each other.
+
+    integer: a non-negative int; letters: upper-case letters/digits in reading order;
+    yes_no: "yes" or "no"; cell: [row, col], 1-based from the top-left ([0, 0] = none);
+    cell_set: a list of distinct [row, col].
+    """
+
     type: AnswerType
     gold: Gold
 
+    @field_validator("gold", mode="before")
+    @classmethod
+    def _not_a_boolean(cls, gold: Any) -> Any:
+        if isinstance(gold, bool):  # pydantic would read true as 1
+            raise ValueError(f"gold {gold!r} is not a valid answer (use 'yes'/'no' for yes_no)")
+        return gold
+
+    @model_validator(mode="after")
+    def _gold_fits_type(self) -> "Answer":
+        gold, kind = self.gold, self.type
+        ok = {
+            "integer": isinstance(gold, int) and not isinstance(gold, bool) and gold >= 0,
+            "letters": isinstance(gold, str) and gold.isalnum() and gold == gold.upper(),
+            "yes_no": gold in ("yes", "no"),
+            "cell": isinstance(gold, tuple) and all(v >= 0 for v in gold),
+            "cell_set": isinstance(gold, list) and len(set(map(tuple, gold))) == len(gold)
+            and all(v >= 1 for cell in gold for v in cell),
+        }[kind]
+        if not ok:
+            raise ValueError(f"gold {gold!r} is not a valid {kind} answer")
+        return self
+
 
 class Scoring(Strict):
-    rule: str
-    params: dict[str, Any] = Field(default_factory=dict)
+    """The rule a scoring core applies for partial credit, and its parameters (e.g. rows, cols, tolerance)."""
+
+    rule: RuleName
+    params: dict[str, Union[int, float]] = Field(default_factory=dict)
 
 
 class RecordProvenance(Strict):
@@ -61,31 +111,87 @@ class RecordProvenance(Strict):
     blender_version: str | None
     engine: str
     samples: int
-    seed: int
+    denoise: bool
+    seed: int = Field(description="the item's seed (Cycles seed)")
+    seed_entropy: list[int] = Field(description="[batch_seed, task_index, item_index]: regenerates the item")
+    mask_agreement: float | None = Field(description="share of pixels where the renderer's mask equals the ray cast")
 
 
 class Record(Strict):
+    """One question about one image, with everything needed to score an answer to it."""
+
     schema_version: str = RECORD_SCHEMA_VERSION
-    item_id: str
-    question_id: str
+    item_id: str = Field(description="the image (item folder) this question is about")
+    question_id: str = Field(description="unique within a batch; predictions name it")
+    scene_id: str = Field(
+        description="records with the same scene_id show the same composed scene: the questions of one item, "
+        "and items derived from it (a sweep level names its source item in difficulty.source_item_id)"
+    )
+    sibling_question_ids: list[str] = Field(description="the other questions about the same image, in item order")
     family: str
     split: str
     image: ImageRef
-    prompt: str
+    prompt: str = Field(description="what the model is shown with the image: the question, then the answer protocol")
     question: str
     answer: Answer
     scoring: Scoring
-    subject: dict[str, Union[str, int, float]] = Field(default_factory=dict)
-    difficulty: dict[str, Union[str, int, float, bool, None]]
+    subject: dict[str, Union[str, int, float]] = Field(default_factory=dict, description="what the question asks about")
+    difficulty: dict[str, Scalar] = Field(
+        description="flat: the family's control parameters (sequences as name.0, name.1, ...) and measured values "
+        "such as least_visibility"
+    )
     provenance: RecordProvenance
+
+
+def answer_text(answer_type: str, gold: Any) -> str:
+    """An answer written as the protocol asks: "3", "QP", "yes", "Row 2, Column 5", "Row 1, Column 2; ..." or "none"."""
+    if answer_type == "cell":
+        return f"Row {gold[0]}, Column {gold[1]}"
+    if answer_type == "cell_set":
+        return "; ".join(f"Row {r}, Column {c}" for r, c in gold) if gold else "none"
+    return str(gold)
 
 
 def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def flatten(values: dict[str, Any], prefix: str = "") -> dict[str, Scalar]:
+    """Nested dicts and sequences to one level: {"size_range": [0.7, 1.0]} -> {"size_range.0": 0.7, ...}."""
+    flat: dict[str, Scalar] = {}
+    for key, value in values.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{name}."))
+        elif isinstance(value, (list, tuple)):
+            flat.update(flatten({str(i): v for i, v in enumerate(value)}, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def difficulty_of(item: Item) -> dict[str, Scalar]:
+    """The family's own difficulty dict, completed with every parameter it does not already report."""
+    merged = flatten(item.difficulty)
+    for key, value in flatten(item.params).items():
+        merged.setdefault(key, value)
+    return merged
+
+
+def scoring_for(answer_type: str, difficulty: dict[str, Scalar]) -> Scoring:
+    """The default rule for an answer type; cell rules get the grid size when the family reports it."""
+    params: dict[str, int | float] = {}
+    if answer_type == "cell":
+        params["tolerance"] = 1
+    if answer_type in ("cell", "cell_set"):
+        rows, cols = difficulty.get("rows"), difficulty.get("cols")
+        if isinstance(rows, int) and isinstance(cols, int):
+            params.update(rows=rows, cols=cols)
+    return Scoring(rule=DEFAULT_RULE[answer_type], params=params)
+
+
 def records_for(item: Item, image_path: str, image_sha256: str) -> list[Record]:
-    """The records of one item (one per question)."""
+    """The records of one rendered item, one per question, in question order."""
     if item.provenance is None:
         raise ValueError(f"item {item.item_id} has no provenance: it was never rendered")
     provenance = RecordProvenance(
@@ -93,22 +199,31 @@ def records_for(item: Item, image_path: str, image_sha256: str) -> list[Record]:
         blender_version=item.provenance.blender_version,
         engine=item.provenance.engine,
         samples=item.provenance.samples,
+        denoise=item.provenance.denoise,
         seed=item.seed,
+        seed_entropy=item.seed_entropy,
+        mask_agreement=item.provenance.mask_agreement,
     )
     image = ImageRef(path=image_path, sha256=image_sha256, width=item.scene.camera.width, height=item.scene.camera.height)
+    difficulty = difficulty_of(item)
+    source = item.difficulty.get("source_item_id")
+    scene_id = source if isinstance(source, str) else item.item_id
+    question_ids = [q.question_id for q in item.questions]
     return [
         Record(
             item_id=item.item_id,
             question_id=q.question_id,
+            scene_id=scene_id,
+            sibling_question_ids=[other for other in question_ids if other != q.question_id],
             family=item.family,
             split=item.split,
             image=image,
             prompt=f"{q.text} {PROTOCOL[q.answer_type]}",
             question=q.text,
             answer=Answer(type=q.answer_type, gold=q.gold),
-            scoring=Scoring(rule=DEFAULT_RULE[q.answer_type]),
+            scoring=scoring_for(q.answer_type, difficulty),
             subject=q.subject,
-            difficulty=item.difficulty,
+            difficulty=difficulty,
             provenance=provenance,
         )
         for q in item.questions
@@ -123,5 +238,45 @@ def write_jsonl_atomic(path: Path, rows: list[BaseModel]) -> None:
     os.replace(tmp, path)
 
 
+def parse_record(data: Any) -> Record:
+    """Validate one record, refusing another major schema version before looking at its fields."""
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if not isinstance(version, str) or version.split(".")[0] != RECORD_SCHEMA_VERSION.split(".")[0]:
+        raise RecordVersionError(
+            f"record schema_version {version!r} is not readable by this stim3d (reads {RECORD_SCHEMA_VERSION.split('.')[0]}.x)"
+        )
+    return Record.model_validate(data)
+
+
 def read_records(path: Path) -> list[Record]:
-    return [Record.model_validate(json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+    """Every record of a records.jsonl. Raises ValueError naming the line of the first bad record."""
+    records = []
+    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(parse_record(json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path} line {number}: not JSON ({exc.msg})") from None
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(map(str, error["loc"])) or "record"
+            raise ValueError(f"{path} line {number}: {where}: {error['msg']}") from None
+        except RecordVersionError as exc:
+            raise ValueError(f"{path} line {number}: {exc}") from None
+    return records
+
+
+def record_json_schema() -> dict[str, Any]:
+    """The JSON Schema of a record (draft 2020-12), as checked in at SCHEMA_PATH."""
+    schema = Record.model_json_schema()
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "description": f"stim3d hand-off record, schema_version {RECORD_SCHEMA_VERSION}. {schema.pop('description', '')}".strip(),
+        **schema,
+    }
+
+
+def record_schema_text() -> str:
+    """The exact bytes of the checked-in schema file."""
+    return json.dumps(record_json_schema(), indent=2, sort_keys=True) + "\n"

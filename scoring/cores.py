@@ -1,0 +1,85 @@
+"""Scoring cores: what receives a batch's records when `stim3d render` finishes.
+
+A scoring core is a callable `core(records: list[Record], batch_dir: Path)` that may
+return lines for the command to print (a core never prints itself). Cores are found
+by name in the entry-point group `stim3d.scoring_cores`, e.g. in a plugin's
+pyproject.toml:
+
+    [project.entry-points."stim3d.scoring_cores"]
+    mycore = "mypackage.scoring:receive"
+
+or named directly as `module:function`. The default is `builtin` (`receive` below),
+which this distribution also registers under that name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Callable, Sequence
+
+from render.handoff import Record, answer_text
+
+from .parsers import canonical_gold, parse
+from .rules import RuleError, check_rule
+
+GROUP = "stim3d.scoring_cores"
+BUILTIN = "builtin"
+BUILTIN_TARGET = "scoring.cores:receive"
+
+ScoringCore = Callable[[list[Record], Path], Sequence[str] | None]
+
+
+class ScoringCoreError(ValueError):
+    """A core that cannot be found or loaded, or records the built-in core cannot score."""
+
+
+def available_cores() -> dict[str, str]:
+    """{name: "module:function"} of every registered core, the built-in one included."""
+    found = {ep.name: ep.value for ep in entry_points(group=GROUP)}
+    return {BUILTIN: BUILTIN_TARGET, **found}
+
+
+def load_core(spec: str | None) -> tuple[str, ScoringCore]:
+    """(name, callable) for an entry-point name or a `module:function`; None means the built-in core."""
+    spec = spec or BUILTIN
+    if ":" in spec:
+        target = spec
+    else:
+        cores = available_cores()
+        if spec not in cores:
+            raise ScoringCoreError(
+                f"--scoring-core {spec}: no core of that name in entry-point group {GROUP} "
+                f"(registered: {', '.join(sorted(cores))}); or give module:function"
+            )
+        target = cores[spec]
+    module_name, _, attribute = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ScoringCoreError(f"scoring core {spec} ({target}): cannot import {module_name!r}: {exc}") from None
+    core = getattr(module, attribute, None)
+    if not callable(core):
+        raise ScoringCoreError(f"scoring core {spec} ({target}): {module_name} has no function {attribute!r}")
+    return spec, core
+
+
+def check_scorable(record: Record) -> None:
+    """Raise ScoringCoreError unless this core can score the record and its gold reads back through the parser."""
+    kind = record.answer.type
+    try:
+        check_rule(record.scoring.rule, kind, record.scoring.params)
+    except RuleError as exc:
+        raise ScoringCoreError(f"record {record.question_id}: {exc}") from None
+    gold = canonical_gold(kind, record.answer.gold)
+    written = answer_text(kind, gold)
+    if parse(kind, written).value != gold:
+        raise ScoringCoreError(f"record {record.question_id}: its gold written as {written!r} does not parse back")
+
+
+def receive(records: list[Record], batch_dir: Path) -> list[str]:
+    """The built-in core: check that every record can be scored by this reference core; fail loudly if not."""
+    for record in records:
+        check_scorable(record)
+    return [f"scoring core builtin: all {len(records)} records scorable (rule known, gold parses back)"]

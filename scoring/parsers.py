@@ -1,0 +1,270 @@
+"""Deterministic answer parsers: a model's free-text response -> a canonical answer, or invalid.
+
+No model, no randomness: the same response always parses the same way. A parser
+never raises on a response; what it cannot read is `Parsed(value=None, reason=...)`,
+which the scorer counts as invalid and wrong.
+
+Where the answer is looked for, in order (the first that applies wins):
+
+1. the content of the last `\\boxed{...}` (OddGridBench's protocol), or the last
+   ROSE token (`COUNT(n)`, or the `CLICK(Rr,Cc); ...; DONE|SUBMIT(n)` sequence);
+2. the text after the last answer marker ("answer:", "answer is", "final answer");
+3. the whole response.
+
+Within an explicit span (1 or 2) the FIRST value is taken ("The answer is 3 spheres,
+not 4" -> 3); in the whole response the LAST value is taken, because models state
+their conclusion at the end ("1, 2, 3... so there are 3 spheres" -> 3). A cell set
+takes every cell named in its span, so a response that names cells while reasoning
+and gives no boxed or marked answer is read as naming all of them.
+
+Canonical values: integer -> int; letters -> upper-case str; yes_no -> "yes"/"no";
+cell -> (row, col); cell_set -> tuple of (row, col) in the order given, repeats kept
+(the set F1 rule treats a repeat as ROSE does: the whole answer scores 0).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+          "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+NUMBER_WORDS: dict[str, int] = {word: n for n, word in enumerate(_UNITS)} | _TENS
+_NUMBER_WORD = re.compile(
+    r"\b(?:(?P<tens>" + "|".join(_TENS) + r")(?:[\s-](?P<unit>" + "|".join(_UNITS[1:10]) + r"))?"
+    r"|(?P<small>" + "|".join(_UNITS) + r"))\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"(?<![\w.])\d{1,9}(?:\.\d+)?(?![\w])")  # 10+ digits: not an answer
+_MARKER = re.compile(r"(?:final\s+answer\s*(?:is\b|:|=)?|\banswer\s*(?:is\b|:|=))", re.IGNORECASE)
+_COUNT = re.compile(r"\bCOUNT\s*\(\s*([^()]*?)\s*\)", re.IGNORECASE)
+_CLICKS = re.compile(r"\bCLICK\s*\(.*?(?:\bDONE\b|\bSUBMIT\s*\(\s*\d+\s*\)|$)", re.IGNORECASE | re.DOTALL)
+_CELL = re.compile(
+    r"\brow\s*(?P<r1>\d{1,9})\s*[,;]?\s*(?:and\s+)?(?:col(?:umn)?|c)\.?\s*(?P<c1>\d{1,9})"
+    r"|\b(?:col(?:umn)?)\.?\s*(?P<c2>\d{1,9})\s*[,;]?\s*(?:and\s+)?row\s*(?P<r2>\d{1,9})"
+    r"|\bR\s*(?P<r3>\d{1,9})\s*[,;]?\s*C\s*(?P<c3>\d{1,9})\b"
+    r"|[(\[]\s*(?P<r4>\d{1,9})\s*,\s*(?P<c4>\d{1,9})\s*[)\]]",
+    re.IGNORECASE,
+)
+_BARE_PAIR = re.compile(r"^\s*(\d{1,9})\s*,\s*(\d{1,9})\s*$")
+_EMPTY_SET = re.compile(r"^\s*(?:done|none|no cells?|nothing|empty|\{\s*\}|\[\s*\]|\(\s*\))\s*\.?\s*$", re.IGNORECASE)
+_YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
+_YES_NO_FINAL = re.compile(r"\b(yes|no)\b(?=\s*(?:[.,!;:)\]\"']|$))", re.IGNORECASE)
+_LETTER_SEPARATORS = re.compile(r"(?:[\s,;/&+|\-]|\band\b|\bthen\b)+", re.IGNORECASE)
+_UPPER_TOKEN = re.compile(r"\b[A-Z0-9]{1,10}\b")
+_RUN_GAP = re.compile(r"^(?:[\s,;/&+|\-]|\band\b|\bthen\b|\bor\b)+$")
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A parse: `value` is the canonical answer, or None with the `reason` it could not be read."""
+
+    value: Any
+    reason: str = ""
+    source: str = ""  # where it was found: boxed, grammar, marker, text
+
+    @property
+    def valid(self) -> bool:
+        return self.value is not None
+
+
+def _invalid(reason: str) -> Parsed:
+    return Parsed(None, reason)
+
+
+def normalise(text: str) -> str:
+    """Drop markdown emphasis and code ticks; they never belong to an answer."""
+    return re.sub(r"[*`_]", "", text)
+
+
+def last_boxed(text: str) -> str | None:
+    """Content of the last \\boxed{...}, braces balanced; None when there is none."""
+    start = text.rfind("\\boxed")
+    while start != -1:
+        brace = text.find("{", start)
+        if brace != -1 and not text[start + 6:brace].strip():
+            depth = 0
+            for i in range(brace, len(text)):
+                depth += {"{": 1, "}": -1}.get(text[i], 0)
+                if depth == 0:
+                    return text[brace + 1:i]
+            return text[brace + 1:]  # unclosed: the rest
+        start = text.rfind("\\boxed", 0, start)
+    return None
+
+
+def answer_span(text: str) -> tuple[str, str]:
+    """(span, source): the boxed content, else the text after the last answer marker, else everything."""
+    boxed = last_boxed(text)
+    if boxed is not None:
+        return boxed, "boxed"
+    markers = list(_MARKER.finditer(text))
+    if markers:
+        return text[markers[-1].end():], "marker"
+    return text, "text"
+
+
+def _word_numbers(text: str) -> str:
+    """Number words to digits ("twenty-one" -> "21"), so that one number pattern reads both."""
+    def value(m: re.Match) -> str:
+        if m.group("small"):
+            return str(NUMBER_WORDS[m.group("small").lower()])
+        unit = NUMBER_WORDS[m.group("unit").lower()] if m.group("unit") else 0
+        return str(NUMBER_WORDS[m.group("tens").lower()] + unit)
+    return _NUMBER_WORD.sub(value, text)
+
+
+# -- integer -----------------------------------------------------------------------------------------
+
+def parse_integer(response: str) -> Parsed:
+    """A count: "There are 3 spheres." -> 3, "three" -> 3, "\\boxed{3}" -> 3, "COUNT(3)" -> 3, "none" -> 0."""
+    text = normalise(response)
+    span, source = answer_span(text)
+    if source == "text":
+        counts = list(_COUNT.finditer(text))
+        if counts:
+            span, source = counts[-1].group(1), "grammar"
+    digits = _word_numbers(span)
+    numbers = list(_NUMBER.finditer(digits))
+    if not numbers:
+        if re.search(r"\bnone\b|\bno\b(?!\s+(?:idea|clue)\b)", span, re.IGNORECASE):
+            return Parsed(0, source=source)
+        return _invalid(f"no number in the {source} answer")
+    chosen = numbers[-1] if source == "text" else numbers[0]
+    if "." in chosen.group():
+        return _invalid(f"{chosen.group()} is not a whole number")
+    return Parsed(int(chosen.group()), source=source)
+
+
+# -- letters -----------------------------------------------------------------------------------------
+
+def _letters_short_form(span: str) -> str | None:
+    """Letters written alone: "Q, P", "q and p", "QP.", '"QP"' -> "QP"; None for anything else (a sentence)."""
+    stripped = span.strip().strip("\"'“”‘’()[]{}<>").strip().rstrip(".!").strip().strip("\"'“”‘’")
+    tokens = [t for t in _LETTER_SEPARATORS.split(stripped) if t]
+    if not tokens or not all(t.isalnum() and t.isascii() for t in tokens):
+        return None
+    if len(tokens) > 1 and any(len(t) > 1 for t in tokens):
+        return None  # several words: a sentence, not letters
+    return "".join(tokens).upper()
+
+
+def _letters_last_run(text: str) -> str | None:
+    """The last run of upper-case letter tokens joined only by separators ("I see Q and P." -> "QP")."""
+    tokens = [m for m in _UPPER_TOKEN.finditer(text)
+              if not (m.group() == "I" and re.match(r"\s+[a-z]", text[m.end():])  # the pronoun "I think"
+                      and not re.match(r"\s+(?:and|then|or)\b", text[m.end():]))]
+    if not tokens:
+        return None
+    run = [tokens[-1]]
+    for previous in reversed(tokens[:-1]):
+        if not _RUN_GAP.match(text[previous.end():run[0].start()]):
+            break
+        run.insert(0, previous)
+    return "".join(m.group() for m in run)
+
+
+def parse_letters(response: str) -> Parsed:
+    """Letters in reading order, case and separators ignored: "Q, P" -> "QP", "The letters are Q and P." -> "QP"."""
+    text = normalise(response)
+    span, source = answer_span(text)
+    if source != "text":
+        short = _letters_short_form(span.split("\n")[0]) or _letters_last_run(span)
+        return Parsed(short, source=source) if short else _invalid(f"no letters in the {source} answer")
+    short = _letters_short_form(text)
+    if short:
+        return Parsed(short, source="text")
+    run = _letters_last_run(text)
+    return Parsed(run, source="text") if run else _invalid("no upper-case letters in the response")
+
+
+# -- yes / no ----------------------------------------------------------------------------------------
+
+def parse_yes_no(response: str) -> Parsed:
+    """"Yes, they match." -> "yes"; a yes/no at the start, in the answer span, or alone at a sentence end.
+
+    "no" inside a sentence ("there are no differences") is not an answer; a response
+    that ends sentences with both "yes" and "no" is ambiguous and invalid.
+    """
+    text = normalise(response)
+    span, source = answer_span(text)
+    if source != "text":
+        found = _YES_NO.search(span)
+        return Parsed(found.group(1).lower(), source=source) if found else _invalid(f"no yes/no in the {source} answer")
+    leading = re.match(r"^\W*(yes|no)\b(?!\s*(?:/|or)\s*(?:yes|no)\b)", text, re.IGNORECASE)
+    if leading:
+        return Parsed(leading.group(1).lower(), source="text")
+    final = {m.group(1).lower() for m in _YES_NO_FINAL.finditer(text)}
+    if len(final) == 1:
+        return Parsed(final.pop(), source="text")
+    return _invalid("both yes and no" if final else "no yes/no answer")
+
+
+# -- cells -------------------------------------------------------------------------------------------
+
+def _cells(span: str) -> list[tuple[int, int]]:
+    cells = []
+    for m in _CELL.finditer(_word_numbers(span)):
+        row = next(m.group(g) for g in ("r1", "r2", "r3", "r4") if m.group(g) is not None)
+        col = next(m.group(g) for g in ("c1", "c2", "c3", "c4") if m.group(g) is not None)
+        cells.append((int(row), int(col)))
+    return cells
+
+
+def parse_cell(response: str) -> Parsed:
+    """One grid cell: "\\boxed{Row 2, Column 5}", "(2, 5)", "row 2 column 5", "R2C5" -> (2, 5)."""
+    text = normalise(response)
+    span, source = answer_span(text)
+    cells = _cells(span)
+    if not cells and source == "boxed":
+        bare = _BARE_PAIR.match(_word_numbers(span))
+        if bare:
+            return Parsed((int(bare.group(1)), int(bare.group(2))), source=source)
+    if not cells:
+        return _invalid(f"no row and column in the {source} answer")
+    return Parsed(cells[-1] if source == "text" else cells[0], source=source)
+
+
+def parse_cell_set(response: str) -> Parsed:
+    """Several cells: "Row 1, Column 2; Row 3, Column 4", "CLICK(R1,C2); CLICK(R3,C4); DONE", "none" -> ()."""
+    text = normalise(response)
+    span, source = answer_span(text)
+    if source == "text":
+        clicks = list(_CLICKS.finditer(text))
+        if clicks:
+            span, source = clicks[-1].group(), "grammar"
+    cells = _cells(span)
+    if cells:
+        return Parsed(tuple(cells), source=source)
+    if _EMPTY_SET.match(span):
+        return Parsed((), source=source)
+    return _invalid(f"no cells in the {source} answer")
+
+
+PARSERS: dict[str, Callable[[str], Parsed]] = {
+    "integer": parse_integer,
+    "letters": parse_letters,
+    "yes_no": parse_yes_no,
+    "cell": parse_cell,
+    "cell_set": parse_cell_set,
+}
+
+
+def parse(answer_type: str, response: str | None) -> Parsed:
+    """Parse a response for an answer type; a missing (None) or empty response is invalid."""
+    if response is None or not response.strip():
+        return _invalid("empty response")
+    return PARSERS[answer_type](response)
+
+
+def canonical_gold(answer_type: str, gold: Any) -> Any:
+    """A record's gold in the parsers' canonical form (JSON lists -> tuples)."""
+    if answer_type == "cell":
+        return (int(gold[0]), int(gold[1]))
+    if answer_type == "cell_set":
+        return tuple((int(r), int(c)) for r, c in gold)
+    if answer_type == "letters":
+        return str(gold).upper()
+    return gold

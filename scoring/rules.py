@@ -1,0 +1,129 @@
+"""Scoring rules: (parsed answer, gold, params) -> a score in [0, 1].
+
+Every rule takes canonical values (see parsers.py) and gives 0 for an invalid
+(None) answer. Sources:
+
+- `exact` (PASS): equality; letters case-insensitive; a cell set must equal the gold
+  set with no repeated and no out-of-grid cell (ROSE's strict click PASS).
+- `count_soft`: ROSE's SOFT for counts, 1 / (1 + |n_pred - n_gold|).
+- `cell_tolerance`: OddGridBench's TolAcc: right when |d_row| <= t and |d_col| <= t
+  (t = params.tolerance, default 1).
+- `cell_distance`: OddGridBench's distance-aware reward: 1 for the exact cell, else
+  max(exp(-d^2 / (2 sigma^2)) - beta, 0) with d the Euclidean distance in cells,
+  sigma = lambda * sqrt(rows^2 + cols^2), lambda = 0.25, beta = 0.3 (params
+  `sigma_scale`, `beta`); needs `rows` and `cols` in params.
+- `set_f1`: ROSE's strict coordinate-set F1: 2|P & G| / (|P| + |G|), 1 when both are
+  empty, 0 when exactly one is, and 0 when the answer repeats a cell or names a cell
+  outside the grid (when params give `rows` and `cols`).
+
+For the cell rules, (0, 0) means "no cell" (OddGridBench's `Row 0, Column 0`): it
+earns credit only from an exact match, never from being near a real cell.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+Params = Mapping[str, float]
+NO_CELL = (0, 0)
+
+
+class RuleError(ValueError):
+    """A rule that does not fit a record (wrong answer type, a missing parameter)."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    answer_types: tuple[str, ...]
+    required_params: tuple[str, ...]
+    score: Callable[[Any, Any, Params], float]
+
+
+def _in_grid(cell: tuple[int, int], params: Params) -> bool:
+    rows, cols = params.get("rows"), params.get("cols")
+    if rows is None or cols is None:
+        return True
+    return 1 <= cell[0] <= rows and 1 <= cell[1] <= cols
+
+
+def _clean_clicks(cells: tuple, params: Params) -> bool:
+    """ROSE's c_i: no repeated cell and no cell outside the grid."""
+    return len(set(cells)) == len(cells) and all(_in_grid(cell, params) for cell in cells)
+
+
+def exact(pred: Any, gold: Any, params: Params) -> float:
+    if isinstance(gold, tuple) and (not gold or isinstance(gold[0], tuple)):  # a cell set
+        return float(_clean_clicks(pred, params) and set(pred) == set(gold))
+    if isinstance(gold, str):
+        return float(isinstance(pred, str) and pred.upper() == gold.upper())
+    return float(pred == gold)
+
+
+def count_soft(pred: int, gold: int, params: Params) -> float:
+    return 1.0 / (1.0 + abs(pred - gold))
+
+
+def cell_tolerance(pred: tuple[int, int], gold: tuple[int, int], params: Params) -> float:
+    if pred == gold:
+        return 1.0
+    if NO_CELL in (pred, gold):
+        return 0.0
+    tolerance = params.get("tolerance", 1)
+    return float(abs(pred[0] - gold[0]) <= tolerance and abs(pred[1] - gold[1]) <= tolerance)
+
+
+def cell_distance(pred: tuple[int, int], gold: tuple[int, int], params: Params) -> float:
+    if pred == gold:
+        return 1.0
+    if NO_CELL in (pred, gold):
+        return 0.0
+    sigma = params.get("sigma_scale", 0.25) * math.hypot(params["rows"], params["cols"])
+    d2 = (pred[0] - gold[0]) ** 2 + (pred[1] - gold[1]) ** 2
+    return max(math.exp(-d2 / (2.0 * sigma**2)) - params.get("beta", 0.3), 0.0)
+
+
+def set_f1(pred: tuple, gold: tuple, params: Params) -> float:
+    if not _clean_clicks(pred, params):
+        return 0.0
+    predicted, truth = set(pred), set(gold)
+    if not predicted and not truth:
+        return 1.0
+    return 2.0 * len(predicted & truth) / (len(predicted) + len(truth))
+
+
+RULES: dict[str, Rule] = {
+    rule.name: rule
+    for rule in (
+        Rule("exact", ("integer", "letters", "yes_no", "cell", "cell_set"), (), exact),
+        Rule("count_soft", ("integer",), (), count_soft),
+        Rule("cell_tolerance", ("cell",), (), cell_tolerance),
+        Rule("cell_distance", ("cell",), ("rows", "cols"), cell_distance),
+        Rule("set_f1", ("cell_set",), (), set_f1),
+    )
+}
+
+
+def check_rule(name: str, answer_type: str, params: Params) -> Rule:
+    """The rule, after checking it applies to the answer type and has its parameters."""
+    rule = RULES.get(name)
+    if rule is None:
+        raise RuleError(f"unknown scoring rule {name!r}; known: {', '.join(RULES)}")
+    if answer_type not in rule.answer_types:
+        raise RuleError(f"rule {name!r} does not score {answer_type} answers (it scores {', '.join(rule.answer_types)})")
+    missing = [p for p in rule.required_params if p not in params]
+    if missing:
+        raise RuleError(f"rule {name!r} needs scoring params {', '.join(missing)}")
+    return rule
+
+
+def applicable_rules(answer_type: str, params: Params) -> list[str]:
+    """Every rule that can score this answer type with these params (all are reported in the JSON)."""
+    return [r.name for r in RULES.values() if answer_type in r.answer_types and all(p in params for p in r.required_params)]
+
+
+def apply(name: str, pred: Any, gold: Any, params: Params) -> float:
+    """Score one answer; an invalid (None) answer scores 0."""
+    return 0.0 if pred is None else RULES[name].score(pred, gold, params)
