@@ -7,6 +7,7 @@ stderr naming what is wrong, and exit code 2; never a traceback.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 from typing import Callable, Sequence
@@ -60,8 +61,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from .batch import render_batch
+    from .batch import BatchInterrupted, Shard, render_batch
     from .config import load_config
+    from .executors import BatchAborted, ExecutorUnavailable
+    from .progress import BatchProgress
 
     core_name, core = _load_scoring_core(args.scoring_core)  # a bad --scoring-core fails before rendering
     config = load_config(args.config)
@@ -74,16 +77,52 @@ def cmd_render(args: argparse.Namespace) -> int:
             error = exc.errors()[0]
             raise UsageError(f"--{error['loc'][0]} {error['input']!r}: {error['msg']}") from None
 
-    def progress(done: int, total: int, item_id: str, status: str) -> None:
-        if not args.quiet:
-            print(f"[{done}/{total}] {item_id} {status}", file=sys.stderr, flush=True)
+    shard = Shard.parse(args.shard) if args.shard else None
+    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops the workers like Ctrl-C does
+    try:
+        with BatchProgress(quiet=args.quiet) as progress:
+            report = render_batch(config, Path(args.out), force=args.force, progress=progress, workers=args.workers,
+                                  shard=shard, executor=args.executor, address=args.address,
+                                  recycle_after=args.recycle_after)
+    except BatchInterrupted as stop:
+        print(f"stim3d: {stop}; workers stopped, finished items are kept. Rerun the same command to resume.",
+              file=sys.stderr)
+        return 130
+    except ExecutorUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    except BatchAborted as exc:
+        print(f"stim3d: error: {exc}", file=sys.stderr)
+        return 1
+    for line in report.summary_lines():
+        print(line)
+    if shard is None:
+        print(f"wrote {Path(args.out) / 'records.jsonl'}")
+    delivered = _deliver_records(Path(args.out), core_name, core) if shard is None else True  # shards: after merge
+    return 1 if report.failed or not delivered else 0
 
-    report = render_batch(config, Path(args.out), force=args.force, progress=progress)
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from .merge import merge_shards
+
+    report = merge_shards([Path(d) for d in args.shard_dirs], Path(args.out))
     for line in report.summary_lines():
         print(line)
     print(f"wrote {Path(args.out) / 'records.jsonl'}")
-    delivered = _deliver_records(Path(args.out), core_name, core)
-    return 1 if report.failed or not delivered else 0
+    return 1 if report.failed or report.missing else 0
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
+    return value
 
 
 def _load_scoring_core(spec: str | None):
@@ -224,11 +263,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--height", type=int, help="override render.height")
     p.add_argument("--depth", action="store_true", help="also write depth.npy")
     p.add_argument("--force", action="store_true", help="re-render everything, even into a folder made from another config")
-    p.add_argument("--quiet", action="store_true", help="no per-item progress lines")
+    p.add_argument("--quiet", action="store_true",
+                   help="no live bar or per-item lines: failures and a status line every 30 s (for logs)")
+    p.add_argument("--workers", type=_positive, metavar="N",
+                   help="worker processes (Ray: actors), each owning one Blender; Cycles threads = cores / N "
+                        "unless render.threads is set (default: 1 local; Ray: enough to fill the cluster)")
+    p.add_argument("--shard", metavar="k/n", help="render only the k-th of n slices of the items (1-based); "
+                                                   "combine the shard folders with `stim3d merge`")
+    p.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="local worker processes (default) or a Ray cluster (needs the ray extra)")
+    p.add_argument("--address", help="Ray cluster address (with --executor ray; default: start a local Ray)")
+    p.add_argument("--recycle-after", type=_positive, default=50, metavar="N",
+                   help="replace a worker process after N items so Blender memory cannot creep (default 50)")
     p.add_argument("--scoring-core", metavar="NAME|MODULE:FUNCTION",
                    help="scoring core that receives the records when the batch finishes: a name registered in the "
                         "entry-point group stim3d.scoring_cores, or module:function (default: builtin)")
     p.set_defaults(func=cmd_render)
+
+    p = sub.add_parser("merge", help="combine shard folders into one batch: item folders, records.jsonl, summary")
+    p.add_argument("shard_dirs", nargs="+", metavar="SHARD_DIR", help="batch folders written with --shard k/n")
+    p.add_argument("--out", required=True, help="merged batch folder (may be one of the shard folders)")
+    p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("show", help="print an item's ground truth and questions")
     p.add_argument("item", help="item folder (or its item.json)")
