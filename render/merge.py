@@ -1,0 +1,146 @@
+"""Merge shard folders into one batch: item folders, failures, records.jsonl, summary.json.
+
+Shards (`stim3d render --shard k/n`) write item folders but not the batch-level
+files. `merge_shards` checks that every shard was rendered from the same config
+(`batch.json` hash), takes each planned item from the first shard folder that holds
+it complete with the right `item_key` (files are hard-linked when the folders share
+a filesystem, copied otherwise; temporary name, then rename), carries over the
+failures of items no shard completed, and writes `records.jsonl` and `summary.json`
+in item-id order, so the result does not depend on the order in which shards
+finished or are named. The output may be one of the shard folders (merge in place).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .batch import (FAILURES_DIR, MANIFEST, RECORDS, SUMMARY, ConstantBaseline, baseline_lines, clear_failure,
+                    collect_records, constant_baselines, expected_keys, failure_lines, read_manifest,
+                    record_failure, seconds_lines, seconds_stats, stored_key, write_text_atomic)
+from .config import BatchConfig, ConfigError
+from .handoff import write_jsonl_atomic
+from .item_folder import item_dir
+
+
+@dataclass
+class MergeReport:
+    total: int = 0
+    present: int = 0
+    copied: int = 0
+    failed: dict[str, str] = field(default_factory=dict)
+    attempts: dict[str, int] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+    records: int = 0
+    baselines: list[ConstantBaseline] = field(default_factory=list)
+    shards: int = 0
+
+    def summary_lines(self) -> list[str]:
+        lines = [f"items: {self.total}  present: {self.present} ({self.copied} copied from {self.shards} shard folder(s))  "
+                 f"failed: {len(self.failed)}  missing: {len(self.missing)}"]
+        lines += seconds_lines(self.seconds)
+        lines += failure_lines(self.failed, self.attempts)
+        if self.missing:
+            shown = ", ".join(self.missing[:5]) + (", ..." if len(self.missing) > 5 else "")
+            lines.append(f"missing (no shard rendered them; rerun their shard): {shown}")
+        lines += baseline_lines(self.baselines)
+        lines.append(f"records: {self.records}")
+        return lines
+
+    def to_json(self) -> dict:
+        return {
+            "items": self.total, "present": self.present, "shards": self.shards,
+            "failed": {k: {"reason": v, "attempts": self.attempts.get(k, 1)} for k, v in sorted(self.failed.items())},
+            "missing": self.missing, "seconds_per_item": seconds_stats(self.seconds), "records": self.records,
+            "constant_baseline": [asdict(b) for b in self.baselines],
+        }
+
+
+def _link_or_copy_folder(source: Path, final: Path) -> None:
+    tmp = final.with_name(f".tmp-{final.name}-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for path in sorted(source.iterdir()):
+        if not path.is_file():
+            continue
+        try:
+            os.link(path, tmp / path.name)
+        except OSError:
+            shutil.copy2(path, tmp / path.name)
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+
+
+def _item_seconds(folder: Path) -> float | None:
+    try:
+        return sum(json.loads((folder / "timing.json").read_text()).values())
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _shard_manifests(shard_dirs: list[Path]) -> dict:
+    if not shard_dirs:
+        raise ConfigError("merge needs at least one shard folder")
+    first: tuple[Path, dict] | None = None
+    for folder in shard_dirs:
+        manifest = read_manifest(folder) if folder.is_dir() else None
+        if manifest is None:
+            raise ConfigError(f"{folder}: not a batch folder (no {MANIFEST})")
+        if first is None:
+            first = (folder, manifest)
+        elif manifest.get("config_hash") != first[1].get("config_hash"):
+            raise ConfigError(f"{folder} was rendered from a different config (hash {manifest.get('config_hash')}) "
+                              f"than {first[0]} (hash {first[1].get('config_hash')}); shards of one batch share one config")
+    assert first is not None
+    return first[1]
+
+
+def merge_shards(shard_dirs: list[Path], out: Path) -> MergeReport:
+    """Build one batch folder `out` from shard folders; see the module docstring. ConfigError for mismatched inputs."""
+    shard_dirs = [Path(d) for d in shard_dirs]
+    out = Path(out)
+    manifest = _shard_manifests(shard_dirs)
+    existing = read_manifest(out) if out.is_dir() else None
+    if existing is not None and existing.get("config_hash") != manifest.get("config_hash"):
+        raise ConfigError(f"{out} holds a batch of a different config (hash {existing.get('config_hash')} != "
+                          f"{manifest.get('config_hash')}); merge into another folder")
+    config = BatchConfig.model_validate(manifest["config"])
+    keys = expected_keys(config)
+    out.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2) + "\n")
+    report = MergeReport(total=len(keys), shards=len(shard_dirs))
+    for item_id in sorted(keys):
+        final = item_dir(out, item_id)
+        if stored_key(final) != keys[item_id]:
+            source = next((item_dir(d, item_id) for d in shard_dirs if stored_key(item_dir(d, item_id)) == keys[item_id]),
+                          None)
+            if source is not None:
+                _link_or_copy_folder(source, final)
+                report.copied += 1
+        if stored_key(final) == keys[item_id]:
+            report.present += 1
+            clear_failure(out, item_id)
+            seconds = _item_seconds(final)
+            if seconds is not None:
+                report.seconds.append(seconds)
+            continue
+        failure = next((d / FAILURES_DIR / f"{item_id}.json" for d in [out, *shard_dirs]
+                        if (d / FAILURES_DIR / f"{item_id}.json").is_file()), None)
+        if failure is None:
+            report.missing.append(item_id)
+            continue
+        data = json.loads(failure.read_text())
+        report.failed[item_id] = data.get("reason", "")
+        report.attempts[item_id] = data.get("attempts", 1)
+        record_failure(out, item_id, report.failed[item_id], report.attempts[item_id])
+    records = collect_records(out, keys)
+    write_jsonl_atomic(out / RECORDS, records)
+    report.records = len(records)
+    report.baselines = constant_baselines(records)
+    write_text_atomic(out / SUMMARY, json.dumps(report.to_json(), indent=2) + "\n")
+    return report

@@ -1,0 +1,113 @@
+"""Shared by the batch tests: a tiny Cycles config, running the CLI, comparing batch folders."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Tiny Cycles renders (64x48, 4 samples): a fraction of a second each, and bit-identical across
+# processes and thread counts, which is what "identical output" is checked against.
+TINY_CONFIG = """\
+seed: {seed}
+render: {{engine: cycles, width: 64, height: 48, samples: 4, denoise: false}}
+tasks:
+  - family: shape_count
+    count: {count}
+    grid: {{n_shape_types: [1, 2, 3], min_visibility: [0.7, 0.9]}}
+    params: {{max_instances: 2}}
+  - family: shape_color_count
+    count: 3
+    grid: {{n_shape_types: [2]}}
+    params: {{max_instances: 2}}
+"""
+
+
+_REFERENCE: dict[str, Path] = {}
+
+
+def reference_batch(tmp_path_factory) -> tuple[Path, Path]:
+    """(config, out) of one uninterrupted one-worker run of TINY_CONFIG, rendered once per test session."""
+    if "out" not in _REFERENCE:
+        folder = tmp_path_factory.mktemp("reference")
+        config = write_config(folder)
+        result = stim3d("render", str(config), "--out", str(folder / "out"), "--quiet")
+        assert result.returncode == 0, result.stderr
+        _REFERENCE.update(config=config, out=folder / "out")
+    return _REFERENCE["config"], _REFERENCE["out"]
+
+
+def write_config(folder: Path, name: str = "batch.yaml", seed: int = 11, count: int = 6) -> Path:
+    path = folder / name
+    path.write_text(TINY_CONFIG.format(seed=seed, count=count))
+    return path
+
+
+def stim3d(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "render.cli", *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=timeout)
+
+
+def start_stim3d(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "render.cli", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def complete_items(out: Path) -> list[str]:
+    items = out / "items"
+    return sorted(p.name for p in items.iterdir() if not p.name.startswith(".")) if items.is_dir() else []
+
+
+def temporaries(out: Path) -> list[str]:
+    return sorted(str(p.relative_to(out)) for p in out.rglob(".*tmp*"))
+
+
+def batch_files(out: Path) -> dict[str, bytes]:
+    """Everything that must be identical between two runs of one config: item files and records.
+
+    timing.json and summary.json hold wall-clock times and are left out on purpose.
+    """
+    files = {"records.jsonl": (out / "records.jsonl").read_bytes()}
+    for folder in sorted((out / "items").iterdir()):
+        for name in ("item.json", "image.png", "mask.png"):
+            files[f"items/{folder.name}/{name}"] = (folder / name).read_bytes()
+    return files
+
+
+def assert_same_batch(actual: Path, expected: Path) -> None:
+    got, want = batch_files(actual), batch_files(expected)
+    assert sorted(got) == sorted(want), set(got) ^ set(want)
+    differing = [name for name in want if got[name] != want[name]]
+    assert not differing, f"{actual} differs from {expected} in {differing}"
+
+
+def children_of(pid: int) -> list[int]:
+    """Child process ids (Linux /proc)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def wait_until(condition, timeout: float, interval: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(interval)
+    return condition()
