@@ -1,0 +1,171 @@
+"""Shared helpers of the benchmarks: the machine, medians, tables, and the results file.
+
+Every benchmark records the machine it ran on (CPU model, cores, bpy version) and
+the load average before and after it, so a figure measured while other work was
+running on the same cores says so in its file. A `--quick` run writes to a
+scratch file, never over the committed `bench/results/<name>.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+QUICK_DIR = Path(tempfile.gettempdir()) / "stim3d-bench"
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def package_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on. bpy's version comes from its metadata (importing bpy is slow)."""
+    return {
+        "cpu_model": cpu_model(),
+        "cores": os.cpu_count(),
+        "bpy_version": package_version("bpy"),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "trimesh": package_version("trimesh"),
+        "embreex": package_version("embreex"),
+    }
+
+
+def load_average() -> float:
+    """1-minute load average (how many runnable processes shared the cores)."""
+    return round(os.getloadavg()[0], 2)
+
+
+def progress(message: str) -> None:
+    """Progress goes to stderr so that stdout holds only the tables."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def wait_for_quiet(max_load: float, max_minutes: float, poll_seconds: float = 30.0) -> bool:
+    """Wait until the 1-minute load average drops below `max_load` (at most `max_minutes`). True if it did."""
+    deadline = time.monotonic() + 60.0 * max_minutes
+    while True:
+        load = load_average()
+        if load < max_load:
+            return True
+        if time.monotonic() >= deadline:
+            progress(f"load average still {load} after {max_minutes:g} min; measuring anyway (recorded as loaded)")
+            return False
+        progress(f"load average {load} >= {max_load}; waiting for the machine to quieten")
+        time.sleep(poll_seconds)
+
+
+def median(values: Sequence[float]) -> float:
+    return float(statistics.median(values))
+
+
+def timed(function: Callable[[], Any], repeats: int) -> tuple[list[float], Any]:
+    """Wall seconds of `repeats` calls (after none: warm-ups are the caller's choice) and the last result."""
+    seconds, result = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = function()
+        seconds.append(time.perf_counter() - start)
+    return seconds, result
+
+
+def format_cell(value: Any) -> str:
+    if isinstance(value, float):
+        if value != 0 and (abs(value) >= 1e5 or abs(value) < 1e-3):
+            return f"{value:.3g}"
+        return f"{value:.4g}" if abs(value) < 10 else f"{value:,.1f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return "-" if value is None else str(value)
+
+
+def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """A plain aligned text table on stdout."""
+    cells = [[format_cell(v) for v in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    print(f"\n{title}")
+    print("  ".join(h.rjust(w) for h, w in zip(headers, widths)))
+    print("  ".join("-" * w for w in widths))
+    for row in cells:
+        print("  ".join(c.rjust(w) for c, w in zip(row, widths)))
+
+
+def parse_args(description: str, add: Callable[[argparse.ArgumentParser], None] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="a small version that checks the script works (writes to a scratch file)")
+    parser.add_argument("--out", type=Path, help="results file (default: bench/results/<name>.json; --quick: a scratch file)")
+    if add is not None:
+        add(parser)
+    return parser.parse_args()
+
+
+@dataclass
+class Run:
+    """One benchmark run: records the machine and load, and writes the results file at the end."""
+
+    name: str
+    quick: bool
+    out: Path | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.load_start = load_average()
+        self.started = time.perf_counter()
+        self.loads = [self.load_start]
+
+    def sample_load(self) -> None:
+        """Note the load average now (call between measurements: the file keeps the maximum)."""
+        self.loads.append(load_average())
+
+    def path(self) -> Path:
+        if self.out is not None:
+            return self.out
+        if self.quick:
+            return QUICK_DIR / f"{self.name}.quick.json"
+        return RESULTS_DIR / f"{self.name}.json"
+
+    def finish(self, figures: dict[str, Any]) -> Path:
+        self.sample_load()
+        document = {
+            "benchmark": self.name,
+            "quick": self.quick,
+            "command": " ".join(["python -m", f"bench.{self.name}", *sys.argv[1:]]),
+            "machine": machine(),
+            "load_average": {"start": self.load_start, "end": self.loads[-1], "max_sampled": max(self.loads)},
+            "wall_seconds": round(time.perf_counter() - self.started, 1),
+            "settings": self.settings,
+            "figures": figures,
+        }
+        path = self.path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(document, indent=2) + "\n")
+        print(
+            f"\nmachine: {document['machine']['cpu_model']}, {document['machine']['cores']} cores, "
+            f"bpy {document['machine']['bpy_version']}; load average {self.load_start} at start, "
+            f"max {max(self.loads)} sampled; wrote {path}"
+        )
+        return path

@@ -1,0 +1,207 @@
+"""Render cost per quality: how many Cycles samples (with or without OIDN) does a DYSM 3D image need?
+
+For one scene of each DYSM 3D family (from scenes/presets/dysm3d.yaml; counting
+scenes only when that preset or its families are missing) at 800x600, the
+published generator's resolution:
+- reference: 1024 samples, adaptive sampling off, no denoising, another Cycles
+  seed than the test renders (so their noise is not correlated with its noise);
+- test renders: samples {8, 16, 32, 64, 128} x OIDN {off, on}, adaptive sampling on;
+- quality: PSNR on the 8-bit sRGB image and SSIM on its luminance (Gaussian window
+  sigma 1.5, 11 x 11, K1 = 0.01, K2 = 0.03, implemented here in numpy);
+- cost: wall seconds of Cycles' render call, and CPU seconds of the whole
+  `render_scene` call (all threads; less sensitive to other work on the machine).
+The chosen default is the setting with the least median CPU seconds whose PSNR
+is >= 38 dB on every scene; it is compared with 128 samples without denoising
+(the published generator's setting) measured in the same run.
+
+Runs for a long time (a 1024-sample 800x600 reference takes minutes); by default
+it first waits (up to --wait-minutes) for the load average to drop below --max-load.
+
+    python -m bench.render_quality [--quick] [--families shape_count,letters] [--max-load 2.5] [--wait-minutes 60]
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from scenes.families import FAMILIES, Frame
+from scenes.items import make_item
+from scenes.model import Item, RenderSettings
+from scenes.placement import InfeasibleError
+
+from .common import Run, median, parse_args, print_table, progress, wait_for_quiet
+
+PRESET = Path(__file__).resolve().parents[1] / "scenes" / "presets" / "dysm3d.yaml"
+WIDTH, HEIGHT = 800, 600
+SAMPLES = (8, 16, 32, 64, 128)
+REFERENCE_SAMPLES = 1024
+TARGET_PSNR = 38.0
+PUBLISHED = (128, False)  # the DYSM generator: 128 samples, no denoising
+# shape_color_count looks like shape_count (same stage, objects and camera): one of the two is enough.
+DEFAULT_FAMILIES = ("shape_count", "letters", "form_constancy", "spatial_grid")
+
+
+# -- image quality ---------------------------------------------------------------------------------
+
+def psnr(image: np.ndarray, reference: np.ndarray) -> float:
+    """Peak signal-to-noise ratio in dB of 8-bit images (all channels)."""
+    mse = float(np.mean((image.astype(np.float64) - reference.astype(np.float64)) ** 2))
+    return float("inf") if mse == 0 else 10.0 * np.log10(255.0**2 / mse)
+
+
+def luminance(image: np.ndarray) -> np.ndarray:
+    """Rec. 601 luma of an 8-bit sRGB image, 0..255 (as in the SSIM paper's experiments)."""
+    return image.astype(np.float64) @ np.array([0.299, 0.587, 0.114])
+
+
+def _gaussian_valid(x: np.ndarray, sigma: float = 1.5, radius: int = 5) -> np.ndarray:
+    """Separable Gaussian filter, 'valid' region only (no padding effects)."""
+    taps = np.exp(-0.5 * (np.arange(-radius, radius + 1) / sigma) ** 2)
+    taps /= taps.sum()
+    n = 2 * radius
+    rows = sum(w * x[k : x.shape[0] - n + k, :] for k, w in enumerate(taps))
+    return sum(w * rows[:, k : rows.shape[1] - n + k] for k, w in enumerate(taps))
+
+
+def ssim(image: np.ndarray, reference: np.ndarray) -> float:
+    """Mean SSIM (Wang et al. 2004) of the luminance of two 8-bit sRGB images."""
+    x, y = luminance(image), luminance(reference)
+    c1, c2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
+    mx, my = _gaussian_valid(x), _gaussian_valid(y)
+    vx = _gaussian_valid(x * x) - mx * mx
+    vy = _gaussian_valid(y * y) - my * my
+    cxy = _gaussian_valid(x * y) - mx * my
+    index = ((2 * mx * my + c1) * (2 * cxy + c2)) / ((mx * mx + my * my + c1) * (vx + vy + c2))
+    return float(index.mean())
+
+
+# -- scenes and renders ------------------------------------------------------------------------------
+
+def dysm3d_items(families: tuple[str, ...], width: int, height: int) -> tuple[list[Item], str]:
+    """One item per family from the dysm3d preset's plan (its middle item, or the next one buildable at this size)."""
+    if PRESET.is_file() and all(f in FAMILIES for f in families):
+        from render.config import expand, load_config
+
+        config = load_config(PRESET)
+        plans = expand(config)
+        items = []
+        for family in families:
+            of_family = [p for p in plans if p.family == family]
+            middle = len(of_family) // 2
+            for plan in of_family[middle:] + of_family[:middle]:  # the middle one, or the next that fits the frame
+                try:
+                    entropy = [config.seed, plan.task_index, plan.item_index]
+                    items.append(make_item(plan.family, plan.params, entropy, plan.item_id, Frame(width, height)))
+                    break
+                except InfeasibleError:
+                    continue
+        return items, f"{PRESET.name} (middle item of each family's task)"
+    params = {"n_shape_types": 4, "max_instances": 3}
+    items = [
+        make_item("shape_count", {**params, "min_visibility": level}, [9, 0, i], f"counting-{i}", Frame(width, height))
+        for i, level in enumerate((0.7, 0.8, 0.9))
+    ]
+    return items, "shape_count (dysm3d preset or families missing)"
+
+
+def render(item: Item, samples: int, denoise: bool, adaptive: bool, seed: int, workdir: Path, width: int, height: int) -> dict:
+    from render.blender import render_scene
+
+    settings = RenderSettings(engine="cycles", width=width, height=height, samples=samples, denoise=denoise,
+                              adaptive_sampling=adaptive)
+    c0 = time.process_time()
+    output = render_scene(item.scene, settings, seed, workdir)
+    return {"image": output.image, "render_s": output.render_seconds, "cpu_s": time.process_time() - c0}
+
+
+def main() -> None:
+    def add(parser):
+        parser.add_argument("--families", help=f"comma-separated families, one scene each (default {','.join(DEFAULT_FAMILIES)})")
+        parser.add_argument("--max-load", type=float, default=2.5, help="wait for the 1-minute load average to drop below this")
+        parser.add_argument("--wait-minutes", type=float, default=60.0, help="longest wait for a quiet machine")
+
+    args = parse_args(__doc__.splitlines()[0], add)
+    families = tuple(args.families.split(",")) if args.families else DEFAULT_FAMILIES
+    if args.quick:
+        width, height, samples, reference_samples, families = 320, 240, (4, 8), 32, families[:1]
+    else:
+        width, height, samples, reference_samples = WIDTH, HEIGHT, SAMPLES, REFERENCE_SAMPLES
+    items, source = dysm3d_items(families, width, height)
+    quiet = True if args.quick else wait_for_quiet(args.max_load, args.wait_minutes)
+    run = Run("render_quality", args.quick, args.out,
+              settings={"resolution": f"{width}x{height}", "samples": samples, "reference_samples": reference_samples,
+                        "reference": "adaptive sampling off, no denoising, Cycles seed + 1",
+                        "test_renders": "adaptive sampling on (Cycles' default threshold), OIDN on/off, threads = all cores",
+                        "scenes": [it.item_id for it in items], "scene_source": source, "target_psnr_db": TARGET_PSNR,
+                        "quiet_at_start": quiet, "max_load": args.max_load})
+    results: dict[tuple[int, bool], list[dict]] = {(s, d): [] for s in samples for d in (False, True)}
+    references = []
+    with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
+        workdir = Path(tmp)
+        render(items[0], 1, False, True, 0, workdir, width, height)  # import bpy, warm caches
+        for n, item in enumerate(items, 1):
+            progress(f"scene {n}/{len(items)} {item.item_id}: {reference_samples}-sample reference")
+            reference = render(item, reference_samples, False, False, item.seed + 1, workdir, width, height)
+            references.append({"scene": item.item_id, "render_s": reference["render_s"], "cpu_s": reference["cpu_s"]})
+            run.sample_load()
+            for s in samples:
+                for denoise in (False, True):
+                    out = render(item, s, denoise, True, item.seed, workdir, width, height)
+                    results[(s, denoise)].append({
+                        "scene": item.item_id, "psnr_db": psnr(out["image"], reference["image"]),
+                        "ssim": ssim(out["image"], reference["image"]), "render_s": out["render_s"], "cpu_s": out["cpu_s"],
+                    })
+                    progress(f"  {s:4d} samples, OIDN {'on ' if denoise else 'off'}: "
+                             f"{results[(s, denoise)][-1]['psnr_db']:.2f} dB, {out['render_s']:.1f} s")
+                run.sample_load()
+
+    settings_rows = []
+    for (s, denoise), per_scene in results.items():
+        settings_rows.append({
+            "samples": s, "denoise": denoise,
+            "psnr_db_min": min(r["psnr_db"] for r in per_scene), "psnr_db_median": median([r["psnr_db"] for r in per_scene]),
+            "ssim_min": min(r["ssim"] for r in per_scene), "ssim_median": median([r["ssim"] for r in per_scene]),
+            "render_s_median": median([r["render_s"] for r in per_scene]), "cpu_s_median": median([r["cpu_s"] for r in per_scene]),
+            "per_scene": per_scene,
+        })
+    published = next(r for r in settings_rows if (r["samples"], r["denoise"]) == (samples[-1], PUBLISHED[1]))
+    passing = [r for r in settings_rows if r["psnr_db_min"] >= TARGET_PSNR]
+    chosen = min(passing, key=lambda r: r["cpu_s_median"]) if passing else None
+    figures = {
+        "settings": settings_rows,
+        "reference": references,
+        "chosen": None if chosen is None else {
+            "samples": chosen["samples"], "denoise": chosen["denoise"],
+            "cpu_s_median": chosen["cpu_s_median"], "render_s_median": chosen["render_s_median"],
+            "psnr_db_min": chosen["psnr_db_min"],
+            "published_setting": f"{published['samples']} samples, no denoising",
+            "published_psnr_db_min": published["psnr_db_min"],
+            "cheaper_than_published_cpu": published["cpu_s_median"] / chosen["cpu_s_median"],
+            "cheaper_than_published_wall": published["render_s_median"] / chosen["render_s_median"],
+        },
+    }
+    print_table(
+        f"Cycles at {width}x{height} vs a {reference_samples}-sample reference, {len(items)} scenes ({', '.join(families)})",
+        ["samples", "OIDN", "PSNR min dB", "PSNR median dB", "SSIM min", "SSIM median", "render s (median)", "CPU s (median)"],
+        [[r["samples"], "on" if r["denoise"] else "off", r["psnr_db_min"], r["psnr_db_median"], r["ssim_min"], r["ssim_median"],
+          r["render_s_median"], r["cpu_s_median"]] for r in settings_rows],
+    )
+    print(f"reference renders: median {median([r['render_s'] for r in references]):.1f} s "
+          f"(CPU {median([r['cpu_s'] for r in references]):.1f} s)")
+    if chosen is None:
+        print(f"\nno setting reached PSNR >= {TARGET_PSNR} dB on every scene")
+    else:
+        c = figures["chosen"]
+        print(f"\ncheapest setting with PSNR >= {TARGET_PSNR} dB on every scene: {c['samples']} samples, OIDN "
+              f"{'on' if c['denoise'] else 'off'} ({c['cpu_s_median']:.1f} CPU s, {c['render_s_median']:.1f} s render); "
+              f"{c['cheaper_than_published_cpu']:.1f}x cheaper in CPU time ({c['cheaper_than_published_wall']:.1f}x in wall time) "
+              f"than {c['published_setting']} ({c['published_psnr_db_min']:.1f} dB min)")
+    run.finish(figures)
+
+
+if __name__ == "__main__":
+    main()
