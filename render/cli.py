@@ -240,6 +240,18 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_addon_build(args: argparse.Namespace) -> int:
+    from .addon_build import PLATFORMS, AddonBuildError, build_addon
+
+    platforms = list(PLATFORMS) if "all" in args.platform or not args.platform else args.platform
+    try:
+        build_addon(Path(args.out), platforms, with_dependencies=not args.without_dependencies,
+                    progress=lambda message: print(message, file=sys.stderr, flush=True))
+    except AddonBuildError as exc:
+        raise UsageError(str(exc)) from None
+    return 0
+
+
 # -- parser ------------------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -307,6 +319,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schema", help="print the JSON Schema of a hand-off record")
     p.add_argument("--out", help="write it to this file (render/schema/record.schema.json is the checked-in copy)")
     p.set_defaults(func=cmd_schema)
+    p = sub.add_parser("addon", help="the Blender extension (add-on): build its installable zip")
+    addon = p.add_subparsers(dest="addon_command", required=True, parser_class=_Parser)
+    p = addon.add_parser("build", help="write the extension zip(s) with the wheels Blender's Python 3.11 needs")
+    p.add_argument("--out", default="dist", help="folder for the zip(s) (default: dist)")
+    p.add_argument("--platform", action="append", default=[], choices=["linux-x64", "windows-x64", "macos-arm64", "all"],
+                   help="Blender platform to bundle wheels for, one zip each; repeatable (default: all)")
+    p.add_argument("--without-dependencies", action="store_true",
+                   help="only stim3d's own wheel, no download: for a Blender whose Python already has trimesh, "
+                        "embreex, python-fcl, pydantic, PyYAML, Pillow and OpenEXR")
+    p.set_defaults(func=cmd_addon_build)
     return parser
 
 

@@ -1,0 +1,64 @@
+"""Child process of the add-on's Render and Save: render one item and write its folder as the batch does.
+
+Run by blender_addon/jobs.py, never by hand:
+    python render_job.py JOB.json                                   (Blender as a Python module)
+    blender --background --factory-startup --python render_job.py -- JOB.json  (desktop Blender)
+
+Why a separate process: the batch renderer (`render.blender.render_scene`)
+starts from factory settings, which would wipe the user's open session; a child
+Blender renders the edited item with exactly the batch's code (render_with,
+finish_item, write_item_folder, write_records) and leaves the user's scene alone.
+
+JOB.json: {"item": item JSON, "settings": RenderSettings, "out": batch folder,
+"workdir": scratch folder, "sys_path": folders to import stim3d and its wheels
+from, "result": where to write {"folder": ...} or {"error": "one line"}}.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+
+def run(job: dict) -> tuple[Path, int]:
+    """Render, write the item folder, rebuild OUT/records.jsonl. Returns (folder, record count)."""
+    from render.batch import write_records
+    from render.item_folder import write_item_folder
+    from render.produce import finish_item, render_with
+    from scenes.model import Item, RenderSettings
+
+    item = Item.model_validate_json(job["item"])
+    settings = RenderSettings.model_validate(job["settings"])
+    started = time.perf_counter()
+    output = render_with(settings, item, Path(job["workdir"]))
+    rendered = time.perf_counter()
+    finished, mask = finish_item(item, output, settings, key=None)
+    provenance = finished.provenance.model_copy(update={"edited_by_hand": True})  # type: ignore[union-attr]
+    finished = finished.model_copy(update={"provenance": provenance})
+    timing = {"scene_build_and_passes": (rendered - started) - output.render_seconds, "render_call": output.render_seconds}
+    folder = write_item_folder(Path(job["out"]), finished, output, mask, timing)
+    return folder, write_records(Path(job["out"]))
+
+
+def main(job_path: str) -> int:
+    job = json.loads(Path(job_path).read_text())
+    for entry in reversed(job["sys_path"]):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    result = Path(job["result"])
+    try:
+        folder, records = run(job)
+    except Exception as exc:  # reported to the user as one line; the traceback stays in the child's log
+        import traceback
+
+        traceback.print_exc()
+        result.write_text(json.dumps({"error": f"{exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}))
+        return 1
+    result.write_text(json.dumps({"folder": str(folder), "records": records}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[-1]))

@@ -1,0 +1,281 @@
+"""Re-validate an edited scene: recompute visibility and gold answers, and name every broken constraint.
+
+Pure functions of the scene model (no Blender): the add-on's Re-validate and
+Save operators call `revalidate(original_item, edited_scene)` after reading the
+Blender objects back (render/scene_readback.py).
+
+- Visibility: `scenes.visibility.measure`, the same ray cast every item's ground
+  truth comes from.
+- Gold answers: recomputed where the add-on knows the family's rule (`RECOMPUTE`).
+  The counting families count the countable objects matching the question's
+  subject (shape, colour) that a viewer can see at all: at least
+  `VISIBLE_PX_TO_COUNT` visible pixels. An object hidden completely no longer
+  counts; one hidden only partly still counts and, if it fell below
+  min_visibility, is reported as a violated constraint. For any other family the
+  stored answer is kept and reported as not re-checked, never silently trusted.
+- Constraints: min_visibility (every countable object), the least-visibility band
+  (when the item met it), in frame (`scenes.placement.Layout.in_frame`), no
+  interpenetration (`scenes.placement.mesh_distance` between every pair, plus a
+  point-in-solid test because a surface distance cannot see one object sitting
+  wholly inside another; and no object below the ground).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import combinations
+from typing import Any, Callable
+
+import numpy as np
+
+from scenes.model import GroundTruth, Gold, Item, Question, Scene, SceneObject
+from scenes.placement import Layout, mesh_distance
+from scenes.primitives import TORUS_TUBE, quat_to_matrix, unit_mesh, world_vertices
+from scenes.visibility import VisibilityResult, measure
+
+VISIBLE_PX_TO_COUNT = 1.0  # pixels: an object with fewer visible pixels is not in the picture
+CONTACT_M = 1e-4  # mesh distance at or below which two objects interpenetrate (or touch)
+BELOW_GROUND_M = 1e-3  # an object whose lowest point is deeper than this goes through the ground
+SUBJECT_ATTRIBUTES = {"shape": lambda o: o.shape, "color": lambda o: o.color.name}
+
+
+@dataclass(frozen=True)
+class Violation:
+    constraint: str  # min_visibility | least_visibility_band | in_frame | no_interpenetration
+    object_ids: tuple[int, ...]
+    message: str
+
+
+@dataclass(frozen=True)
+class AnswerCheck:
+    question_id: str
+    text: str
+    old_gold: Gold
+    new_gold: Gold | None  # None: not recomputed (see `how`)
+    how: str
+
+    @property
+    def changed(self) -> bool:
+        return self.new_gold is not None and self.new_gold != self.old_gold
+
+
+@dataclass
+class Validation:
+    item: Item  # the edited item: new scene, ground truth, recomputed golds, updated difficulty
+    truth: VisibilityResult
+    changes: list[str] = field(default_factory=list)
+    answers: list[AnswerCheck] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
+
+    def lines(self) -> list[tuple[str, str]]:
+        """(level, text) pairs for the UI and reports; level is INFO, WARNING or ERROR."""
+        out = [("INFO", change) for change in self.changes] or [("INFO", "no changes to the scene")]
+        for answer in self.answers:
+            if answer.new_gold is None:
+                out.append(("WARNING", f"{answer.text} gold {answer.old_gold!r} {answer.how}"))
+            elif answer.changed:
+                out.append(("WARNING", f"{answer.text} gold {answer.old_gold!r} -> {answer.new_gold!r} ({answer.how})"))
+            else:
+                out.append(("INFO", f"{answer.text} gold {answer.new_gold!r} holds ({answer.how})"))
+        out += [("ERROR", f"{v.constraint}: {v.message}") for v in self.violations]
+        if not self.violations:
+            out.append(("INFO", "every constraint holds"))
+        return out
+
+
+def _describe(obj: SceneObject) -> str:
+    return f"{obj.id} ({obj.color.name} {obj.shape})"
+
+
+# -- gold answers ------------------------------------------------------------------------------------
+
+def recount(question: Question, scene: Scene, truth: VisibilityResult) -> tuple[Gold | None, str]:
+    """Count the countable objects matching the question's subject that are visible at all."""
+    unknown = sorted(set(question.subject) - set(SUBJECT_ATTRIBUTES))
+    if not question.subject or unknown or question.answer_type != "integer":
+        return None, f"not recomputed: subject {question.subject} is not a shape/colour count"
+    visible = {t.id: t.visible_px for t in truth.truths}
+    matching = [
+        o for o in scene.objects
+        if o.countable and all(SUBJECT_ATTRIBUTES[key](o) == value for key, value in question.subject.items())
+    ]
+    counted = [o.id for o in matching if visible[o.id] >= VISIBLE_PX_TO_COUNT]
+    hidden = [o.id for o in matching if visible[o.id] < VISIBLE_PX_TO_COUNT]
+    subject = " ".join(str(question.subject[k]) for k in ("color", "shape") if k in question.subject)
+    how = f"recounted: {subject} objects in view {counted}"
+    if hidden:
+        how += f", hidden completely {hidden}"
+    return len(counted), how
+
+
+Recompute = Callable[[Question, Scene, VisibilityResult], tuple[Gold | None, str]]
+RECOMPUTE: dict[str, Recompute] = {"shape_count": recount, "shape_color_count": recount}
+
+
+def check_answers(item: Item, scene: Scene, truth: VisibilityResult) -> list[AnswerCheck]:
+    recompute = RECOMPUTE.get(item.family)
+    checks = []
+    for question in item.questions:
+        if recompute is None:
+            new_gold, how = None, (f"not re-checked: the add-on has no rule for family {item.family!r}; "
+                                   "check it by eye")
+        else:
+            new_gold, how = recompute(question, scene, truth)
+        checks.append(AnswerCheck(question.question_id, question.text, question.gold, new_gold, how))
+    return checks
+
+
+# -- constraints -------------------------------------------------------------------------------------
+
+def min_visibility_of(item: Item) -> float | None:
+    value = item.params.get("min_visibility", item.difficulty.get("min_visibility"))
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+@lru_cache(maxsize=None)
+def _face_planes(shape: str) -> tuple[np.ndarray, np.ndarray]:
+    """Outward unit normals and offsets of a convex unit mesh's faces (degenerate faces dropped)."""
+    mesh = unit_mesh(shape)  # type: ignore[arg-type]
+    v0, v1, v2 = (mesh.vertices[mesh.faces[:, k]] for k in range(3))
+    normals = np.cross(v1 - v0, v2 - v0)
+    lengths = np.linalg.norm(normals, axis=1)
+    keep = lengths > 1e-12
+    normals = normals[keep] / lengths[keep, None]
+    return normals, np.einsum("ij,ij->i", normals, v0[keep])
+
+
+def contains_point(obj: SceneObject, point: Any) -> bool:
+    """Whether `point` (world) lies inside `obj`'s solid: its mesh for convex shapes, the tube for a torus."""
+    local = quat_to_matrix(obj.rotation_quat).T @ (np.asarray(point, dtype=float) - np.asarray(obj.location)) / obj.size
+    if obj.shape == "torus":
+        return bool((np.hypot(local[0], local[1]) - (0.5 - TORUS_TUBE)) ** 2 + local[2] ** 2 <= TORUS_TUBE**2)
+    normals, offsets = _face_planes(obj.shape)
+    return bool(np.all(normals @ local <= offsets + 1e-9))
+
+
+def interpenetrate(a: SceneObject, b: SceneObject) -> bool:
+    """Surfaces touching or crossing (FCL mesh distance), or one object sitting inside the other."""
+    return (
+        mesh_distance(a, b, CONTACT_M) <= CONTACT_M
+        or contains_point(a, b.location)
+        or contains_point(b, a.location)
+    )
+
+
+def check_constraints(item: Item, scene: Scene, truth: VisibilityResult) -> list[Violation]:
+    """Every constraint of `item` that `scene` breaks, one Violation per object or pair."""
+    violations: list[Violation] = []
+    visibility = truth.visibility()
+    countable = [o for o in scene.objects if o.countable]
+    floor = min_visibility_of(item)
+    if floor is not None:
+        for obj in countable:
+            if visibility[obj.id] < floor - 1e-9:
+                violations.append(Violation(
+                    "min_visibility", (obj.id,),
+                    f"object {_describe(obj)} is {visibility[obj.id]:.3f} visible, below min_visibility {floor}",
+                ))
+    band = item.params.get("band")
+    if floor is not None and isinstance(band, (int, float)) and item.difficulty.get("band_met") is True and countable:
+        least = min(countable, key=lambda o: visibility[o.id])
+        if visibility[least.id] > floor + band + 1e-9:
+            violations.append(Violation(
+                "least_visibility_band", (least.id,),
+                f"the least visible object, {_describe(least)}, is {visibility[least.id]:.3f} visible, above the band "
+                f"[{floor}, {round(floor + band, 6)}] the item promised",
+            ))
+    layout = Layout(scene.camera, rays_per_pixel=item.ground_truth.rays_per_pixel)
+    for obj in scene.objects:
+        if not layout.in_frame(obj):
+            violations.append(Violation("in_frame", (obj.id,), f"object {_describe(obj)} is not entirely inside the frame"))
+    for obj in scene.objects:
+        lowest = float(world_vertices(obj.shape, obj.size, obj.location, obj.rotation_quat)[:, 2].min())
+        if lowest < -BELOW_GROUND_M:
+            violations.append(Violation(
+                "no_interpenetration", (obj.id,), f"object {_describe(obj)} goes {-lowest:.3f} m into the ground"
+            ))
+    for a, b in combinations(scene.objects, 2):
+        if interpenetrate(a, b):
+            violations.append(Violation(
+                "no_interpenetration", (a.id, b.id), f"objects {_describe(a)} and {_describe(b)} interpenetrate"
+            ))
+    return violations
+
+
+# -- what changed ------------------------------------------------------------------------------------
+
+def _angle_degrees(q1: Any, q2: Any) -> float:
+    dot = abs(float(np.dot(np.asarray(q1) / np.linalg.norm(q1), np.asarray(q2) / np.linalg.norm(q2))))
+    return float(np.degrees(2.0 * np.arccos(min(1.0, dot))))
+
+
+def describe_changes(old: Scene, new: Scene, sources: dict[int, int | None] | None = None) -> list[str]:
+    """One line per change between two scenes, in object-id order."""
+    before = {o.id: o for o in old.objects}
+    after = {o.id: o for o in new.objects}
+    lines = []
+    for object_id in sorted(before.keys() | after.keys()):
+        a, b = before.get(object_id), after.get(object_id)
+        if b is None:
+            lines.append(f"deleted {_describe(a)}")  # type: ignore[arg-type]
+            continue
+        if a is None:
+            source = (sources or {}).get(object_id)
+            lines.append(f"added {_describe(b)}" + (f": a copy of {source}" if source and source != object_id else ""))
+            continue
+        if a.shape != b.shape:
+            lines.append(f"object {object_id}: shape {a.shape} -> {b.shape}")
+        moved = float(np.linalg.norm(np.subtract(a.location, b.location)))
+        if moved > 1e-6:
+            lines.append(f"moved {_describe(b)} by {moved:.3f} m")
+        turned = _angle_degrees(a.rotation_quat, b.rotation_quat)
+        if turned > 1e-3:
+            lines.append(f"rotated {_describe(b)} by {turned:.1f} degrees")
+        if a.size != b.size:
+            lines.append(f"resized {_describe(b)}: size {a.size} -> {b.size}")
+        if a.color.name != b.color.name:
+            lines.append(f"recoloured object {object_id}: {a.color.name} -> {b.color.name}")
+        if a.finish != b.finish:
+            lines.append(f"object {object_id}: finish {a.finish} -> {b.finish}")
+    return lines
+
+
+# -- all together ------------------------------------------------------------------------------------
+
+def _difficulty(item: Item, truth: VisibilityResult, violations: list[Violation]) -> dict[str, Any]:
+    """The item's difficulty with the measured keys it has brought up to date."""
+    difficulty = dict(item.difficulty)
+    least = min((t.visibility for t in truth.truths), default=None)
+    if "n_objects" in difficulty:
+        difficulty["n_objects"] = len(truth.truths)
+    if "least_visibility" in difficulty:
+        difficulty["least_visibility"] = least
+    floor, band = min_visibility_of(item), item.params.get("band")
+    if "band_met" in difficulty and floor is not None and isinstance(band, (int, float)) and least is not None:
+        difficulty["band_met"] = bool(floor - 1e-9 <= least <= floor + band + 1e-9)
+    if violations:
+        difficulty["violated_constraints"] = ",".join(sorted({v.constraint for v in violations}))
+    return difficulty
+
+
+def revalidate(original: Item, scene: Scene, sources: dict[int, int | None] | None = None) -> Validation:
+    """Measure `scene` (an edit of `original.scene`), recompute the golds, list changes and violations."""
+    truth = measure(scene, original.ground_truth.rays_per_pixel)
+    answers = check_answers(original, scene, truth)
+    violations = check_constraints(original, scene, truth)
+    golds = {a.question_id: a.new_gold for a in answers if a.new_gold is not None}
+    questions = [q.model_copy(update={"gold": golds.get(q.question_id, q.gold)}) for q in original.questions]
+    edited = original.model_copy(update={
+        "scene": scene,
+        "ground_truth": GroundTruth(objects=truth.truths, rays_per_pixel=original.ground_truth.rays_per_pixel),
+        "questions": questions,
+        "difficulty": _difficulty(original, truth, violations),
+    })
+    return Validation(
+        item=edited,
+        truth=truth,
+        changes=describe_changes(original.scene, scene, sources),
+        answers=answers,
+        violations=violations,
+    )

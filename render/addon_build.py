@@ -1,0 +1,208 @@
+"""Build the installable Blender extension: the add-on, stim3d's own wheel, and its dependencies' wheels.
+
+`stim3d addon build --out DIR` writes one zip per platform,
+`stim3d-<version>-<platform>.zip`, that Blender 4.2+ installs with no internet
+(Edit > Preferences > Get Extensions > Install from Disk): Blender extracts the
+wheels listed in the manifest into its extensions' site-packages.
+
+What goes in:
+- blender_addon/*.py and its blender_manifest.toml, with `platforms` and
+  `wheels` filled in;
+- stim3d's own packages (scenes, render, scoring) as one pure-Python wheel, built
+  here from the working tree (deterministic, and no build backend or network);
+- the third-party wheels stim3d needs inside Blender, downloaded with
+  `pip download --only-binary=:all: --python-version 3.11 --platform ...` at the
+  versions installed in this environment (the versions the tests ran with).
+  Left out: bpy (Blender itself), numpy (Blender ships it), pyrender (the raster
+  backend is not used in Blender) and Cython (python-fcl lists it, but its
+  compiled module never imports it).
+
+`with_dependencies=False` builds a platform-independent zip with stim3d's wheel
+only, for a Blender whose Python already has the dependencies (the tests use
+it: no download).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import subprocess
+import sys
+import tempfile
+import tomllib
+import zipfile
+from importlib import metadata
+from pathlib import Path
+from typing import Callable
+
+from . import __version__
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+ADDON_DIR = REPO_ROOT / "blender_addon"
+MANIFEST = "blender_manifest.toml"
+OWN_PACKAGES = ("scenes", "render", "scoring")
+PACKAGE_DATA_SUFFIXES = (".py", ".yaml", ".json")
+DEPENDENCIES = ("trimesh", "embreex", "python-fcl", "pydantic", "PyYAML", "Pillow", "OpenEXR")
+NOT_BUNDLED = {"numpy", "cython"}  # numpy: Blender ships it; Cython: unused at run time (see above)
+BLENDER_PYTHON = "3.11"
+# Blender platform -> pip platform tags. Linux: Blender 4.2+ needs glibc 2.28; macOS: arm64 only
+# (Blender 5.0 dropped Intel Macs; embreex publishes no Intel-Mac wheel for Python 3.11).
+PLATFORMS: dict[str, tuple[str, ...]] = {
+    "linux-x64": ("manylinux_2_28_x86_64", "manylinux2014_x86_64"),
+    "windows-x64": ("win_amd64",),
+    "macos-arm64": ("macosx_14_0_arm64", "macosx_11_0_arm64"),
+}
+FIXED_DATE = (1980, 1, 1, 0, 0, 0)  # zip entries: same inputs, same bytes
+
+Progress = Callable[[str], None]
+
+
+class AddonBuildError(RuntimeError):
+    """The extension could not be built (a download failed, a file is missing): one line."""
+
+
+def _zip_write(archive: zipfile.ZipFile, name: str, data: bytes) -> None:
+    info = zipfile.ZipInfo(name, date_time=FIXED_DATE)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    archive.writestr(info, data)
+
+
+def _record_hash(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def package_files(root: Path = REPO_ROOT) -> dict[str, bytes]:
+    """stim3d's own package files (sources and data), keyed by their path inside the wheel."""
+    files: dict[str, bytes] = {}
+    for package in OWN_PACKAGES:
+        for path in sorted((root / package).rglob("*")):
+            if path.is_file() and path.suffix in PACKAGE_DATA_SUFFIXES and "__pycache__" not in path.parts:
+                files[path.relative_to(root).as_posix()] = path.read_bytes()
+    if not files:
+        raise AddonBuildError(f"no stim3d packages found under {root}")
+    return files
+
+
+def build_own_wheel(dest: Path, root: Path = REPO_ROOT) -> Path:
+    """stim3d-<version>-py3-none-any.whl holding scenes, render and scoring (PEP 427 layout)."""
+    dist_info = f"stim3d-{__version__}.dist-info"
+    files = package_files(root)
+    files[f"{dist_info}/METADATA"] = (
+        f"Metadata-Version: 2.1\nName: stim3d\nVersion: {__version__}\n"
+        "Summary: stim3d's scene model, visibility and renderer, for its Blender extension\n"
+        "Requires-Python: >=3.11\n"
+    ).encode()
+    files[f"{dist_info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: stim3d addon_build\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    files[f"{dist_info}/top_level.txt"] = "".join(f"{p}\n" for p in OWN_PACKAGES).encode()
+    record = "".join(f"{name},{_record_hash(data)},{len(data)}\n" for name, data in sorted(files.items()))
+    files[f"{dist_info}/RECORD"] = (record + f"{dist_info}/RECORD,,\n").encode()
+    path = dest / f"stim3d-{__version__}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name in sorted(files):
+            _zip_write(archive, name, files[name])
+    return path
+
+
+def pinned_dependencies() -> list[str]:
+    """DEPENDENCIES pinned to the versions installed here (unpinned when one is not installed)."""
+    pins = []
+    for name in DEPENDENCIES:
+        try:
+            pins.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            pins.append(name)
+    return pins
+
+
+def download_wheels(platform: str, dest: Path) -> list[Path]:
+    """The dependency wheels for one Blender platform (Python 3.11), numpy and Cython left out."""
+    tags = [flag for tag in PLATFORMS[platform] for flag in ("--platform", tag)]
+    command = [
+        sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+        "--only-binary=:all:", "--python-version", BLENDER_PYTHON, "--implementation", "cp",
+        "--abi", "cp311", "--abi", "abi3", "--abi", "none", *tags, "--dest", str(dest),
+        *pinned_dependencies(), "numpy<2",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.splitlines() if line.startswith("ERROR")] or done.stderr.splitlines()[-1:]
+        raise AddonBuildError(
+            f"pip could not download the wheels for {platform}: {lines[-1] if lines else 'exit ' + str(done.returncode)} "
+            "(needs access to the package index; --without-dependencies builds without them)"
+        )
+    wheels = sorted(dest.glob("*.whl"))
+    return [w for w in wheels if w.name.split("-")[0].lower().replace("_", "-") not in NOT_BUNDLED]
+
+
+def manifest_text(platforms: list[str], wheel_names: list[str]) -> str:
+    """The add-on's manifest with `platforms` and `wheels` set (inserted before the first table)."""
+    template = (ADDON_DIR / MANIFEST).read_text()
+    lines = template.splitlines()
+    generated = []
+    if platforms:
+        generated.append("platforms = [" + ", ".join(f'"{p}"' for p in platforms) + "]")
+    generated.append("wheels = [\n" + "".join(f'  "./wheels/{name}",\n' for name in wheel_names) + "]")
+    first_table = next((i for i, line in enumerate(lines) if line.startswith("[")), len(lines))
+    text = "\n".join(lines[:first_table] + generated + [""] + lines[first_table:]) + "\n"
+    parsed = tomllib.loads(text)
+    if parsed.get("wheels") != [f"./wheels/{name}" for name in wheel_names]:
+        raise AddonBuildError(f"{ADDON_DIR / MANIFEST}: could not set 'wheels' (does the template set it already?)")
+    return text
+
+
+def addon_files() -> dict[str, bytes]:
+    files = {
+        path.name: path.read_bytes()
+        for path in sorted(ADDON_DIR.glob("*.py"))
+    }
+    if "__init__.py" not in files:
+        raise AddonBuildError(f"{ADDON_DIR}: no __init__.py")
+    return files
+
+
+def write_extension(zip_path: Path, platforms: list[str], wheels: list[Path]) -> Path:
+    names = [w.name for w in wheels]
+    with zipfile.ZipFile(zip_path, "w") as archive:
+        _zip_write(archive, MANIFEST, manifest_text(platforms, names).encode())
+        for name, data in addon_files().items():
+            _zip_write(archive, name, data)
+        for wheel in wheels:
+            _zip_write(archive, f"wheels/{wheel.name}", wheel.read_bytes())
+    return zip_path
+
+
+def build_addon(
+    out: Path,
+    platforms: list[str] | None = None,
+    with_dependencies: bool = True,
+    progress: Progress | None = None,
+) -> list[Path]:
+    """Write the extension zip(s) into `out`; returns their paths.
+
+    With dependencies: one zip per platform (default: every platform in PLATFORMS).
+    Without: one platform-independent zip, `stim3d-<version>.zip`.
+    """
+    say = progress or (lambda message: None)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    unknown = sorted(set(platforms or []) - set(PLATFORMS))
+    if unknown:
+        raise AddonBuildError(f"unknown platform {unknown[0]!r}; allowed: {', '.join(PLATFORMS)}")
+    with tempfile.TemporaryDirectory(prefix="stim3d-addon-build-") as scratch:
+        own = build_own_wheel(Path(scratch))
+        if not with_dependencies:
+            path = write_extension(out / f"stim3d-{__version__}.zip", [], [own])
+            say(f"wrote {path} (stim3d's wheel only; Blender's Python must already have {', '.join(DEPENDENCIES)})")
+            return [path]
+        written = []
+        for platform in platforms or list(PLATFORMS):
+            say(f"downloading wheels for {platform} (Python {BLENDER_PYTHON})...")
+            folder = Path(scratch) / platform
+            folder.mkdir()
+            wheels = download_wheels(platform, folder)
+            path = write_extension(out / f"stim3d-{__version__}-{platform.replace('-', '_')}.zip", [platform], [own, *wheels])
+            size_mb = path.stat().st_size / 1e6
+            say(f"wrote {path} ({size_mb:.1f} MB: {', '.join(w.name.split('-')[0] for w in [own, *wheels])})")
+            written.append(path)
+        return written
