@@ -156,7 +156,7 @@ def _deliver_records(out: Path, name: str, core) -> bool:
 def cmd_score(args: argparse.Namespace) -> int:
     import json
 
-    from scoring.report import ScoringInputError, format_report, read_predictions, score
+    from scoring.report import format_report, read_predictions, score
 
     from .handoff import read_records
 

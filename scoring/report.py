@@ -284,7 +284,8 @@ def format_report(report: ScoreReport) -> list[str]:
         f"missing: {len(report.missing_ids)}  unknown ids: {len(report.unknown_ids)}"
     ]
     width = max(len(row.label) for row in report.rows) + 2
-    lines.append(f"{'':<{width}}{'n':>5} {'missing':>8} {'accuracy':>9} {'score':>6} {'valid':>6} {'constant':>9}  constant answer")
+    header = f"{'n':>5} {'missing':>8} {'accuracy':>9} {'score':>6} {'valid':>6} {'constant':>9}  constant answer"
+    lines.append(f"{'':<{width}}{header}")
     for row in report.rows:
         data = row.to_dict()
         shown = json.dumps(data["constant_answer"], separators=(",", ":"))
