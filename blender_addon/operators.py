@@ -12,6 +12,7 @@ from typing import Any
 
 import bpy
 from bpy.props import StringProperty
+from pydantic import ValidationError
 
 from render.scene_readback import ReadbackError, read_scene
 from scenes.families import FAMILIES
@@ -172,8 +173,9 @@ class STIM3D_OT_render_save(bpy.types.Operator):
         try:
             render = session.render_settings(item, settings.engine, settings.samples, settings.denoise,
                                              settings.device, settings.depth)
-        except ValueError as exc:
-            self.report({"ERROR"}, f"render settings: {exc}")
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            self.report({"ERROR"}, f"render settings: {'.'.join(map(str, error['loc']))}: {error['msg']}")
             return False
         self._job = jobs.start_render_job(item, render, out, bpy.app.binary_path)
         return True

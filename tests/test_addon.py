@@ -415,6 +415,56 @@ def test_a_bad_item_json_is_reported_in_one_line_and_changes_nothing(addon, tmp_
     assert snapshot() == before and Item.model_validate_json(settings.item_json) == item
 
 
+class _RecordingLayout:
+    """Stands in for Blender's UI layout (background mode draws nothing): records what a panel asks for."""
+
+    def __init__(self, calls: list):
+        self.calls, self.alert = calls, False
+
+    def prop(self, data, name, **_):
+        self.calls.append(("prop", data, name))
+
+    def operator(self, idname, **_):
+        self.calls.append(("operator", idname))
+
+    def template_list(self, list_type, list_id, data, name, active_data, active_name, **_):
+        self.calls += [("list", list_type), ("prop", data, name), ("prop", active_data, active_name)]
+
+    def label(self, **_):
+        self.calls.append(("label",))
+
+    def row(self, **_):
+        return self
+
+    def box(self):
+        return self
+
+
+@pytest.mark.bpy
+def test_every_panel_control_is_wired_to_a_real_property_or_operator(addon):
+    from types import SimpleNamespace
+
+    from blender_addon import panels
+
+    bpy = addon
+    _generate(bpy, "shape_count", 2, **COUNT_PARAMS)
+    assert bpy.ops.stim3d.revalidate() == {"FINISHED"}
+    calls: list = []
+    for panel in (panels.STIM3D_PT_main, panels.STIM3D_PT_inspect, panels.STIM3D_PT_validate, panels.STIM3D_PT_save):
+        panel.draw(SimpleNamespace(layout=_RecordingLayout(calls)), bpy.context)
+    settings = _settings(bpy)
+    for row in settings.objects:
+        panels.STIM3D_UL_objects.draw_item(None, bpy.context, _RecordingLayout(calls), settings, row, 0, settings, "objects")
+    props = [(data, name) for kind, *rest in calls if kind == "prop" for data, name in [rest]]
+    assert all(name in data.bl_rna.properties for data, name in props), [n for d, n in props if n not in d.bl_rna.properties]
+    drawn = {name for _, name in props}
+    assert set(FAMILIES["shape_count"].params_model.model_fields) <= drawn  # the generated controls are drawn
+    operators = {rest[0] for kind, *rest in calls if kind == "operator"}
+    assert operators == {"stim3d.generate", "stim3d.open_item", "stim3d.revalidate", "stim3d.render_save"}
+    assert all(getattr(bpy.ops.stim3d, op.split(".")[1]).poll() for op in operators)
+    assert ("list", "STIM3D_UL_objects") in calls
+
+
 def test_addon_build_rejects_an_unknown_platform_in_one_line(capsys):
     from render.cli import main
 
