@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 extras=""
 for arg in "$@"; do
   case "$arg" in
-    --test) extras="${extras:+$extras,}test" ;;
+    --test) extras="${extras:+$extras,}test"; with_browser=1 ;;
     --ray) extras="${extras:+$extras,}ray" ;;
     *) echo "install.sh: unknown option '$arg' (allowed: --test, --ray)" >&2; exit 2 ;;
   esac
@@ -16,6 +16,8 @@ done
 
 # Libraries `import bpy` needs on a bare Debian, plus EGL (Workbench, pyrender) and OSMesa.
 APT_PACKAGES="libx11-6 libxrender1 libxfixes3 libxi6 libxkbcommon0 libsm6 libgl1 libegl1 libegl-mesa0 libosmesa6"
+# The gallery test (tests/test_gallery.py) opens the page in headless Chromium; only the tests need it.
+if [ "${with_browser:-0}" = 1 ]; then APT_PACKAGES="$APT_PACKAGES chromium"; fi
 missing=""
 for p in $APT_PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

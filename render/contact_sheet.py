@@ -1,0 +1,176 @@
+"""A contact sheet: one PNG of N thumbnails with captions, for papers and issues.
+
+Each cell holds an item's image scaled to a common width and a caption: the
+item id, the question, the gold answer and the difficulty values. Items are
+taken evenly spread over the batch in item-id order (not the first N), so a
+sheet of a mixed batch shows every part of it. The PNG carries the item ids
+of its cells, in order, in a text chunk (`stim3d:items`), so a figure can be
+traced back to its items.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from PIL import Image, ImageDraw, ImageFont
+from PIL.PngImagePlugin import PngInfo
+
+from scenes.model import Item
+
+from .gallery import GalleryError, format_gold, item_folders, select_items, thumbnail, short_value
+from .item_folder import load_item
+
+GAP = 10
+BACKGROUND = (255, 255, 255)
+INK = (20, 20, 20)
+DIM = (110, 110, 110)
+CAPTION_LINES = 6  # id, question (up to two lines), gold, difficulty (the rest)
+
+
+@dataclass(frozen=True)
+class SheetCell:
+    item_id: str
+    thumb_box: tuple[int, int, int, int]  # x0, y0, x1, y1 (exclusive) of the scaled image
+    caption_box: tuple[int, int, int, int]
+
+
+@dataclass
+class ContactSheet:
+    image: Image.Image
+    cells: list[SheetCell]
+    columns: int
+    rows: int
+    available: int  # items that matched; the sheet shows min(n, available) of them
+
+    def save(self, path: Path) -> None:
+        """Write the PNG atomically, with the cells' item ids in the `stim3d:items` text chunk."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        info = PngInfo()
+        info.add_text("stim3d:items", json.dumps([cell.item_id for cell in self.cells]))
+        info.add_text("Software", "stim3d contact-sheet")
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        self.image.save(tmp, format="PNG", pnginfo=info)
+        os.replace(tmp, path)
+
+
+def spread(count: int, n: int) -> list[int]:
+    """n indices into range(count), evenly spaced, first and last included (all of them when n >= count)."""
+    if n >= count:
+        return list(range(count))
+    if n == 1:
+        return [0]
+    return [round(k * (count - 1) / (n - 1)) for k in range(n)]
+
+
+def _fit(draw: ImageDraw.ImageDraw, text: str, font: ImageFont.FreeTypeFont | ImageFont.ImageFont, width: int,
+         lines: int) -> list[str]:
+    """Word-wrap `text` into at most `lines` lines of `width` pixels; an ellipsis marks what was cut."""
+    if lines < 1:
+        return []
+    words, out, line = text.split(), [], ""
+    for word in words:
+        candidate = f"{line} {word}".strip()
+        if draw.textlength(candidate, font=font) <= width or not line:
+            line = candidate
+        else:
+            out.append(line)
+            line = word
+    if line:
+        out.append(line)
+    if len(out) > lines:
+        out = out[:lines]
+        out[-1] += " …"
+    for k, text_line in enumerate(out):  # a single word wider than the cell
+        while draw.textlength(text_line, font=font) > width and len(text_line) > 2:
+            text_line = text_line[:-2] + "…"
+        out[k] = text_line
+    return out
+
+
+def caption(item: Item, leading: list[str]) -> tuple[str, str, str, str]:
+    """(id, question, gold, difficulty) of an item's caption; the first question when it has several.
+
+    Difficulty keys named in `leading` come first: those that vary across the
+    sheet, which are what a reader compares.
+    """
+    question = item.questions[0] if item.questions else None
+    text = question.text if question else ""
+    gold = f"gold: {format_gold(question.answer_type, question.gold)}" if question else ""
+    if len(item.questions) > 1:
+        text += f" (+{len(item.questions) - 1} more)"
+    keys = [k for k in leading if k in item.difficulty] + [k for k in item.difficulty if k not in leading]
+    difficulty = " · ".join(f"{k} {short_value(item.difficulty[k])}" for k in keys)
+    return item.item_id, text, gold, difficulty
+
+
+def varying_keys(items: list[Item]) -> list[str]:
+    """Difficulty keys whose values differ between the items (in first-seen order)."""
+    keys: list[str] = []
+    for item in items:
+        keys.extend(k for k in item.difficulty if k not in keys)
+    return [k for k in keys if len({json.dumps(item.difficulty.get(k)) for item in items}) > 1]
+
+
+def contact_sheet(
+    out: Path,
+    n: int = 24,
+    columns: int = 6,
+    *,
+    family: str | None = None,
+    filters: dict[str, str] | None = None,
+    thumb_width: int = 256,
+) -> ContactSheet:
+    """Lay out up to `n` items of the batch in `columns` columns, each image `thumb_width` pixels wide, captioned."""
+    if n < 1:
+        raise GalleryError(f"--n {n}: a contact sheet needs at least 1 item")
+    if columns < 1:
+        raise GalleryError(f"--columns {columns}: must be at least 1")
+    if not 32 <= thumb_width <= 2048:
+        raise GalleryError(f"thumb width {thumb_width}: allowed 32..2048 pixels")
+    folders = item_folders(Path(out))
+    if family is None and not filters:  # no need to read every item.json of a large batch
+        available = len(folders)
+        items = [load_item(folders[k]) for k in spread(len(folders), n)]
+    else:
+        matching = select_items([load_item(f) for f in folders], family, filters or {})
+        available = len(matching)
+        items = [matching[k] for k in spread(len(matching), n)]
+    by_id = {f.name: f for f in folders}
+
+    font_px = max(10, round(thumb_width / 20))
+    font = ImageFont.load_default(size=font_px)
+    line_h = round(font_px * 1.3)
+    thumbs = []
+    for item in items:
+        with Image.open(by_id[item.item_id] / "image.png") as image:
+            thumbs.append(thumbnail(image, thumb_width))
+    thumb_h = max(t.height for t in thumbs)
+    caption_h = CAPTION_LINES * line_h + GAP // 2
+    cols = min(columns, len(items))
+    rows = math.ceil(len(items) / cols)
+    cell_w, cell_h = thumb_width, thumb_h + caption_h
+    sheet = Image.new("RGB", (cols * cell_w + (cols + 1) * GAP, rows * cell_h + (rows + 1) * GAP), BACKGROUND)
+    draw = ImageDraw.Draw(sheet)
+    leading = varying_keys(items)
+    cells = []
+    for k, (item, thumb) in enumerate(zip(items, thumbs)):
+        x = GAP + (k % cols) * (cell_w + GAP)
+        y = GAP + (k // cols) * (cell_h + GAP)
+        top = y + (thumb_h - thumb.height) // 2
+        sheet.paste(thumb, (x, top))
+        item_id, question, gold, difficulty = caption(item, leading)
+        lines = [(t, DIM) for t in _fit(draw, item_id, font, cell_w, 1)] + [(t, INK) for t in _fit(draw, question, font, cell_w, 2)]
+        lines += [(gold, INK)] if gold else []
+        lines += [(t, DIM) for t in _fit(draw, difficulty, font, cell_w, CAPTION_LINES - len(lines))]
+        cy = y + thumb_h + GAP // 2
+        for text, colour in lines:
+            draw.text((x, cy), text, font=font, fill=colour)
+            cy += line_h
+        cells.append(SheetCell(item.item_id, (x, top, x + thumb.width, top + thumb.height),
+                               (x, y + thumb_h, x + cell_w, y + cell_h)))
+    return ContactSheet(sheet, cells, cols, rows, available)
