@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from scenes.camera import geometry
 from scenes.families import Frame
 from scenes.families.font import GLYPHS
-from scenes.families.letters import MIN_DOT_PX, LettersParams
+from scenes.families.letters import MIN_DOT_PX, LettersParams, draw_string
 from scenes.items import make_item
 from scenes.placement import InfeasibleError
 
@@ -120,13 +120,13 @@ def test_letters_stand_upright_facing_the_camera_above_the_ground():
 
 
 def test_letters_are_distinct_unless_repeats_are_allowed():
-    strings = [letters_item(30 + i, Frame(480, 360), n_letters=5, charset="digits", dot_size=0.1).questions[0].gold for i in range(6)]
-    assert all(len(set(s)) == 5 for s in strings)
-    repeated = [
-        letters_item(40 + i, Frame(480, 360), n_letters=5, charset="digits", dot_size=0.1, allow_repeats=True).questions[0].gold
-        for i in range(8)
-    ]
-    assert any(len(set(s)) < 5 for s in repeated)  # 5 digits drawn with replacement repeat 70 % of the time
+    item = letters_item(30, Frame(480, 360), n_letters=5, charset="digits", dot_size=0.1)
+    assert len(set(item.questions[0].gold)) == 5 and set(item.questions[0].gold) <= set("0123456789")
+    rng = np.random.default_rng(0)
+    distinct = [draw_string(LettersParams(n_letters=5, charset="digits"), rng) for _ in range(200)]
+    assert all(len(set(s)) == 5 for s in distinct)
+    repeated = [draw_string(LettersParams(n_letters=5, charset="digits", allow_repeats=True), rng) for _ in range(200)]
+    assert 0.5 < np.mean([len(set(s)) < 5 for s in repeated]) < 0.9  # 5 digits with replacement repeat 70 % of the time
 
 
 def test_single_letters_spread_over_the_alphabet():

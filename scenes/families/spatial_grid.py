@@ -52,7 +52,9 @@ COLUMN_QUESTION = (
 STEP: dict[str, tuple[int, int]] = {"right": (0, 1), "left": (0, -1), "above": (-1, 0), "below": (1, 0)}
 
 MIN_VISIBILITY = 0.95
-PITCH = 1.0  # metres between cell centres
+PITCH = 1.0  # metres between column centres
+ROW_PITCH = 1.3  # metres between row centres: rows recede from the camera, so they need more room
+ELEVATION_DEG = (35.0, 50.0)  # low enough that a cone shows its profile, high enough that rows do not hide each other
 SIZE_RANGE = (0.5, 0.62)  # object size as a share of the pitch
 FOCAL_35MM = 35.0
 FILL = 0.86  # share of the frame the grid may span in each direction
@@ -107,15 +109,15 @@ def plan_grid(rows: int, cols: int, rng: np.random.Generator) -> tuple[dict[tupl
 
 def cell_centre(row: int, col: int, rows: int, cols: int) -> tuple[float, float]:
     """Ground position of a cell: columns along +x (left to right), row 1 farthest from the camera (+y)."""
-    return (col - (cols + 1) / 2.0) * PITCH, ((rows + 1) / 2.0 - row) * PITCH
+    return (col - (cols + 1) / 2.0) * PITCH, ((rows + 1) / 2.0 - row) * ROW_PITCH
 
 
 def grid_camera(frame: Frame, rows: int, cols: int, rng: np.random.Generator) -> Camera:
-    """Camera in front of the grid (-y side), looking down at 50-65 degrees, a few degrees off axis, framing it."""
-    elevation = np.radians(rng.uniform(50.0, 65.0))
+    """Camera in front of the grid (-y side), looking down at ELEVATION_DEG, a few degrees off axis, framing it."""
+    elevation = np.radians(rng.uniform(*ELEVATION_DEG))
     azimuth = np.radians(rng.uniform(-8.0, 8.0))
     direction = np.array([np.sin(azimuth) * np.cos(elevation), -np.cos(azimuth) * np.cos(elevation), np.sin(elevation)])
-    half_x, half_y = cols / 2.0 * PITCH, rows / 2.0 * PITCH
+    half_x, half_y = cols / 2.0 * PITCH, rows / 2.0 * ROW_PITCH
     corners = np.array([(x, y, z) for x in (-half_x, half_x) for y in (-half_y, half_y) for z in (0.0, SIZE_RANGE[1] * PITCH)])
     distance = 2.0 * max(half_x, half_y) + 2.0
     target = np.zeros(3)
