@@ -20,7 +20,7 @@ from scenes.placement import InfeasibleError
 
 from . import display, jobs, session
 from .params import ParamsError, field_specs, params_from_values
-from .properties import group_values, params_attribute
+from .properties import group_values, params_attribute, set_group_values
 from .validation import Validation, revalidate
 
 IMAGE_NAME = "stim3d_render"
@@ -84,6 +84,10 @@ class STIM3D_OT_open_item(bpy.types.Operator):
             return {"CANCELLED"}
         session.show_item(context.scene, item, settings.clear_everything)
         display.store_item(settings, item, str(path))
+        if item.family in FAMILIES:  # the panel shows the item's family and parameters
+            settings.family = item.family
+            specs = field_specs(FAMILIES[item.family].params_model)
+            set_group_values(getattr(settings, params_attribute(item.family)), specs, item.params)
         if item.provenance is not None:
             if item.provenance.engine in ("cycles", "workbench"):
                 settings.engine = item.provenance.engine

@@ -9,6 +9,7 @@ Inspect panel lists. One PropertyGroup per family is made at registration from
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import bpy
@@ -85,6 +86,22 @@ def group_values(group: Any, specs: list[FieldSpec]) -> dict[str, Any]:
             value = tuple(value)
         values[spec.name] = value
     return values
+
+
+def set_group_values(group: Any, specs: list[FieldSpec], params: dict[str, Any]) -> None:
+    """Show `params` (an item's) in the generated controls; a value a control cannot hold is left as it is."""
+    for spec in specs:
+        if spec.name not in params:
+            continue
+        value = params[spec.name]
+        if spec.kind == "json":
+            value = json.dumps(value)
+        elif spec.kind in ("int_vector", "float_vector"):
+            value = tuple(value)
+        try:
+            setattr(group, spec.name, value)
+        except (TypeError, ValueError):
+            continue
 
 
 # -- rows the Inspect panel lists ------------------------------------------------------------------

@@ -44,6 +44,8 @@ def run(job: dict) -> tuple[Path, int]:
 
 def main(job_path: str) -> int:
     job = json.loads(Path(job_path).read_text())
+    own_folder = str(Path(__file__).resolve().parent)  # `python render_job.py` puts it first: the add-on's
+    sys.path[:] = [entry for entry in sys.path if entry != own_folder]  # modules must not shadow others
     for entry in reversed(job["sys_path"]):
         if entry not in sys.path:
             sys.path.insert(0, entry)

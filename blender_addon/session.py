@@ -38,8 +38,10 @@ def _error_location(error: dict[str, Any]) -> str:
 def read_item_file(path: str | Path) -> Item:
     """Read and fully check an item.json; raises ItemFileError, never anything else for a bad file."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise ItemFileError(f"{path}: no such file")
+    if not path.is_file():
+        raise ItemFileError(f"{path}: not a file (choose the item.json inside an item folder)")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -179,14 +179,17 @@ def test_built_zip_installs_and_enables_through_blenders_extension_machinery(tmp
     assert wheels and all(w.removeprefix("./") in names for w in wheels)
 
     script = f"""
-import json, bpy
+import json, os, bpy
 result = bpy.ops.extensions.package_install_files(filepath={str(zip_path)!r}, repo="user_default", enable_on_install=True)
 import scenes
 settings = bpy.context.scene.stim3d
 settings.width, settings.height, settings.seed = {WIDTH}, {HEIGHT}, 1
 generated = bpy.ops.stim3d.generate()
+settings.save_dir, settings.samples, settings.denoise = {str(tmp_path / "saved")!r}, 4, False
+saved = bpy.ops.stim3d.render_save()
 print("RESULT " + json.dumps({{
-    "install": sorted(result), "generate": sorted(generated),
+    "install": sorted(result), "generate": sorted(generated), "save": sorted(saved),
+    "scenes_still_there": os.path.isfile(scenes.__file__),
     "enabled": "bl_ext.user_default.stim3d" in bpy.context.preferences.addons,
     "operators": [hasattr(bpy.types, name) for name in
                   ("STIM3D_OT_generate", "STIM3D_OT_open_item", "STIM3D_OT_revalidate", "STIM3D_OT_render_save")],
@@ -205,6 +208,10 @@ print("RESULT " + json.dumps({{
     assert all(result["operators"])
     assert Path(result["scenes_from"]).is_relative_to(user)  # stim3d came from the extension's own wheel
     assert result["generate"] == ["FINISHED"] and result["primitives"] >= 1
+    # Render and Save runs the batch renderer in a child Blender, which resets to factory settings: the
+    # extension's wheels must survive that (Blender deletes the wheels of extensions it sees disabled).
+    assert result["save"] == ["FINISHED"] and result["scenes_still_there"]
+    assert (tmp_path / "saved" / "items" / "shape_count-seed1-edit1" / "mask.png").is_file()
 
 
 @pytest.mark.bpy
@@ -245,6 +252,8 @@ def test_opened_batch_item_rebuilds_its_scene_and_rerenders_its_mask(addon, batc
     assert Item.model_validate_json(settings.item_json) == batch_item
     assert _read_back(bpy, batch_item.scene).scene == batch_item.scene
     assert (settings.engine, settings.samples, settings.denoise) == ("cycles", 4, False)  # the item's own settings
+    group = settings.params_shape_count
+    assert (settings.family, group.n_shape_types, group.max_instances) == ("shape_count", 2, 2)
     assert Path(settings.save_dir) == batch.parent.parent  # Save goes beside the batch's items by default
 
     settings.save_dir = str(tmp_path / "edits")
@@ -387,7 +396,7 @@ def test_a_bad_item_json_is_reported_in_one_line_and_changes_nothing(addon, tmp_
 
     def snapshot():
         bpy.context.view_layer.update()
-        return (settings.item_json, sorted((o.name, tuple(round(v, 6) for v in o.matrix_world.translation))
+        return (settings.item_json, settings.family, sorted((o.name, tuple(round(v, 6) for v in o.matrix_world.translation))
                                            for o in bpy.context.scene.objects))
 
     before = snapshot()
@@ -412,6 +421,8 @@ def test_a_bad_item_json_is_reported_in_one_line_and_changes_nothing(addon, tmp_
         assert snapshot() == before, name
     with pytest.raises(RuntimeError, match="no such file"):
         bpy.ops.stim3d.open_item(filepath=str(tmp_path / "missing" / "item.json"))
+    with pytest.raises(RuntimeError, match="not a file"):
+        bpy.ops.stim3d.open_item(filepath=str(tmp_path))
     assert snapshot() == before and Item.model_validate_json(settings.item_json) == item
 
 
