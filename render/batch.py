@@ -328,6 +328,9 @@ def render_batch(
     written to failures/. Raises ConfigError for a folder made from another config
     (unless `force`), BatchInterrupted on Ctrl-C/SIGTERM, executors.BatchAborted when
     no worker can render anything, executors.ExecutorUnavailable when Ray is missing.
+
+    Local workers are spawned, so they import the caller's main module: a script that
+    calls this must do so under `if __name__ == "__main__":`, as with any multiprocessing code.
     """
     out = Path(out)
     if workers is not None and workers < 1:

@@ -1,0 +1,158 @@
+"""The batch driver: failure isolation, retries in fresh workers, recycling, the summary.
+
+The scheduling policy is tested on a scripted in-memory pool (fast, exact); the real thing
+(worker processes owning bpy, a worker killed by os.abort) through the command line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from types import SimpleNamespace
+
+import pytest
+
+from render.batch import constant_baselines, percentile
+from render.config import ItemPlan
+from render.executors import BatchAborted, Job, Outcome, _Event, schedule, threads_per_worker
+from scenes.model import RenderSettings
+from tests.batch_support import complete_items, reference_batch, stim3d
+
+
+class ScriptedPool:
+    """Workers that do what `script[item_id]` says: a list of behaviours, one per attempt.
+
+    Behaviours: "ok", "crash" (the worker dies), "error" (an exception), "infeasible",
+    "dead_on_start" (the worker dies before it is ready). Records which worker ran what.
+    """
+
+    def __init__(self, script: dict[str, list[str]] | None = None, dead_on_start: bool = False):
+        self.script = {k: deque(v) for k, v in (script or {}).items()}
+        self.dead_on_start = dead_on_start
+        self.events: deque[_Event] = deque()
+        self.started = 0
+        self.ran: dict[int, list[str]] = {}  # worker -> item ids it was given, in order
+        self.stopped: list[int] = []
+
+    def start(self) -> int:
+        handle, self.started = self.started, self.started + 1
+        self.ran[handle] = []
+        self.events.append(_Event(handle, "died", reason="exit code 1") if self.dead_on_start else _Event(handle, "ready"))
+        return handle
+
+    def submit(self, handle: int, job: Job) -> None:
+        self.ran[handle].append(job.item_id)
+        behaviour = self.script.get(job.item_id, deque()).popleft() if self.script.get(job.item_id) else "ok"
+        if behaviour == "crash":
+            self.events.append(_Event(handle, "died", reason="worker process killed by SIGABRT"))
+        elif behaviour == "error":
+            self.events.append(_Event(handle, "done", Outcome(job.item_id, "error", reason="RuntimeError: boom")))
+        elif behaviour == "infeasible":
+            self.events.append(_Event(handle, "done", Outcome(job.item_id, "infeasible",
+                                                              reason="constraint 'min_visibility' could not be met")))
+        else:
+            self.events.append(_Event(handle, "done", Outcome(job.item_id, "rendered", seconds=1.0)))
+
+    def wait(self) -> list[_Event]:
+        return [self.events.popleft()]
+
+    def stop(self, handle: int) -> None:
+        self.stopped.append(handle)
+
+    def shutdown(self) -> None:
+        pass
+
+
+def jobs(n: int) -> list[Job]:
+    return [Job(ItemPlan(f"item-{i}", "shape_count", {}, 0, i, "test"), key="k") for i in range(n)]
+
+
+def run(pool: ScriptedPool, n: int, workers: int = 1, recycle_after: int = 50) -> dict[str, Outcome]:
+    outcomes: dict[str, Outcome] = {}
+    schedule(pool, jobs(n), workers, recycle_after, lambda o: outcomes.__setitem__(o.item_id, o))
+    return outcomes
+
+
+def test_a_crashing_item_is_retried_once_in_a_fresh_worker_then_reported_failed():
+    pool = ScriptedPool({"item-2": ["crash", "crash"]})
+    outcomes = run(pool, 5, workers=2)
+    assert sorted(outcomes) == [f"item-{i}" for i in range(5)]  # the batch went on
+    failed = outcomes["item-2"]
+    assert failed.status == "crashed" and failed.attempts == 2
+    assert "2 times" in failed.reason and "SIGABRT" in failed.reason
+    assert all(outcomes[f"item-{i}"].status == "rendered" for i in (0, 1, 3, 4))
+    runners = [w for w, items in pool.ran.items() if "item-2" in items]
+    assert len(runners) == 2 and pool.ran[runners[1]][0] == "item-2"  # the retry was the fresh worker's first item
+
+
+def test_an_item_that_crashes_once_renders_on_its_retry():
+    outcomes = run(ScriptedPool({"item-0": ["crash"]}), 3)
+    assert outcomes["item-0"].status == "rendered" and outcomes["item-0"].attempts == 2
+
+
+def test_an_exception_is_retried_in_a_fresh_worker_and_the_old_one_retired():
+    pool = ScriptedPool({"item-1": ["error", "error"]})
+    outcomes = run(pool, 3)
+    assert outcomes["item-1"].status == "error" and outcomes["item-1"].attempts == 2
+    assert "RuntimeError: boom" in outcomes["item-1"].reason
+    assert len(pool.stopped) >= 2  # each worker that raised was replaced
+
+
+def test_an_infeasible_item_is_reported_at_once_naming_the_constraint():
+    pool = ScriptedPool({"item-1": ["infeasible"]})
+    outcomes = run(pool, 3)
+    assert outcomes["item-1"].attempts == 1 and "min_visibility" in outcomes["item-1"].reason
+    assert pool.started == 1  # deterministic failure: no retry, no new worker
+
+
+def test_workers_are_recycled_after_n_items():
+    pool = ScriptedPool()
+    outcomes = run(pool, 7, workers=1, recycle_after=3)
+    assert len(outcomes) == 7
+    assert sorted(len(items) for items in pool.ran.values()) == [1, 3, 3]
+
+
+def test_a_broken_setup_stops_the_batch_instead_of_failing_every_item():
+    with pytest.raises(BatchAborted, match="first 3 items all failed"):
+        run(ScriptedPool({f"item-{i}": ["crash", "crash"] for i in range(10)}), 10)
+    with pytest.raises(BatchAborted, match="could not start"):
+        run(ScriptedPool(dead_on_start=True), 3)
+
+
+def test_cycles_threads_split_the_cores_unless_the_config_sets_them():
+    assert threads_per_worker(RenderSettings(), cpus=8, workers=3) == 2
+    assert threads_per_worker(RenderSettings(), cpus=2, workers=4) == 1
+    assert threads_per_worker(RenderSettings(threads=3), cpus=8, workers=4) == 3
+
+
+def test_best_constant_answer_per_question_type():
+    def record(family: str, gold):
+        return SimpleNamespace(family=family, answer=SimpleNamespace(type="integer", gold=gold))
+
+    records = [record("shape_count", g) for g in (0, 1, 1, 2)] + [record("shape_color_count", g) for g in (3, 3, 3)]
+    baselines = {b.question_type: b for b in constant_baselines(records)}
+    assert baselines["shape_count (integer)"].best_answer == "1"
+    assert baselines["shape_count (integer)"].accuracy == 0.5 and baselines["shape_count (integer)"].distinct_answers == 3
+    assert baselines["shape_color_count (integer)"].accuracy == 1.0
+    assert percentile([1.0, 2.0, 3.0, 4.0, 100.0], 95) == 100.0 and percentile([5.0], 95) == 5.0
+
+
+@pytest.mark.bpy
+def test_a_worker_that_aborts_costs_only_its_item(tmp_path_factory, tmp_path):
+    config, expected = reference_batch(tmp_path_factory)
+    faulty = "shape_count-t0-00003"
+    out = tmp_path / "out"
+    result = stim3d("render", str(config), "--out", str(out), "--workers", "2", env={"STIM3D_FAULT_ITEM": faulty})
+    assert result.returncode == 1, result.stderr
+    assert complete_items(out) == [i for i in complete_items(expected) if i != faulty]
+    for item_id in complete_items(out):
+        assert (out / "items" / item_id / "item.json").read_bytes() == (expected / "items" / item_id / "item.json").read_bytes()
+    failure = json.loads((out / "failures" / f"{faulty}.json").read_text())
+    assert failure["attempts"] == 2 and "SIGABRT" in failure["reason"]
+    expected_records = [line for line in (expected / "records.jsonl").read_text().splitlines()
+                        if json.loads(line)["item_id"] != faulty]
+    assert (out / "records.jsonl").read_text().splitlines() == expected_records
+    # What the user sees: per-item lines with counts (stderr is not a terminal), the failure, the summary.
+    assert f"failed {faulty}" in result.stderr and "remaining" in result.stderr and "ETA" in result.stderr
+    assert f"failed {faulty} after 2 attempts" in result.stdout
+    assert "p95" in result.stdout and "best constant answer" in result.stdout
