@@ -23,9 +23,9 @@ import functools
 import html
 import json
 import math
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import threading
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -226,16 +226,17 @@ class _Pen:
     font_px: int
 
 
-@functools.lru_cache(maxsize=16)
-def _font(size: int) -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
-    return ImageFont.load_default(size=size)  # Pillow's bundled font: no system fonts needed
+@functools.lru_cache(maxsize=32)
+def _font(size: int, thread: int) -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
+    """Pillow's bundled font (no system fonts needed); one per thread, as a FreeType face is not thread-safe."""
+    return ImageFont.load_default(size=size)
 
 
 def _pen(width: int) -> _Pen:
     scale = overlay_scale(width)
     canvas = width * scale
     font_px = max(11, round(canvas / 52))
-    return _Pen(scale, max(2, round(canvas / 320)), _font(font_px), font_px)
+    return _Pen(scale, max(2, round(canvas / 320)), _font(font_px, threading.get_ident()), font_px)
 
 
 def _box_edges(box: tuple[int, int, int, int], pen: _Pen) -> tuple[int, int, int, int]:
@@ -816,7 +817,7 @@ def build_gallery(
     """Write OUT/gallery/index.html for the batch's items (optionally one family / matching filters only).
 
     Thumbnails and overlay layers already made and not older than the item's
-    files are reused; the rest are made in `workers` processes (default: one per
+    files are reused; the rest are made in `workers` threads (default: one per
     core) when there are many. `progress` is called once per item whose files
     are made. An item.json that does not parse is skipped and named in the
     report, never fatal.
@@ -870,17 +871,21 @@ def build_gallery(
     return report
 
 
-PARALLEL_FROM = 48  # fewer files to make than this: not worth starting worker processes
+PARALLEL_FROM = 16  # fewer files to make than this: not worth starting threads
 
 
 def _run(jobs: list[tuple], workers: int) -> Iterator[tuple[str, list[str] | None]]:
-    """Results of `_make_files` over jobs, in completion order; worker processes are spawned (bpy may be loaded here)."""
+    """Results of `_make_files` over jobs, in completion order.
+
+    Threads, not processes: Pillow releases the GIL while it resizes and encodes,
+    which is most of the work, and threads need no picklable state, no fresh
+    interpreter and no fork of a process that may hold bpy.
+    """
     if workers <= 1 or len(jobs) < PARALLEL_FROM:
         for job in jobs:
             yield _make_files(*job)
         return
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(_make_files, *job) for job in jobs]
         for future in as_completed(futures):
             yield future.result()
