@@ -24,6 +24,7 @@ import html
 import json
 import math
 import os
+import shutil
 import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -56,6 +57,7 @@ LAYER_TITLES = {
 MAX_SELECT_VALUES = 12  # a numeric difficulty key with more distinct values gets a min/max range filter
 OVERLAY_TARGET_WIDTH = 640  # vector layers of small images are drawn larger so their text stays legible
 MASK_ALPHA = 150
+OVERLAY_STYLE = "1"  # bump when the drawing changes: layers made by another style are all remade
 
 ProgressFn = Callable[[int, int, str], None]  # (done, total, item_id) over the items whose files are made
 
@@ -802,6 +804,17 @@ def _make_files(item: Item, folder: Path, gallery: Path, thumb: bool, overlays: 
     return item.item_id, layers
 
 
+def _drop_other_style(overlays: Path) -> None:
+    """Delete overlay layers drawn by another version of this module (their freshness by mtime says nothing)."""
+    stamp = overlays / "STYLE"
+    if stamp.is_file() and stamp.read_text().strip() == OVERLAY_STYLE:
+        return
+    if overlays.exists():
+        shutil.rmtree(overlays)
+    overlays.mkdir(parents=True)
+    stamp.write_text(OVERLAY_STYLE + "\n")
+
+
 def _default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
@@ -837,6 +850,7 @@ def build_gallery(
     folders = {item.item_id: folder for item, folder in loaded}
     report.excluded = len(loaded) - len(chosen)
 
+    _drop_other_style(gallery / OVERLAYS_DIR)
     layers: dict[str, list[str]] = {}
     jobs = []
     for item in chosen:

@@ -378,6 +378,14 @@ def test_thousands_of_items_load_lazily_and_thumbnails_are_reused(batch, tmp_pat
         assert browser.errors() == []
 
 
+def test_overlays_drawn_by_another_style_are_remade(batch):
+    build_gallery(batch)
+    assert build_gallery(batch).overlays_made == 0
+    (batch / "gallery" / "overlays" / "STYLE").write_text("0\n")  # layers left by an older stim3d
+    assert build_gallery(batch).overlays_made == len(items_of(batch))
+    assert build_gallery(batch).overlays_made == 0
+
+
 # -- the command ------------------------------------------------------------------------------------------
 
 def stim3d(*args: str) -> subprocess.CompletedProcess:
