@@ -45,10 +45,12 @@ def edge_pixels(ids: np.ndarray) -> np.ndarray:
 
 
 def spread(plans: list, n: int) -> list:
-    """Every k-th plan, so all tasks (families) and their grid cells are represented; the rest as spares."""
-    step = max(1, len(plans) // n)
-    chosen = plans[::step]
-    return chosen + [p for p in plans if p not in chosen]
+    """About n / tasks evenly spaced plans of every task (family), taken in turn; then the rest as spares."""
+    per_task = [[p for p in plans if p.task_index == t] for t in sorted({p.task_index for p in plans})]
+    share = -(-n // len(per_task))
+    rounds = [[task[i * len(task) // share] for task in per_task if i < len(task)] for i in range(share)]
+    ordered = [p for round_ in rounds for p in round_]
+    return ordered + [p for p in plans if p not in ordered]
 
 
 def main() -> None:
