@@ -68,6 +68,8 @@ def _new_mesh(name: str, coords: np.ndarray, loops: np.ndarray, starts: np.ndarr
 def _principled_material(name: str, srgb, roughness: float):
     """A Principled BSDF material; in Blender 5.0 new materials come with that node tree already."""
     material = bpy.data.materials.new(name)
+    if material.node_tree is None:  # Blender 4.x (the add-on's desktop Blenders): nodes are opt-in
+        material.use_nodes = True
     rgba = _rgba(srgb)
     tree = material.node_tree
     bsdf = next(node for node in tree.nodes if node.bl_idname == "ShaderNodeBsdfPrincipled")
@@ -110,6 +112,8 @@ def add_ground(scene_bpy, stage: Stage):
 
 def set_world(scene_bpy, stage: Stage):
     world = bpy.data.worlds.new("stim3d_world")
+    if world.node_tree is None:  # Blender 4.x
+        world.use_nodes = True
     background = next(node for node in world.node_tree.nodes if node.bl_idname == "ShaderNodeBackground")
     background.inputs["Color"].default_value = _rgba(stage.world_srgb)
     background.inputs["Strength"].default_value = stage.world_strength

@@ -324,7 +324,7 @@ def test_hiding_an_object_drops_its_visibility_and_the_count_and_save_keeps_it(a
     assert saved.provenance.edited_by_hand and saved.questions[0].gold == old_gold - 1
     assert saved.ground_truth.objects == [
         t.model_copy(update={"measured_srgb": s.measured_srgb})
-        for t, s in zip(measure(saved.scene).truths, saved.ground_truth.objects)
+        for t, s in zip(measure(saved.scene).truths, saved.ground_truth.objects, strict=True)
     ]
     assert bpy.ops.stim3d.revalidate() == {"FINISHED"}
     assert settings.report[0].text == "no changes to the scene"
