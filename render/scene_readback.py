@@ -44,7 +44,7 @@ from .blender_scene import ROUGHNESS, object_name
 SHAPES = ("sphere", "cube", "cone", "cylinder", "torus")
 ROLE_KEY = "stim3d_role"  # custom property the add-on puts on the ground, camera and lights it built
 POSITION_TOLERANCE = 1e-5  # metres: float32 noise on scene coordinates of a few metres
-ROTATION_TOLERANCE = 1e-10  # 1 - |q1.q2|: about 1.4e-5 rad; float32 noise is 1e-7 rad
+ROTATION_TOLERANCE = 1e-10  # 1 - |q1.q2|: about 3e-5 rad; float32 noise is about 1e-7 rad
 MESH_TOLERANCE = 1e-4  # relative: a vertex further than this from the primitive's means the mesh was edited
 SCALE_TOLERANCE = 1e-4  # relative spread of the three scale factors still called uniform
 FAR_FROM_PALETTE = 10.0  # CIEDE2000: a recolour further than this from every palette colour is worth a note
@@ -114,7 +114,7 @@ def _quat(rotation: Any) -> tuple[float, float, float, float]:
 
 
 def _same_rotation(q1: tuple[float, ...], q2: tuple[float, ...], tolerance: float) -> bool:
-    """True when the rotations differ by less than about sqrt(2 * tolerance) radians."""
+    """True when the rotations differ by less than about sqrt(8 * tolerance) radians."""
     a, b = np.asarray(q1, dtype=float), np.asarray(q2, dtype=float)
     return 1.0 - abs(float(np.dot(a / np.linalg.norm(a), b / np.linalg.norm(b)))) < tolerance
 
