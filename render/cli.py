@@ -108,11 +108,13 @@ def _interrupt(signum: int, frame: object) -> None:
 def cmd_merge(args: argparse.Namespace) -> int:
     from .merge import merge_shards
 
+    core_name, core = _load_scoring_core(args.scoring_core)  # a sharded batch is finished when it is merged
     report = merge_shards([Path(d) for d in args.shard_dirs], Path(args.out))
     for line in report.summary_lines():
         print(line)
     print(f"wrote {Path(args.out) / 'records.jsonl'}")
-    return 1 if report.failed or report.missing else 0
+    delivered = _deliver_records(Path(args.out), core_name, core)
+    return 1 if report.failed or report.missing or not delivered else 0
 
 
 def _positive(text: str) -> int:
@@ -355,6 +357,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("merge", help="combine shard folders into one batch: item folders, records.jsonl, summary")
     p.add_argument("shard_dirs", nargs="+", metavar="SHARD_DIR", help="batch folders written with --shard k/n")
     p.add_argument("--out", required=True, help="merged batch folder (may be one of the shard folders)")
+    p.add_argument("--scoring-core", metavar="NAME|MODULE:FUNCTION",
+                   help="scoring core that receives the merged records (as for render; default: builtin)")
     p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("show", help="print an item's ground truth and questions")

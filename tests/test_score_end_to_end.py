@@ -115,6 +115,17 @@ def test_builtin_core_is_the_default(batch):
 
 
 @pytest.mark.bpy
+def test_merge_delivers_the_merged_records_to_the_scoring_core(batch, tmp_path, monkeypatch):
+    root, _ = batch
+    monkeypatch.syspath_prepend(str(root / "site"))
+    code, stdout, stderr = run("merge", str(root / "out"), "--out", str(tmp_path / "merged"), "--scoring-core", "toy")
+    assert code == 0, stderr
+    received = json.loads((tmp_path / "merged" / "toy_core_received.json").read_text())
+    assert [r["question_id"] for r in received] == [r.question_id for r in read_records(root / "out" / "records.jsonl")]
+    assert "toy core: 6 records" in stdout
+
+
+@pytest.mark.bpy
 def test_written_records_validate_and_their_gold_follows_from_the_object_index_pass(batch):
     root, _ = batch
     out = root / "out"
