@@ -483,3 +483,14 @@ def test_addon_build_rejects_an_unknown_platform_in_one_line(capsys):
         main(["addon", "build", "--platform", "amiga"])
     assert exit_info.value.code == 2
     assert "invalid choice: 'amiga'" in capsys.readouterr().err
+
+
+def test_addon_build_without_the_package_index_fails_in_one_line(tmp_path, monkeypatch, capsys):
+    from render.cli import main
+
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # as on a machine with no access to PyPI
+    monkeypatch.setenv("PIP_FIND_LINKS", "")
+    assert main(["addon", "build", "--out", str(tmp_path), "--platform", "windows-x64"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("stim3d: error: pip could not download the wheels for windows-x64") and "--without-dependencies" in error
+    assert not list(tmp_path.glob("*.zip"))
