@@ -8,6 +8,7 @@ re-measured with scenes.visibility.measure, never taken from the sweep's own num
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from render.sweep import parse_levels
+from render.sweep import accuracy_by_level, parse_levels, read_scores
 from scenes.camera import look_at
 from scenes.model import GroundTruth, Item, Question, Scene
 from scenes.sweep import (
@@ -277,3 +278,47 @@ def test_cli_bad_levels_one_line_exit_2(tmp_path):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "'x' is not a number" in lines[0], result.stderr
     assert not (tmp_path / "out").exists()
+
+
+# -- accuracy vs visibility from a scores file --------------------------------------------------------
+
+
+def test_accuracy_per_level_joins_the_scores_of_each_level_item(tmp_path):
+    sweeps = [
+        {"levels": [{"requested": 0.2, "item_id": "a-vis0200", "achieved": 0.21, "status": "rendered"},
+                    {"requested": 0.6, "item_id": "a-vis0600", "achieved": 0.6, "status": "rendered"},
+                    {"requested": 1.0, "item_id": None, "status": "unreachable"}]},
+        {"levels": [{"requested": 0.2, "item_id": "b-vis0200", "achieved": 0.19, "status": "rendered"},
+                    {"requested": 0.6, "item_id": "b-vis0600", "achieved": 0.6, "status": "rendered"},
+                    {"requested": 1.0, "item_id": "b-vis1000", "achieved": 1.0, "status": "rendered"}]},
+    ]
+    questions = [("a-vis0200", False), ("b-vis0200", True), ("a-vis0600", True), ("b-vis0600", True),
+                 ("b-vis1000", True), ("elsewhere", False)]
+    scores = tmp_path / "scores.json"
+    scores.write_text(json.dumps({"questions": [{"item_id": i, "question_id": f"{i}-q0", "correct": c} for i, c in questions]}))
+    rows = accuracy_by_level(sweeps, read_scores(scores))
+    assert rows == [(0.2, pytest.approx(0.2), 0.5, 2), (0.6, 0.6, 1.0, 2), (1.0, 1.0, 1.0, 1)]
+
+
+def test_scores_that_are_not_from_stim3d_score_are_one_clear_error(tmp_path):
+    bad = tmp_path / "scores.json"
+    bad.write_text('{"rows": []}')
+    with pytest.raises(SweepError, match="not a scores file"):
+        read_scores(bad)
+    unrelated = tmp_path / "other.json"
+    unrelated.write_text(json.dumps({"questions": [{"item_id": "x", "correct": True}]}))
+    with pytest.raises(SweepError, match="none of this sweep's items"):
+        accuracy_by_level([{"levels": [{"requested": 0.5, "item_id": "y", "achieved": 0.5}]}], read_scores(unrelated))
+
+
+def test_plot_gets_an_accuracy_panel_only_when_scores_are_given(tmp_path):
+    from PIL import Image
+
+    from render.sweep import plot_achieved
+
+    sweeps = [{"source_item_id": "a", "levels": [
+        {"requested": 0.2, "item_id": "a-vis0200", "achieved": 0.21, "status": "rendered"},
+        {"requested": 0.6, "item_id": None, "status": "unreachable", "reason": "collision"}]}]
+    alone = Image.open(plot_achieved(sweeps, tmp_path / "alone.png"))
+    both = Image.open(plot_achieved(sweeps, tmp_path / "both.png", {"a-vis0200": [True, False]}))
+    assert both.height == alone.height and both.width == 2 * alone.width
