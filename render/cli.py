@@ -304,7 +304,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             raise UsageError(f"--scores {scores}: no such file (write it with 'stim3d score ... --out')")
         report = run_occlusion_sweep(Path(args.source), levels, Path(args.out), target_id=args.target,
                                      occluder_id=args.occluder, engine=args.engine, samples=args.samples,
-                                     plot=args.plot or scores is not None, scores=scores, progress=progress)
+                                     plot=args.plot, scores=scores, progress=progress)
     except SweepError as exc:
         raise UsageError(str(exc)) from None
     for line in report.summary_lines():

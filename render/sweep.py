@@ -38,6 +38,7 @@ from scenes.model import Item, RenderSettings
 from scenes.placement import InfeasibleError
 from scenes.sweep import ItemSweep, SweepError, sweep_item
 
+from .batch import MANIFEST
 from .config import expand, load_config
 from .handoff import Record, file_sha256, records_for, write_jsonl_atomic
 from .item_folder import is_complete, item_dir, load_item, remove_stale_temporaries, write_item_folder
@@ -205,7 +206,6 @@ def run_occlusion_sweep(
     samples: int | None = None,
     plot: bool = False,
     scores: Path | None = None,
-    force: bool = False,
     progress: ProgressFn | None = None,
 ) -> SweepReport:
     """Sweep every source item and render its reachable levels into `out`.
@@ -216,6 +216,10 @@ def run_occlusion_sweep(
     writes for these records) adds accuracy vs visibility to the plot.
     """
     out = Path(out)
+    if (out / MANIFEST).exists():
+        raise SweepError(f"--out {out} is a batch folder (it has {MANIFEST}); a sweep writes its own records.jsonl, "
+                         "so give it a folder of its own")
+    correct = read_scores(scores) if scores is not None else None  # a bad file fails before any rendering
     sources = load_sources(source, engine, samples)
     report = SweepReport(failed_sources=dict(sources.failed))
     out.mkdir(parents=True, exist_ok=True)
@@ -225,9 +229,9 @@ def run_occlusion_sweep(
     records: list[Record] = []
     with tempfile.TemporaryDirectory(prefix="stim3d-sweep-") as scratch:
         for item in sources.items:
-            def note(message: str, done=done) -> None:
+            def note(message: str, done: int = done, item_id: str = item.item_id) -> None:
                 if progress:
-                    progress(done, total, item.item_id, message)
+                    progress(done, total, item_id, message)
 
             try:
                 swept = sweep_item(item, levels, target_id, occluder_id, progress=note)
@@ -249,7 +253,7 @@ def run_occlusion_sweep(
                         progress(done, total, item.item_id, f"level {result.requested}: unreachable "
                                  f"({result.unreachable.code})")
                     continue
-                folder, status = _render_level(level_item, sources.settings, out, Path(scratch), force)
+                folder, status = _render_level(level_item, sources.settings, out, Path(scratch))
                 if status == "rendered":
                     report.rendered += 1
                 else:
@@ -267,18 +271,18 @@ def run_occlusion_sweep(
     _write_json_atomic(out / SUMMARY, {"levels": levels, "sweeps": report.sweeps,
                                        "failed": [{"item_id": k, "reason": v} for k, v in sorted(report.failed_sources.items())]})
     report.outputs = [out / RECORDS, out / SUMMARY]
-    if plot:
-        correct = read_scores(scores) if scores is not None else None
+    if plot or correct is not None:
         report.outputs.append(plot_achieved(report.sweeps, out / PLOT, correct))
         for sweep in report.sweeps:
             report.outputs.append(strip(sweep, out, out / f"strip-{sweep['source_item_id']}.png"))
     return report
 
 
-def _render_level(item: Item, settings: RenderSettings, out: Path, scratch: Path, force: bool) -> tuple[Path, str]:
+def _render_level(item: Item, settings: RenderSettings, out: Path, scratch: Path) -> tuple[Path, str]:
+    """Render one level into its item folder, unless a complete folder with the same key is there."""
     key = level_key(item, settings)
     folder = item_dir(out, item.item_id)
-    if not force and is_complete(folder) and load_item(folder).provenance.item_key == key:
+    if is_complete(folder) and load_item(folder).provenance.item_key == key:
         return folder, "skipped"
     workdir = scratch / item.item_id
     t0 = time.perf_counter()

@@ -194,7 +194,7 @@ def _matches(obj: SceneObject, subject: dict) -> bool:
 
 
 @dataclass
-class _Stage:
+class SweepStage:
     """The fixed part of a sweep: every object but the occluder, in a Layout for collision checks."""
 
     scene: Scene
@@ -205,6 +205,7 @@ class _Stage:
     truth: ObjectTruth  # the target's ground truth in the source scene (amodal_px, truncation)
 
     def visibility_at(self, xy: tuple[float, float]) -> dict[int, float]:
+        """Every object's visibility with the occluder at ground point `xy` (one cast of the occluder)."""
         trial = self.layout.canvas.copy()
         trial.put(_moved(self.occluder, xy))
         return trial.visibility()
@@ -234,7 +235,8 @@ class _Stage:
         return None
 
 
-def _stage(scene: Scene, target_id: int, occluder_id: int, others_floor: float, rays_per_pixel: int) -> _Stage:
+def sweep_stage(scene: Scene, target_id: int, occluder_id: int, others_floor: float, rays_per_pixel: int) -> SweepStage:
+    """Check the ids and set up the fixed objects; `others_floor` as in `sweep_scene`."""
     if target_id == occluder_id:
         raise SweepError(f"target and occluder are the same object ({target_id})")
     ids = [o.id for o in scene.objects]
@@ -248,16 +250,16 @@ def _stage(scene: Scene, target_id: int, occluder_id: int, others_floor: float, 
     layout.clearance, layout.frame_margin_px = 0.0, -float("inf")
     for obj in scene.objects:
         if obj.id != occluder_id and not layout.try_put(obj, Bounds()):
-            raise SweepError(f"object {obj.id} of the scene is behind the camera or interpenetrates another")
+            raise SweepError(f"object {obj.id} of the scene is (partly) behind the camera")
     layout.clearance, layout.frame_margin_px = clearance, margin
     source = measure(scene, rays_per_pixel)
     visibility = source.visibility()
     floors = {o.id: min(others_floor, visibility[o.id]) for o in scene.objects if o.id != target_id}
     truth = next(t for t in source.truths if t.id == target_id)
-    return _Stage(scene, scene.object(target_id), scene.object(occluder_id), layout, floors, truth)
+    return SweepStage(scene, scene.object(target_id), scene.object(occluder_id), layout, floors, truth)
 
 
-def candidate_paths(stage: _Stage, gap: float = PATH_GAP) -> list[OccluderPath]:
+def candidate_paths(stage: SweepStage, gap: float = PATH_GAP) -> list[OccluderPath]:
     """Both sideways paths from the most hiding point in front of the target (towards the image centre first)."""
     start, sideways = occluder_path(stage.layout, stage.target, stage.occluder, gap)
     reach = footprint_radius(stage.target) + footprint_radius(stage.occluder)
@@ -284,26 +286,38 @@ def _point(start: np.ndarray, direction: np.ndarray, offset: float) -> tuple[flo
     return (round6(x), round6(y))
 
 
+def _rises(profile: list[tuple[float, float]], level: float) -> list[int]:
+    """Indices i where the sampled visibility rises across `level` between samples i - 1 and i."""
+    return [i for i in range(1, len(profile)) if profile[i - 1][1] < level < profile[i][1]]
+
+
 def _crossing(
-    stage: _Stage, path: OccluderPath, level: float, profile: list[tuple[float, float]], tolerance: float
+    stage: SweepStage, path: OccluderPath, level: float, profile: list[tuple[float, float]], tolerance: float
 ) -> tuple[float, float] | None:
-    """(offset, visibility) at the first crossing of `level` along the path, within `tolerance`."""
+    """(offset, visibility) where the target's visibility first comes within `tolerance` of `level`.
+
+    Either a sample itself, or a rise across the level between two samples,
+    solved by bisection; None when pixel steps jump over the window everywhere.
+    """
     target_id = stage.target.id
-    index = next(i for i, (_, v) in enumerate(profile) if v >= level - tolerance)
-    offset, value = profile[index]
-    if abs(value - level) <= tolerance:
-        return offset, value
-    low = profile[index - 1][0]
+    rises = set(_rises(profile, level))
+    for i, (offset, value) in enumerate(profile):
+        if abs(value - level) <= tolerance:
+            return offset, value
+        if i in rises:
+            low = profile[i - 1][0]
 
-    def visibility_from_low(step: float) -> float:
-        return stage.visibility_at(path.point(low + step))[target_id]
+            def visibility_from_low(step: float, low: float = low) -> float:
+                return stage.visibility_at(path.point(low + step))[target_id]
 
-    solved = solve_occluder_offset(visibility_from_low, level, offset - low, tolerance)
-    return None if solved is None else (low + solved[0], solved[1])
+            solved = solve_occluder_offset(visibility_from_low, level, offset - low, tolerance)
+            if solved is not None:
+                return low + solved[0], solved[1]
+    return None
 
 
 def _solve_level(
-    stage: _Stage, path: OccluderPath, level: float, profile: list[tuple[float, float]], tolerance: float
+    stage: SweepStage, path: OccluderPath, level: float, profile: list[tuple[float, float]], tolerance: float
 ) -> LevelResult:
     target_id = stage.target.id
     lowest, highest = min(v for _, v in profile), max(v for _, v in profile)
@@ -322,8 +336,11 @@ def _solve_level(
     # full tolerance only where pixel steps leave nothing closer.
     solved = _crossing(stage, path, level, profile, AIM * tolerance) or _crossing(stage, path, level, profile, tolerance)
     if solved is None:
-        index = next(i for i, (_, v) in enumerate(profile) if v >= level - tolerance)
-        below, above = _jump(stage, path, profile[index - 1][0], profile[index][0], level)
+        rises = _rises(profile, level)
+        if not rises:  # only possible on a path whose visibility falls back through the level
+            return LevelResult(level, unreachable=Unreachable(
+                "pixel_quantisation", f"visibility of object {target_id} never rises through {level} along the path"))
+        below, above = _jump(stage, path, profile[rises[0] - 1][0], profile[rises[0]][0], level)
         return LevelResult(level, unreachable=Unreachable(
             "pixel_quantisation",
             f"visibility of object {target_id} jumps from {below:.3f} to {above:.3f} across {level} "
@@ -340,7 +357,7 @@ def _solve_level(
     return LevelResult(level, scene=scene, offset=round6(offset), achieved=round6(value))
 
 
-def _jump(stage: _Stage, path: OccluderPath, low: float, high: float, level: float) -> tuple[float, float]:
+def _jump(stage: SweepStage, path: OccluderPath, low: float, high: float, level: float) -> tuple[float, float]:
     """The two visibility values on either side of the step that skips `level` (for the message)."""
     target_id = stage.target.id
     for _ in range(60):
@@ -353,7 +370,7 @@ def _jump(stage: _Stage, path: OccluderPath, low: float, high: float, level: flo
 
 
 def solve_sweep(
-    stage: _Stage, path: OccluderPath, levels: Sequence[float], tolerance: float = TOLERANCE
+    stage: SweepStage, path: OccluderPath, levels: Sequence[float], tolerance: float = TOLERANCE
 ) -> Sweep:
     """Solve every level along one given path."""
     offsets = np.linspace(0.0, path.max_offset, SCAN_STEPS + 1)
@@ -383,7 +400,7 @@ def sweep_scene(
     for level in levels:
         if not 0.0 <= level <= 1.0:
             raise SweepError(f"visibility level {level} is outside [0, 1]")
-    stage = _stage(scene, target_id, occluder_id, others_floor, rays_per_pixel)
+    stage = sweep_stage(scene, target_id, occluder_id, others_floor, rays_per_pixel)
     paths = [path] if path is not None else candidate_paths(stage)
     best: Sweep | None = None
     for candidate in paths:

@@ -21,7 +21,7 @@ from scenes.camera import look_at
 from scenes.model import GroundTruth, Item, Question, Scene
 from scenes.sweep import (
     SweepError,
-    _stage,
+    sweep_stage,
     choose_pair,
     count_gold,
     rank_occluders,
@@ -101,7 +101,7 @@ def test_target_visibility_rises_monotonically_along_the_path(occluder):
     """
     source = three_objects(*occluder)
     sweep = sweep_scene(source, 1, 2, [0.5])
-    stage = _stage(source, 1, 2, 0.0, 1)
+    stage = sweep_stage(source, 1, 2, 0.0, 1)
     one_pixel = 1.0 / measure(source).truths[0].amodal_px
     values = [stage.visibility_at(sweep.path.point(t))[1] for t in np.linspace(0.0, sweep.path.max_offset, 90)]
     assert min(np.diff(values)) >= -one_pixel - 1e-12
@@ -145,6 +145,18 @@ def test_frame_edge_caps_the_visibility_of_a_cut_target():
     sweep = sweep_scene(cut, 1, 2, [1.0])
     (level,) = sweep.levels
     assert level.unreachable is not None and level.unreachable.code == "frame_edge"
+
+
+def test_a_level_between_two_pixel_columns_is_reported_as_quantisation():
+    """A level camera sees every vertical edge as a pixel column: an 8-px-wide cube's visibility moves in
+    steps of 1/8, so 0.3 (between 0.25 and 0.375) cannot be met within 0.01, while 0.5 can."""
+    camera = look_at((0.0, -8.0, 0.5), (0.0, 0.0, 0.5), 64, 48)
+    tiny = scene([obj(1, "cube", 0.8, 0.0, 0.0), obj(2, "cylinder", 1.2, 1.6, -1.2, color="blue")], camera=camera)
+    low, middle = sweep_scene(tiny, 1, 2, [0.3, 0.5]).levels
+    assert low.unreachable.code == "pixel_quantisation"
+    below, above = (float(v) for v in low.unreachable.detail.split("jumps from ")[1].split(" across")[0].split(" to "))
+    assert below < 0.3 - 0.01 and above > 0.3 + 0.01
+    assert middle.reachable and abs(visibility_of(middle.scene, 1) - 0.5) <= 0.01
 
 
 def test_other_objects_keep_their_visibility_floor():
@@ -322,3 +334,14 @@ def test_plot_gets_an_accuracy_panel_only_when_scores_are_given(tmp_path):
     alone = Image.open(plot_achieved(sweeps, tmp_path / "alone.png"))
     both = Image.open(plot_achieved(sweeps, tmp_path / "both.png", {"a-vis0200": [True, False]}))
     assert both.height == alone.height and both.width == 2 * alone.width
+
+
+def test_a_batch_folder_is_refused_as_sweep_output(tmp_path):
+    """A sweep writes its own records.jsonl: pointing it at a batch folder must not replace the batch's."""
+    from render.sweep import run_occlusion_sweep
+
+    (tmp_path / "batch.json").write_text("{}")
+    (tmp_path / "records.jsonl").write_text("batch records\n")
+    with pytest.raises(SweepError, match="is a batch folder"):
+        run_occlusion_sweep(tmp_path / "missing", [0.5], tmp_path)
+    assert (tmp_path / "records.jsonl").read_text() == "batch records\n"
