@@ -40,6 +40,7 @@ import ctypes
 import logging
 import multiprocessing
 import os
+import re
 import shutil
 import signal
 import sys
@@ -313,6 +314,20 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
+_BLENDER_SCRIPT_PATH = re.compile(r"[\\/]bpy[\\/]\d+\.\d+[\\/]scripts([\\/]|$)")
+
+
+def _forget_blender_script_paths() -> None:
+    """Drop Blender's script folders that a spawned worker inherited from a parent that imported bpy.
+
+    `import bpy` puts `<site-packages>/bpy/<version>/scripts/{startup,modules}` first on sys.path, and
+    spawn starts the child with the parent's sys.path, where `import bpy` would then find Blender's
+    pure-Python `bpy` package instead of the module ("No module named '_bpy'"). Importing bpy in the
+    worker adds them back.
+    """
+    sys.path[:] = [p for p in sys.path if not _BLENDER_SCRIPT_PATH.search(p)]
+
+
 def _worker_main(conn: Connection, context: JobContext, parent_pid: int, home: str) -> None:
     """A local worker: import the backend once, then render the jobs the parent sends until told to stop.
 
@@ -326,6 +341,7 @@ def _worker_main(conn: Connection, context: JobContext, parent_pid: int, home: s
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
     os.close(log_fd)
+    _forget_blender_script_paths()
     _import_backend(context.settings)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # again: importing Blender may install its own handlers
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
