@@ -38,7 +38,7 @@ from typing import Callable, Iterable, Literal
 from scenes.model import RenderSettings
 
 from .config import BatchConfig, ConfigError, ItemPlan, expand
-from .executors import (Job, JobContext, Outcome, available_cpus, run_local, run_ray,
+from .executors import (Job, JobContext, Outcome, available_cpus, check_ray, run_local, run_ray,
                         threads_per_worker)
 from .handoff import Record, file_sha256, records_for, write_jsonl_atomic
 from .item_folder import ITEMS_DIR, is_complete, item_dir, load_item, remove_stale_temporaries
@@ -339,6 +339,8 @@ def render_batch(
         raise ConfigError(f"recycle_after = {recycle_after}: must be at least 1")
     if executor not in ("local", "ray"):
         raise ConfigError(f"executor = {executor!r}: allowed: local, ray")
+    if executor == "ray":
+        check_ray(address)
     _check_manifest(out, config, force)
     plans = expand(config)
     if shard is not None:

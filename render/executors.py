@@ -43,6 +43,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import time
@@ -196,7 +197,6 @@ class _Schedule:
     attempts: dict[str, int] = field(default_factory=dict)
     ever_ready: bool = False
     startup_deaths: int = 0
-    finished: int = 0
     rendered: int = 0
     early_failures: list[str] = field(default_factory=list)
 
@@ -212,7 +212,7 @@ class _Schedule:
 
     def finish(self, outcome: Outcome) -> None:
         outcome.attempts = self.attempts.get(outcome.item_id, 1)
-        self.finished += 1
+        self.on_outcome(outcome)
         if outcome.status == "rendered":
             self.rendered += 1
         elif outcome.status != "infeasible" and not self.rendered:
@@ -222,7 +222,6 @@ class _Schedule:
                     f"the first {len(self.early_failures)} items all failed and none rendered; "
                     f"stopping (last: {self.early_failures[-1]})"
                 )
-        self.on_outcome(outcome)
 
     def attempt_failed(self, job: Job, outcome: Outcome) -> None:
         """A crash or an unexpected error: retry once in a fresh worker, else report."""
@@ -566,6 +565,24 @@ class RayPool:
     def shutdown(self) -> None:
         for handle in list(self._actors):
             self._forget(handle)
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast on a HOST:PORT nobody listens on (Ray itself retries for minutes)."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or "://" in address:
+        return  # "auto", "ray://...": let Ray interpret it
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ExecutorUnavailable(f"no Ray cluster reachable at {address!r}: {exc.strerror or exc}") from None
+
+
+def check_ray(address: str | None) -> None:
+    """Before anything is written: Ray is installed and, when given, the address answers."""
+    _import_ray()
+    if address:
+        _check_reachable(address)
 
 
 def ray_cluster(address: str | None) -> tuple[Any, bool]:

@@ -60,7 +60,7 @@ def test_sigterm_stops_workers_promptly_and_says_how_to_resume(reference, tmp_pa
     _, stderr = run.communicate(timeout=15)
     assert run.returncode == 130, stderr
     assert "Rerun the same command to resume" in stderr and "Traceback" not in stderr
-    assert workers and not any(alive(pid) for pid in workers)
+    assert workers and wait_until(lambda: not any(alive(pid) for pid in workers), timeout=5)
     assert temporaries(out) == []
     assert not (out / "records.jsonl").exists()  # batch-level files are written by a finished run only
 
@@ -81,6 +81,7 @@ def test_changed_config_is_refused_unless_forced(reference, tmp_path):
 
     forced = stim3d("render", str(changed), "--out", str(out), "--quiet", "--force")
     assert forced.returncode == 0, forced.stderr
+    assert "[1/" not in forced.stderr  # --quiet: no per-item lines
     after = json.loads((out / "items" / "shape_count-t0-00000" / "item.json").read_text())
     assert after["seed_entropy"][0] == 12  # re-rendered from the new config
     assert json.loads((out / "batch.json").read_text())["config"]["seed"] == 12
