@@ -116,7 +116,7 @@ def test_letters_stand_upright_facing_the_camera_above_the_ground():
     assert max(zs) - min(zs) == pytest.approx(6 * item.params["spacing"], abs=1e-5)  # seven rows stacked upwards
     assert min(z - o.dimensions[2] / 2 for z, o in zip(zs, item.scene.objects)) > 0.0
     forward = geometry(item.scene.camera).forward
-    assert np.degrees(np.arccos(abs(forward[1]) / np.linalg.norm(forward))) < 16.0  # plane normal within 16 deg of the view
+    assert np.degrees(np.arccos(abs(forward[1]) / np.linalg.norm(forward))) < 23.0  # plane normal within 23 deg of the view
 
 
 def test_letters_are_distinct_unless_repeats_are_allowed():

@@ -3,7 +3,9 @@
 The letters stand upright in a vertical plane facing the camera (the published
 generator laid them flat on the ground, where perspective squashes them), read
 left to right in the image, and float above the ground: the dots do not rest on
-it, the lowest row hangs about one dot pitch above it. Each dot is a sphere, a
+it, the lowest row hangs about one dot pitch above it. The camera looks at the
+plane from 15-20 degrees above and up to 10 degrees to one side, so the ground
+(not the horizon) lies behind every dot. Each dot is a sphere, a
 cube (a face towards the camera) or a cylinder (its axis towards the camera).
 
 Parameters follow the paper: `dot_size` is the dot's half-extent in metres (the
@@ -46,7 +48,8 @@ CAMERA_ATTEMPTS = 12
 FOCAL_35MM = 50.0
 FILL_WIDTH, FILL_HEIGHT = 0.84, 0.6  # largest share of the frame the letter string may span
 DOT_COLORS = tuple(c for c in COLOR_NAMES if c != "gray")  # gray would melt into the ground and sky
-STAGE = Stage(ground_size=400.0)  # the camera looks almost level: keep the ground's edge near the horizon
+ELEVATION_DEG = (15.0, 20.0)  # enough that, in a 4:3 frame, the horizon stays above the frame: ground behind every dot
+STAGE = Stage(ground_size=400.0)  # the top of the frame looks nearly level: keep the ground's edge far away
 
 
 class LettersParams(FamilyParams):
@@ -142,8 +145,8 @@ def build_dots(text: str, params: LettersParams, color: str) -> tuple[list[Scene
 
 
 def letters_camera(frame: Frame, centre: np.ndarray, half: tuple[float, float], rng: np.random.Generator) -> Camera:
-    """Nearly level view of the letter plane, slightly from above and to one side, framing the string."""
-    elevation = np.radians(rng.uniform(4.0, 12.0))
+    """A view of the letter plane from a little above and to one side, framing the string."""
+    elevation = np.radians(rng.uniform(*ELEVATION_DEG))
     azimuth = np.radians(rng.uniform(-10.0, 10.0))
     fx = FOCAL_35MM / 36.0 * max(frame.width, frame.height)
     distance = max(fx * half[0] / (FILL_WIDTH / 2 * frame.width), fx * half[1] / (FILL_HEIGHT / 2 * frame.height))
