@@ -92,12 +92,9 @@ class Job:
         return self.plan.item_id
 
 
-Status = Literal["rendered", "infeasible", "error"]
-
-
 @dataclass
 class Outcome:
-    """One attempt's result as a worker reports it (`attempts` and final status are set by `schedule`)."""
+    """An item's result: what a worker reports for one attempt; `schedule` sets `attempts` on the final one."""
 
     item_id: str
     status: Literal["rendered", "infeasible", "error", "crashed"]
@@ -105,10 +102,6 @@ class Outcome:
     seconds: float = 0.0
     attempts: int = 1
     files: dict[str, bytes] | None = None  # Ray only: the item folder's files, to install on the driver
-
-    @property
-    def failed(self) -> bool:
-        return self.status != "rendered"
 
 
 def available_cpus() -> int:
