@@ -35,6 +35,7 @@ def test_min_visibility_holds_and_least_visible_object_lands_in_band(family, lev
         assert min(visibility) >= level, visibility
         assert min(visibility) <= level + 0.05 + 1e-9, visibility
         assert item.difficulty["least_visibility"] == min(visibility)
+        assert item.difficulty["band_met"] is True
         assert all(t.truncation == 0.0 for t in item.ground_truth.objects)
 
 
@@ -43,6 +44,15 @@ def test_single_object_scene_is_fully_visible_and_says_band_not_met():
     assert len(item.scene.objects) == 1
     assert item.ground_truth.objects[0].visibility == 1.0
     assert item.difficulty["band_met"] is False
+
+
+def test_tori_only_scene_keeps_the_floor_and_says_band_not_met():
+    """A flat torus cannot hide another torus down to 0.75 from this camera: the band is given up, not faked."""
+    item = make_item("shape_color_count", {"n_shape_types": 1, "max_instances": 1, "min_visibility": 0.7},
+                     [7, 1, 0], "tori", FRAME)
+    assert {o.shape for o in item.scene.objects} == {"torus"} and len(item.scene.objects) >= 2
+    assert min(t.visibility for t in item.ground_truth.objects) >= 0.7
+    assert item.difficulty["band_met"] is (item.difficulty["least_visibility"] <= 0.75)
 
 
 @pytest.mark.parametrize("family", ["shape_count", "shape_color_count"])

@@ -6,8 +6,9 @@ occlusion. Random scattering alone almost never lands in a 0.05-wide band, so
 one object (the *target*) gets an *occluder* placed straight in front of it and
 slid sideways until the target's visibility is in the band (bisection on the
 ray-cast value); every other object is then scattered with visibility >= b.
-A scene with a single object has nothing that could hide it: it is fully
-visible and the band is recorded as not met (`band_met: false`).
+A scene with a single object, or of flat tori only, has nothing that could hide
+an object down to the band: its objects keep the floor, and the band is recorded
+as not met (`band_met: false`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .base import Frame
 
 PLURAL = {"sphere": "spheres", "cube": "cubes", "cone": "cones", "cylinder": "cylinders", "torus": "tori"}
 RESTARTS = 40
+BAND_RESTARTS = 30  # layouts that try for the band before settling for the floor alone
 
 
 def counting_camera(frame: Frame) -> Camera:
@@ -96,20 +98,34 @@ def _occlude_target(
     return None
 
 
+def _occluding_power(spec: Spec) -> float:
+    """Silhouette area a shape can put in front of another (width x height of its box)."""
+    width, _, height = unit_dimensions(spec.shape)
+    return width * height * spec.size**2
+
+
 def place_counting_objects(
     specs: list[Spec], camera: Camera, rng: np.random.Generator, min_visibility: float, band: float,
     rays_per_pixel: int = 1,
 ) -> tuple[Layout, bool]:
-    """Place `specs` (ids 1..n in order) meeting the visibility floor and band. Returns (layout, band_met)."""
+    """Place `specs` (ids 1..n in order) meeting the visibility floor and band. Returns (layout, band_met).
+
+    The occluder is the object with the largest silhouette (a flat torus hides at most
+    ~8 % of another torus from this camera). When no object can hide another down to
+    the band (a scene of tori only), the band is given up after BAND_RESTARTS layouts
+    and the scene is built with the floor alone; `band_met` says so.
+    """
     occlude = len(specs) >= 2 and min_visibility + band < 1.0
     layout = Layout(camera, rays_per_pixel=rays_per_pixel)
-    for _ in range(RESTARTS):
+    for attempt in range(RESTARTS):
         rejections = layout.rejections
         layout = Layout(camera, rays_per_pixel=rays_per_pixel, rejections=rejections)
         order = [int(i) for i in rng.permutation(len(specs))]
         floor = Bounds(min_visibility)
-        if occlude:
-            target_index, occluder_index = order[0], order[1]
+        if occlude and attempt < BAND_RESTARTS:
+            occluder_index = max(order, key=lambda i: _occluding_power(specs[i]))
+            order.remove(occluder_index)
+            target_index = order.pop(0)
             target = layout.place_randomly(
                 lambda x, y, yaw, i=target_index: _make(i + 1, specs[i], x, y, yaw), rng, floor
             )
@@ -117,7 +133,6 @@ def place_counting_objects(
                 layout, target, occluder_index + 1, specs[occluder_index], rng, min_visibility, band
             ) is None:
                 continue
-            order = order[2:]
         placed_all = True
         for i in order:
             if layout.place_randomly(lambda x, y, yaw, i=i: _make(i + 1, specs[i], x, y, yaw), rng, floor) is None:
