@@ -7,7 +7,6 @@ reference for Blender's object-index and depth passes.
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest
@@ -255,24 +254,13 @@ def test_gpu_request_without_gpu_is_a_clear_error(tmp_path):
     check_output(render_scene(scene, settings_for(scene, samples=1), 0, tmp_path), scene)
 
 
-def test_small_render_is_fast_after_warm_up(tmp_path):
-    scene = mixed_scene()
-    render_scene(scene, settings_for(scene), 0, tmp_path)
-    start = time.perf_counter()
-    out = render_scene(scene, settings_for(scene), 0, tmp_path)
-    assert time.perf_counter() - start < 2.0  # typically ~0.1 s on 2 cores
-    assert out.render_seconds < 1.0
-
-
 # -- Workbench --------------------------------------------------------------------------------
 
 
 def test_workbench_preview(tmp_path):
     scene = mixed_scene()
     settings = settings_for(scene, engine="workbench", depth=True)
-    start = time.perf_counter()
     out = render_scene(scene, settings, 0, tmp_path)
-    assert time.perf_counter() - start < 5.0
     check_output(out, scene)
     assert out.instance_map is None  # Blender 5.0's Workbench has no Object Index pass
     truth = measure(scene)
@@ -282,6 +270,4 @@ def test_workbench_preview(tmp_path):
     assert red[:, 0].mean() > red[:, 1].mean() + 40
     relative = np.abs(out.depth[objects] - truth.depth[objects]) / truth.depth[objects]
     assert np.median(relative) < 1e-3
-    start = time.perf_counter()
-    render_scene(scene, settings, 0, tmp_path)
-    assert time.perf_counter() - start < 1.0
+    # Speed is measured in bench/, not asserted here (a loaded machine would make this flaky).
