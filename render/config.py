@@ -74,7 +74,8 @@ class BatchConfig(BaseModel):
 
     def content_hash(self) -> str:
         """Hash of everything that determines the items' files (used to refuse mixing configs)."""
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        # Key order is kept: the order of grid axes decides which item gets which combination.
+        canonical = json.dumps(self.model_dump(mode="json"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
