@@ -7,6 +7,7 @@ stderr naming what is wrong, and exit code 2; never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from pathlib import Path
@@ -276,18 +277,6 @@ def cmd_contact_sheet(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_addon_build(args: argparse.Namespace) -> int:
-    from .addon_build import PLATFORMS, AddonBuildError, build_addon
-
-    platforms = list(PLATFORMS) if "all" in args.platform or not args.platform else args.platform
-    try:
-        build_addon(Path(args.out), platforms, with_dependencies=not args.without_dependencies,
-                    progress=lambda message: print(message, file=sys.stderr, flush=True))
-    except AddonBuildError as exc:
-        raise UsageError(str(exc)) from None
-    return 0
-
-
 def cmd_sweep(args: argparse.Namespace) -> int:
     from scenes.sweep import SweepError
 
@@ -312,6 +301,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     for path in report.outputs:
         print(f"wrote {path}")
     return 1 if report.failed else 0
+
+
+def cmd_addon_build(args: argparse.Namespace) -> int:
+    from .addon_build import PLATFORMS, AddonBuildError, build_addon
+
+    platforms = list(PLATFORMS) if "all" in args.platform or not args.platform else args.platform
+    try:
+        build_addon(Path(args.out), platforms, with_dependencies=not args.without_dependencies,
+                    progress=lambda message: print(message, file=sys.stderr, flush=True))
+    except AddonBuildError as exc:
+        raise UsageError(str(exc)) from None
+    return 0
 
 
 # -- parser ------------------------------------------------------------------------------------------
@@ -400,16 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--family", help="only this family")
     p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE", help=filter_help)
     p.set_defaults(func=cmd_contact_sheet)
-    p = sub.add_parser("addon", help="the Blender extension (add-on): build its installable zip")
-    addon = p.add_subparsers(dest="addon_command", required=True, parser_class=_Parser)
-    p = addon.add_parser("build", help="write the extension zip(s) with the wheels Blender's Python 3.11 needs")
-    p.add_argument("--out", default="dist", help="folder for the zip(s) (default: dist)")
-    p.add_argument("--platform", action="append", default=[], choices=["linux-x64", "windows-x64", "macos-arm64", "all"],
-                   help="Blender platform to bundle wheels for, one zip each; repeatable (default: all)")
-    p.add_argument("--without-dependencies", action="store_true",
-                   help="only stim3d's own wheel, no download: for a Blender whose Python already has trimesh, "
-                        "embreex, python-fcl, pydantic, PyYAML, Pillow and OpenEXR")
-    p.set_defaults(func=cmd_addon_build)
+
     p = sub.add_parser("sweep", help="the same scene at graded visibility levels of one object")
     sweeps = p.add_subparsers(dest="sweep_kind", required=True, parser_class=_Parser)
     p = sweeps.add_parser("occlusion", help="slide one occluder sideways in front of a target; one item per level",
@@ -430,6 +422,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the JSON 'stim3d score' wrote for these records: adds accuracy vs visibility to the plot")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=cmd_sweep)
+    p = sub.add_parser("addon", help="the Blender extension (add-on): build its installable zip")
+    addon = p.add_subparsers(dest="addon_command", required=True, parser_class=_Parser)
+    p = addon.add_parser("build", help="write the extension zip(s) with the wheels Blender's Python 3.11 needs")
+    p.add_argument("--out", default="dist", help="folder for the zip(s) (default: dist)")
+    p.add_argument("--platform", action="append", default=[], choices=["linux-x64", "windows-x64", "macos-arm64", "all"],
+                   help="Blender platform to bundle wheels for, one zip each; repeatable (default: all)")
+    p.add_argument("--without-dependencies", action="store_true",
+                   help="only stim3d's own wheel, no download: for a Blender whose Python already has trimesh, "
+                        "embreex, python-fcl, pydantic, PyYAML, Pillow and OpenEXR")
+    p.set_defaults(func=cmd_addon_build)
     return parser
 
 
@@ -449,6 +451,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("stim3d: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `stim3d score ... | head`: the reader left; not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
