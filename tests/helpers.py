@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from scenes.camera import look_at
-from scenes.colors import named
-from scenes.model import Camera, Light, Scene, SceneObject
-from scenes.primitives import unit_dimensions
+from scenes.colors import PALETTE, named
+from scenes.families.counting import counting_lights
+from scenes.model import SHAPES, Camera, Light, Scene, SceneObject, Stage
+from scenes.primitives import axis_angle_quat, unit_dimensions, world_vertices
 
 
 def obj(object_id: int, shape: str, size: float, x: float, y: float, z: float | None = None, color: str = "red") -> SceneObject:
@@ -25,3 +28,50 @@ def scene(objects: list[SceneObject], camera: Camera | None = None, width: int =
     cam = camera or look_at((0.0, -8.0, 5.0), (0.0, 0.0, 0.3), width, height)
     light = Light(location=(3.0, -3.0, 6.0), rotation_quat=(0.92, 0.27, 0.2, 0.18), size=3.0, power_w=800.0)
     return Scene(camera=cam, lights=[light], objects=objects)
+
+
+# -- scenes for the render backends: the counting families' lights, a few rotated objects ---------------
+
+
+def resting(object_id, shape, color, x, y, size=1.0, rotation=(1.0, 0.0, 0.0, 0.0), finish="matte") -> SceneObject:
+    """An object at (x, y) whose lowest vertex touches the ground, whatever its rotation."""
+    lowest = world_vertices(shape, size, (0.0, 0.0, 0.0), rotation)[:, 2].min()
+    return SceneObject(
+        id=object_id,
+        shape=shape,
+        size=size,
+        dimensions=tuple(d * size for d in unit_dimensions(shape)),
+        location=(x, y, -float(lowest)),
+        rotation_quat=rotation,
+        color=named(color),
+        finish=finish,
+    )
+
+
+def mixed_scene(width=64, height=48) -> Scene:
+    """Five shapes, an occlusion (cube in front of the sphere), a lying cylinder and a tilted torus."""
+    objects = [
+        resting(1, "sphere", "red", -1.6, 1.4, 1.2),
+        resting(2, "cube", "blue", -1.3, 0.0, 0.9, rotation=axis_angle_quat((0, 0, 1), 30)),
+        resting(3, "cone", "green", 2.0, 0.2, 1.0),
+        resting(4, "torus", "yellow", 0.4, -1.6, 1.3, rotation=axis_angle_quat((1, 0, 0), 25)),
+        resting(5, "cylinder", "purple", 1.0, 1.8, 0.8, rotation=axis_angle_quat((1, 0, 0), 90)),
+    ]
+    camera = look_at((0.0, -8.0, 5.0), (0.0, 0.0, 0.3), width, height)
+    return Scene(camera=camera, lights=counting_lights(), stage=Stage(world_strength=0.3), objects=objects)
+
+
+def random_scene(rng: np.random.Generator, width=160, height=120, count=9, high_ids=False) -> Scene:
+    """`count` random objects, 30 % of them tilted; `high_ids` spreads ids above 255 (16-bit masks)."""
+    objects = []
+    for object_id in range(1, count + 1):
+        shape = str(rng.choice(SHAPES))
+        rotation = axis_angle_quat((0, 0, 1), float(rng.uniform(0, 360)))
+        if rng.random() < 0.3:
+            rotation = axis_angle_quat(rng.normal(size=3), float(rng.uniform(0, 180)))
+        objects.append(
+            resting(object_id + (300 * (object_id % 2) if high_ids else 0), shape, str(rng.choice(list(PALETTE))),
+                    float(rng.uniform(-3, 3)), float(rng.uniform(-2, 2.5)), float(rng.uniform(0.5, 1.4)), rotation)
+        )
+    camera = look_at((float(rng.uniform(-2, 2)), -8.0, float(rng.uniform(3, 6))), (0.0, 0.0, 0.3), width, height)
+    return Scene(camera=camera, lights=counting_lights(), stage=Stage(world_strength=0.3), objects=objects)

@@ -16,68 +16,19 @@ bpy = pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) 
 from render import blender  # noqa: E402
 from render.blender import render_scene  # noqa: E402
 from scenes.camera import look_at  # noqa: E402
-from scenes.colors import PALETTE, delta_e_srgb, linear_to_srgb, named, nearest_palette_color, srgb_to_linear  # noqa: E402
-from scenes.model import Light, RenderSettings, Scene, SceneObject, Stage  # noqa: E402
-from scenes.primitives import axis_angle_quat, unit_dimensions, unit_mesh, world_vertices  # noqa: E402
+from scenes.colors import PALETTE, delta_e_srgb, linear_to_srgb, nearest_palette_color, srgb_to_linear  # noqa: E402
+from scenes.model import RenderSettings, Scene, Stage  # noqa: E402
+from scenes.primitives import unit_mesh  # noqa: E402
 from scenes.visibility import measure  # noqa: E402
+
+from scenes.families.counting import counting_lights  # noqa: E402
+
+from .helpers import mixed_scene, random_scene, resting  # noqa: E402
 
 pytestmark = pytest.mark.bpy
 
-SHAPES = ("sphere", "cube", "cone", "cylinder", "torus")
-
 
 # -- scene builders ---------------------------------------------------------------------------
-
-
-def resting(object_id, shape, color, x, y, size=1.0, rotation=(1.0, 0.0, 0.0, 0.0), finish="matte") -> SceneObject:
-    """An object at (x, y) whose lowest vertex touches the ground, whatever its rotation."""
-    lowest = world_vertices(shape, size, (0.0, 0.0, 0.0), rotation)[:, 2].min()
-    return SceneObject(
-        id=object_id,
-        shape=shape,
-        size=size,
-        dimensions=tuple(d * size for d in unit_dimensions(shape)),
-        location=(x, y, -float(lowest)),
-        rotation_quat=rotation,
-        color=named(color),
-        finish=finish,
-    )
-
-
-def lights() -> list[Light]:
-    """Key above-left of the camera and a weaker fill from the right (as the counting families light)."""
-    return [
-        Light(location=(-3.0, -4.0, 7.0), rotation_quat=axis_angle_quat((1.0, -0.6, 0.0), 35.0), size=4.0, power_w=600.0),
-        Light(location=(5.0, -3.0, 4.0), rotation_quat=axis_angle_quat((1.0, 0.8, 0.0), 50.0), size=3.0, power_w=150.0),
-    ]
-
-
-def mixed_scene(width=64, height=48) -> Scene:
-    """Five shapes, an occlusion (cube in front of the sphere), a lying cylinder and a tilted torus."""
-    objects = [
-        resting(1, "sphere", "red", -1.6, 1.4, 1.2),
-        resting(2, "cube", "blue", -1.3, 0.0, 0.9, rotation=axis_angle_quat((0, 0, 1), 30)),
-        resting(3, "cone", "green", 2.0, 0.2, 1.0),
-        resting(4, "torus", "yellow", 0.4, -1.6, 1.3, rotation=axis_angle_quat((1, 0, 0), 25)),
-        resting(5, "cylinder", "purple", 1.0, 1.8, 0.8, rotation=axis_angle_quat((1, 0, 0), 90)),
-    ]
-    camera = look_at((0.0, -8.0, 5.0), (0.0, 0.0, 0.3), width, height)
-    return Scene(camera=camera, lights=lights(), stage=Stage(world_strength=0.3), objects=objects)
-
-
-def random_scene(rng: np.random.Generator, width=160, height=120, count=9) -> Scene:
-    objects = []
-    for object_id in range(1, count + 1):
-        shape = str(rng.choice(SHAPES))
-        rotation = axis_angle_quat((0, 0, 1), float(rng.uniform(0, 360)))
-        if rng.random() < 0.3:
-            rotation = axis_angle_quat(rng.normal(size=3), float(rng.uniform(0, 180)))
-        objects.append(
-            resting(object_id, shape, str(rng.choice(list(PALETTE))), float(rng.uniform(-3, 3)),
-                    float(rng.uniform(-2, 2.5)), float(rng.uniform(0.5, 1.4)), rotation)
-        )
-    camera = look_at((float(rng.uniform(-2, 2)), -8.0, float(rng.uniform(3, 6))), (0.0, 0.0, 0.3), width, height)
-    return Scene(camera=camera, lights=lights(), stage=Stage(world_strength=0.3), objects=objects)
 
 
 def settings_for(scene: Scene, **kwargs) -> RenderSettings:
@@ -210,7 +161,7 @@ def test_palette_colours_render_nearest_their_own_name(tmp_path):
         for i, name in enumerate(names)
     ]
     camera = look_at((0.0, -9.0, 6.0), (0.0, 0.0, 0.3), 128, 96)
-    scene = Scene(camera=camera, lights=lights(), stage=Stage(world_strength=0.3), objects=objects)
+    scene = Scene(camera=camera, lights=counting_lights(), stage=Stage(world_strength=0.3), objects=objects)
     out = render_scene(scene, settings_for(scene, samples=16, denoise=True), 5, tmp_path)
     truth = measure(scene).instance_map
     assert_mask_agreement(out.instance_map, truth)
