@@ -19,10 +19,10 @@ import numpy as np
 
 from ..camera import look_at
 from ..colors import named
-from ..model import Camera, Light, SceneObject, round6
+from ..model import Camera, Light, Question, Scene, SceneObject, round6
 from ..placement import Bounds, InfeasibleError, Layout, occluder_path, resting_pose, solve_occluder_offset, yaw_quat
 from ..primitives import axis_angle_quat, unit_dimensions
-from .base import Frame
+from .base import Composed, Frame
 
 PLURAL = {"sphere": "spheres", "cube": "cubes", "cone": "cones", "cylinder": "cylinders", "torus": "tori"}
 RESTARTS = 40
@@ -151,3 +151,20 @@ def scale_for_crowd(n_objects: int, size_range: tuple[float, float], rng: np.ran
     """Object size: smaller when many objects must share the picture."""
     crowd = min(1.0, float(np.sqrt(10.0 / max(n_objects, 1))))
     return float(rng.uniform(*size_range)) * crowd
+
+
+def compose_counting(
+    specs: list[Spec], params, rng: np.random.Generator, frame: Frame, question: Question, difficulty: dict
+) -> Composed:
+    """Place `specs` under the family's visibility floor and band, measure, and add the measured difficulty."""
+    camera = counting_camera(frame)
+    layout, band_met = place_counting_objects(specs, camera, rng, params.min_visibility, params.band, frame.rays_per_pixel)
+    scene = Scene(camera=camera, lights=counting_lights(), objects=[layout.objects[i] for i in sorted(layout.objects)])
+    truth = layout.canvas.result()
+    measured = {
+        "min_visibility": params.min_visibility,
+        "n_objects": len(specs),
+        "least_visibility": min(t.visibility for t in truth.truths),
+        "band_met": band_met,
+    }
+    return Composed(scene=scene, questions=[question], truth=truth, difficulty={**difficulty, **measured})

@@ -13,9 +13,9 @@ import numpy as np
 from pydantic import Field
 
 from ..colors import COLOR_NAMES
-from ..model import SHAPES, Question, Scene
+from ..model import SHAPES, Question
 from .base import Composed, Family, FamilyParams, Frame
-from .counting import PLURAL, Spec, counting_camera, counting_lights, place_counting_objects, scale_for_crowd
+from .counting import PLURAL, Spec, compose_counting, scale_for_crowd
 from .shape_count import draw_answer
 
 QUESTION = "How many {color} {plural} are in the scene?"
@@ -59,10 +59,6 @@ def compose(params: ShapeColorCountParams, rng: np.random.Generator, frame: Fram
         for (shape, color) in pairs
         for _ in range(counts[(shape, color)])
     ]
-    camera = counting_camera(frame)
-    layout, band_met = place_counting_objects(specs, camera, rng, params.min_visibility, params.band, frame.rays_per_pixel)
-    scene = Scene(camera=camera, lights=counting_lights(), objects=[layout.objects[i] for i in sorted(layout.objects)])
-    truth = layout.canvas.result()
     shape, color = queried
     question = Question(
         question_id="q0",
@@ -75,12 +71,8 @@ def compose(params: ShapeColorCountParams, rng: np.random.Generator, frame: Fram
         "n_shape_types": params.n_shape_types,
         "max_instances": params.max_instances,
         "max_colors_per_shape": params.max_colors_per_shape,
-        "min_visibility": params.min_visibility,
-        "n_objects": n_objects,
-        "least_visibility": min(t.visibility for t in truth.truths),
-        "band_met": band_met,
     }
-    return Composed(scene=scene, questions=[question], truth=truth, difficulty=difficulty)
+    return compose_counting(specs, params, rng, frame, question, difficulty)
 
 
 FAMILY = Family(

@@ -13,9 +13,9 @@ import numpy as np
 from pydantic import Field
 
 from ..colors import COLOR_NAMES
-from ..model import SHAPES, Question, Scene
+from ..model import SHAPES, Question
 from .base import Composed, Family, FamilyParams, Frame
-from .counting import PLURAL, Spec, counting_camera, counting_lights, place_counting_objects, scale_for_crowd
+from .counting import PLURAL, Spec, compose_counting, scale_for_crowd
 
 QUESTION = "How many {plural} are in the scene?"
 
@@ -49,10 +49,6 @@ def compose(params: ShapeCountParams, rng: np.random.Generator, frame: Frame) ->
         for shape in present
         for _ in range(counts[shape])
     ]
-    camera = counting_camera(frame)
-    layout, band_met = place_counting_objects(specs, camera, rng, params.min_visibility, params.band, frame.rays_per_pixel)
-    scene = Scene(camera=camera, lights=counting_lights(), objects=[layout.objects[i] for i in sorted(layout.objects)])
-    truth = layout.canvas.result()
     question = Question(
         question_id="q0",
         text=QUESTION.format(plural=PLURAL[queried]),
@@ -60,16 +56,8 @@ def compose(params: ShapeCountParams, rng: np.random.Generator, frame: Frame) ->
         gold=gold,
         subject={"shape": queried},
     )
-    least = min(t.visibility for t in truth.truths)
-    difficulty = {
-        "n_shape_types": params.n_shape_types,
-        "max_instances": params.max_instances,
-        "min_visibility": params.min_visibility,
-        "n_objects": n_objects,
-        "least_visibility": least,
-        "band_met": band_met,
-    }
-    return Composed(scene=scene, questions=[question], truth=truth, difficulty=difficulty)
+    difficulty = {"n_shape_types": params.n_shape_types, "max_instances": params.max_instances}
+    return compose_counting(specs, params, rng, frame, question, difficulty)
 
 
 FAMILY = Family(
