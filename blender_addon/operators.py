@@ -24,9 +24,6 @@ from .properties import group_values, params_attribute, set_group_values
 from .validation import Validation, revalidate
 
 IMAGE_NAME = "stim3d_render"
-# The batch renderer (render/blender.py) uses Blender 5.0's compositor and file-output API; the other
-# operators work from Blender 4.2 on (checked with bpy 4.2.0).
-RENDER_MIN_BLENDER = (5, 0, 0)
 
 
 def _settings(context: Any) -> Any:
@@ -166,16 +163,6 @@ class STIM3D_OT_render_save(bpy.types.Operator):
 
     _job: Any = None
     _timer: Any = None
-
-    @classmethod
-    def poll(cls, context: Any) -> bool:
-        if bpy.app.version < RENDER_MIN_BLENDER:
-            cls.poll_message_set(
-                f"Render and Save needs Blender {'.'.join(map(str, RENDER_MIN_BLENDER))} or later: stim3d's renderer "
-                "uses its compositor API (Generate, Open, Inspect and Re-validate work here)"
-            )
-            return False
-        return True
 
     def _start(self, context: Any) -> bool:
         settings = _settings(context)

@@ -11,10 +11,18 @@ returns a `RenderOutput`:
   compositor File Output node into a multilayer EXR in `workdir`. Blender 5.0 writes
   that file as a *multi-part* EXR, one part per File Output item, so each pass is
   looked up by channel name across all parts (the first part alone holds only the
-  first item: that is why a second "Depth" item seemed to be missing). The Render
-  Layers "Depth" socket exists only while the view layer's Z pass is on.
+  first item: that is why a second "Depth" item seemed to be missing); Blender 4.x
+  writes one part with both layers. The Render Layers "Depth" socket exists only
+  while the view layer's Z pass is on.
   Both EXR and PNG rows come back top-to-bottom (row 0 = image top); tests check it
   with an asymmetric scene.
+
+Blender versions: the batch runs bpy 5.0.1; the add-on's Render and Save runs this
+same code in desktop Blender 4.2 and later. The compositor tree and the File Output
+node changed API in 5.0, and 4.x calls the Render Layers object-index socket
+"IndexOB": `_compositor_tree`, `_file_output` and `RENDER_LAYER_SOCKETS_4X` hide
+the difference (testing for the 5.0 attribute, not a version number); the rest is
+common. scripts/check_blender42.sh checks bpy 4.2.0.
 
 Pixel filter: Cycles' default (Blackman-Harris, 1.5 px) is kept. Cycles writes its
 data passes (object index, depth) from the first sample of each pixel only, and that
@@ -43,6 +51,7 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -55,6 +64,8 @@ PASSES_NAME = "passes"
 IMAGE_NAME = "image.png"
 LOG_NAME = "blender.log"
 BACKGROUND_DEPTH = 1e9  # Cycles writes 1e10 where a ray hits nothing
+# Blender 4.x names the Render Layers node's object-index socket "IndexOB" (5.0: "Object Index").
+RENDER_LAYER_SOCKETS_4X = {"Object Index": "IndexOB"}
 GPU_KINDS = ("OPTIX", "CUDA")
 GPU_ERROR = "GPU requested but no CUDA/OptiX device found"
 
@@ -114,7 +125,8 @@ def _colour_management(scene_bpy) -> None:
     scene_bpy.render.dither_intensity = 0.0  # no noise added on the float -> 8-bit step
     scene_bpy.render.film_transparent = False
     image = scene_bpy.render.image_settings
-    image.media_type = "IMAGE"
+    if hasattr(image, "media_type"):  # Blender >= 5.0; 4.x has no media type
+        image.media_type = "IMAGE"
     image.file_format = "PNG"
     image.color_mode = "RGB"
     image.color_depth = "8"
@@ -154,30 +166,75 @@ def _workbench(scene_bpy) -> None:
     scene_bpy.display.render_aa = "8"
 
 
-def _pass_tree(bpy, scene_bpy, workdir: Path, object_index: bool, depth: bool) -> list[str]:
-    """Compositor: Render Layers -> File Output (multilayer EXR, 32-bit float). Returns the pass names."""
+def _compositor_tree(bpy, scene_bpy):
+    """An empty compositor node tree that renders of `scene_bpy` run through.
+
+    Blender 5.0 made the compositor a node group of its own (created in
+    `bpy.data.node_groups` and assigned to `scene.compositing_node_group`);
+    Blender 4.x (the add-on's desktop Blenders, 4.2 and later) keeps one tree per
+    scene, switched on with `scene.use_nodes` and found at `scene.node_tree`,
+    which starts with Render Layers -> Composite: cleared here so both versions
+    start from the same empty tree.
+    """
+    scene_bpy.render.use_compositing = True
+    if hasattr(scene_bpy, "compositing_node_group"):  # Blender >= 5.0
+        tree = bpy.data.node_groups.new("stim3d", "CompositorNodeTree")
+        scene_bpy.compositing_node_group = tree
+        return tree
+    scene_bpy.use_nodes = True  # Blender 4.x
+    tree = scene_bpy.node_tree
+    tree.nodes.clear()
+    return tree
+
+
+def _file_output(tree, workdir: Path, names: list[str], frame: int) -> tuple[Any, Path]:
+    """A File Output node writing `names` as float layers of one 32-bit multilayer EXR; returns (node, its path).
+
+    Blender 5.0: `directory` + `file_name` name the file (`passes.exr`),
+    `format.media_type` must be set before `file_format`, and the inputs are
+    `file_output_items`. Blender 4.x: `base_path` is a path prefix to which the
+    frame number is appended (`passes0001.exr`), there is no media type, and a
+    multilayer file's inputs are `layer_slots`.
+    """
+    out = tree.nodes.new("CompositorNodeOutputFile")
+    if hasattr(out, "file_output_items"):  # Blender >= 5.0
+        out.directory = str(workdir)
+        out.file_name = PASSES_NAME
+        out.format.media_type = "MULTI_LAYER_IMAGE"  # before file_format
+        _float_exr(out.format)
+        for name in names:
+            out.file_output_items.new("FLOAT", name)
+        return out, workdir / f"{PASSES_NAME}.exr"
+    out.base_path = str(workdir / PASSES_NAME)  # Blender 4.x
+    _float_exr(out.format)
+    out.layer_slots.clear()
+    for name in names:
+        out.layer_slots.new(name)
+    return out, workdir / f"{PASSES_NAME}{frame:04d}.exr"
+
+
+def _float_exr(image_format) -> None:
+    image_format.file_format = "OPEN_EXR_MULTILAYER"
+    image_format.color_depth = "32"
+    image_format.exr_codec = "ZIP"
+
+
+def _pass_tree(bpy, scene_bpy, workdir: Path, object_index: bool, depth: bool) -> tuple[list[str], Path | None]:
+    """Compositor: Render Layers -> File Output (multilayer EXR, 32-bit float). Returns the pass names and the EXR path."""
     layer = scene_bpy.view_layers[0]
     layer.use_pass_object_index = object_index
     layer.use_pass_z = depth
     names = (["Object Index"] if object_index else []) + (["Depth"] if depth else [])
     if not names:
-        return names
-    tree = bpy.data.node_groups.new("stim3d", "CompositorNodeTree")
-    scene_bpy.compositing_node_group = tree
-    scene_bpy.render.use_compositing = True
+        return names, None
+    tree = _compositor_tree(bpy, scene_bpy)
     layers = tree.nodes.new("CompositorNodeRLayers")
     layers.scene = scene_bpy
-    out = tree.nodes.new("CompositorNodeOutputFile")
-    out.directory = str(workdir)
-    out.file_name = PASSES_NAME
-    out.format.media_type = "MULTI_LAYER_IMAGE"  # before file_format (Blender 5.0)
-    out.format.file_format = "OPEN_EXR_MULTILAYER"
-    out.format.color_depth = "32"
-    out.format.exr_codec = "ZIP"
+    out, path = _file_output(tree, workdir, names, scene_bpy.frame_current)
     for name in names:
-        out.file_output_items.new("FLOAT", name)
-        tree.links.new(layers.outputs[name], out.inputs[name])
-    return names
+        socket = layers.outputs.get(name) or layers.outputs[RENDER_LAYER_SOCKETS_4X[name]]
+        tree.links.new(socket, out.inputs[name])
+    return names, path
 
 
 def _read_passes(path: Path, names: list[str], shape: tuple[int, int]) -> dict[str, np.ndarray]:
@@ -215,10 +272,9 @@ def render_scene(scene: Scene, settings: RenderSettings, seed: int, workdir: Pat
 
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
-    passes_path = workdir / f"{PASSES_NAME}.exr"
     image_path = workdir / IMAGE_NAME
     log_path = workdir / LOG_NAME
-    for stale in (passes_path, image_path):
+    for stale in [image_path, *workdir.glob(f"{PASSES_NAME}*.exr")]:
         stale.unlink(missing_ok=True)
     cycles = settings.engine == "cycles"
     want_depth = settings.depth
@@ -233,7 +289,7 @@ def render_scene(scene: Scene, settings: RenderSettings, seed: int, workdir: Pat
                 _cycles(bpy, scene_bpy, settings, seed)
             else:
                 _workbench(scene_bpy)
-            names = _pass_tree(bpy, scene_bpy, workdir, object_index=cycles, depth=want_depth)
+            names, passes_path = _pass_tree(bpy, scene_bpy, workdir, object_index=cycles, depth=want_depth)
             start = time.perf_counter()
             bpy.ops.render.render()
             seconds = time.perf_counter() - start
@@ -248,7 +304,7 @@ def render_scene(scene: Scene, settings: RenderSettings, seed: int, workdir: Pat
     shape = (camera.height, camera.width)
     if image.shape[:2] != shape:
         raise RuntimeError(f"Blender wrote a {image.shape[1]}x{image.shape[0]} image, expected {shape[1]}x{shape[0]}")
-    passes = _read_passes(passes_path, names, shape) if names else {}
+    passes = _read_passes(passes_path, names, shape) if passes_path else {}
     instance_map = None
     if "Object Index" in passes:
         instance_map = np.rint(passes["Object Index"]).astype(np.uint16)
