@@ -10,18 +10,23 @@ published generator's resolution:
   sigma 1.5, 11 x 11, K1 = 0.01, K2 = 0.03, implemented here in numpy);
 - cost: wall seconds of Cycles' render call, and CPU seconds of the whole
   `render_scene` call (all threads; less sensitive to other work on the machine).
-The chosen default is the setting with the least median CPU seconds whose PSNR
-is >= 38 dB on every scene; it is compared with 128 samples without denoising
-(the published generator's setting) measured in the same run.
+Two choices, each the setting with the least median CPU seconds that meets its
+floors on every scene, compared with 128 samples without denoising (the published
+generator's setting) measured in the same run: the issue's rule, PSNR >= 38 dB;
+and the recommended default, PSNR >= 38 dB and SSIM >= 0.99. Whole-frame PSNR
+is dominated by the smooth ground and backdrop: 8 samples without denoising
+pass 38 dB with grain plainly visible on the objects (SSIM ~0.90).
 
 Runs for a long time (a 1024-sample 800x600 reference takes minutes); by default
 it first waits (up to --wait-minutes) for the load average to drop below --max-load.
 
     python -m bench.render_quality [--quick] [--families shape_count,letters] [--max-load 2.5] [--wait-minutes 60]
+    python -m bench.render_quality --resummarise bench/results/render_quality.json   # choices only, no rendering
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from pathlib import Path
@@ -40,7 +45,7 @@ WIDTH, HEIGHT = 800, 600
 SAMPLES = (8, 16, 32, 64, 128)
 REFERENCE_SAMPLES = 1024
 TARGET_PSNR = 38.0
-PUBLISHED = (128, False)  # the DYSM generator: 128 samples, no denoising
+TARGET_SSIM = 0.99  # guards against visible grain that whole-frame PSNR misses (see `choices`)
 # shape_color_count looks like shape_count (same stage, objects and camera): one of the two is enough.
 DEFAULT_FAMILIES = ("shape_count", "letters", "form_constancy", "spatial_grid")
 
@@ -118,13 +123,95 @@ def render(item: Item, samples: int, denoise: bool, adaptive: bool, seed: int, w
     return {"image": output.image, "render_s": output.render_seconds, "cpu_s": time.process_time() - c0}
 
 
+# -- choosing the default ------------------------------------------------------------------------------
+
+def setting_row(samples: int, denoise: bool, per_scene: list[dict]) -> dict:
+    return {
+        "samples": samples, "denoise": denoise,
+        "psnr_db_min": min(r["psnr_db"] for r in per_scene), "psnr_db_median": median([r["psnr_db"] for r in per_scene]),
+        "ssim_min": min(r["ssim"] for r in per_scene), "ssim_median": median([r["ssim"] for r in per_scene]),
+        "render_s_median": median([r["render_s"] for r in per_scene]), "cpu_s_median": median([r["cpu_s"] for r in per_scene]),
+        "per_scene": per_scene,
+    }
+
+
+def cheapest(rows: list[dict], min_psnr: float, min_ssim: float, published: dict) -> dict | None:
+    """The setting with the least median CPU seconds meeting both floors on every scene, against the published one."""
+    passing = [r for r in rows if r["psnr_db_min"] >= min_psnr and r["ssim_min"] >= min_ssim]
+    if not passing:
+        return None
+    chosen = min(passing, key=lambda r: r["cpu_s_median"])
+    return {
+        "rule": f"PSNR >= {min_psnr} dB" + (f" and SSIM >= {min_ssim}" if min_ssim > 0 else "") + " on every scene, least median CPU s",
+        "samples": chosen["samples"], "denoise": chosen["denoise"],
+        "cpu_s_median": chosen["cpu_s_median"], "render_s_median": chosen["render_s_median"],
+        "psnr_db_min": chosen["psnr_db_min"], "ssim_min": chosen["ssim_min"],
+        "cheaper_than_published_cpu": published["cpu_s_median"] / chosen["cpu_s_median"],
+        "cheaper_than_published_wall": published["render_s_median"] / chosen["render_s_median"],
+    }
+
+
+def choices(rows: list[dict]) -> dict:
+    """The issue's rule (PSNR alone) and the default actually recommended (PSNR and the SSIM floor).
+
+    PSNR over the whole frame is dominated by the large, smooth ground and backdrop,
+    so an image with plainly visible grain on the objects can pass 38 dB; SSIM
+    (local structure) exposes that grain, hence the second floor.
+    """
+    published = max((r for r in rows if not r["denoise"]), key=lambda r: r["samples"])
+    return {
+        "published": {"setting": f"{published['samples']} samples, no denoising", "psnr_db_min": published["psnr_db_min"],
+                      "ssim_min": published["ssim_min"], "cpu_s_median": published["cpu_s_median"],
+                      "render_s_median": published["render_s_median"]},
+        "chosen_psnr_only": cheapest(rows, TARGET_PSNR, 0.0, published),
+        "chosen": cheapest(rows, TARGET_PSNR, TARGET_SSIM, published),
+    }
+
+
+def report(figures: dict, title: str) -> None:
+    rows = figures["settings"]
+    print_table(
+        title,
+        ["samples", "OIDN", "PSNR min dB", "PSNR median dB", "SSIM min", "SSIM median", "render s (median)", "CPU s (median)"],
+        [[r["samples"], "on" if r["denoise"] else "off", r["psnr_db_min"], r["psnr_db_median"], r["ssim_min"], r["ssim_median"],
+          r["render_s_median"], r["cpu_s_median"]] for r in rows],
+    )
+    references = figures["reference"]
+    print(f"reference renders: median {median([r['render_s'] for r in references]):.1f} s "
+          f"(CPU {median([r['cpu_s'] for r in references]):.1f} s)")
+    published = figures["published"]
+    for key in ("chosen_psnr_only", "chosen"):
+        c = figures[key]
+        if c is None:
+            print(f"\n{key}: no setting meets the floors on every scene")
+            continue
+        print(f"\n{c['rule']}: {c['samples']} samples, OIDN {'on' if c['denoise'] else 'off'} "
+              f"({c['cpu_s_median']:.1f} CPU s, {c['render_s_median']:.1f} s render; PSNR min {c['psnr_db_min']:.1f} dB, "
+              f"SSIM min {c['ssim_min']:.4f}): {c['cheaper_than_published_cpu']:.1f}x cheaper in CPU time "
+              f"({c['cheaper_than_published_wall']:.1f}x in wall time) than {published['setting']} "
+              f"(PSNR min {published['psnr_db_min']:.1f} dB, SSIM min {published['ssim_min']:.4f})")
+
+
+def resummarise(path: Path) -> None:
+    """Recompute the choices of an existing results file from its measurements (no rendering)."""
+    document = json.loads(path.read_text())
+    figures = document["figures"]
+    figures.update(choices(figures["settings"]))
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    report(figures, f"{path} (choices recomputed from its measurements)")
+
+
 def main() -> None:
     def add(parser):
         parser.add_argument("--families", help=f"comma-separated families, one scene each (default {','.join(DEFAULT_FAMILIES)})")
         parser.add_argument("--max-load", type=float, default=2.5, help="wait for the 1-minute load average to drop below this")
         parser.add_argument("--wait-minutes", type=float, default=60.0, help="longest wait for a quiet machine")
+        parser.add_argument("--resummarise", type=Path, metavar="RESULTS_JSON", help="only recompute the choices of a results file")
 
     args = parse_args(__doc__.splitlines()[0], add)
+    if args.resummarise:
+        resummarise(args.resummarise)
+        return
     families = tuple(args.families.split(",")) if args.families else DEFAULT_FAMILIES
     if args.quick:
         width, height, samples, reference_samples, families = 320, 240, (4, 8), 32, families[:1]
@@ -159,47 +246,10 @@ def main() -> None:
                              f"{results[(s, denoise)][-1]['psnr_db']:.2f} dB, {out['render_s']:.1f} s")
                 run.sample_load()
 
-    settings_rows = []
-    for (s, denoise), per_scene in results.items():
-        settings_rows.append({
-            "samples": s, "denoise": denoise,
-            "psnr_db_min": min(r["psnr_db"] for r in per_scene), "psnr_db_median": median([r["psnr_db"] for r in per_scene]),
-            "ssim_min": min(r["ssim"] for r in per_scene), "ssim_median": median([r["ssim"] for r in per_scene]),
-            "render_s_median": median([r["render_s"] for r in per_scene]), "cpu_s_median": median([r["cpu_s"] for r in per_scene]),
-            "per_scene": per_scene,
-        })
-    published = next(r for r in settings_rows if (r["samples"], r["denoise"]) == (samples[-1], PUBLISHED[1]))
-    passing = [r for r in settings_rows if r["psnr_db_min"] >= TARGET_PSNR]
-    chosen = min(passing, key=lambda r: r["cpu_s_median"]) if passing else None
-    figures = {
-        "settings": settings_rows,
-        "reference": references,
-        "chosen": None if chosen is None else {
-            "samples": chosen["samples"], "denoise": chosen["denoise"],
-            "cpu_s_median": chosen["cpu_s_median"], "render_s_median": chosen["render_s_median"],
-            "psnr_db_min": chosen["psnr_db_min"],
-            "published_setting": f"{published['samples']} samples, no denoising",
-            "published_psnr_db_min": published["psnr_db_min"],
-            "cheaper_than_published_cpu": published["cpu_s_median"] / chosen["cpu_s_median"],
-            "cheaper_than_published_wall": published["render_s_median"] / chosen["render_s_median"],
-        },
-    }
-    print_table(
-        f"Cycles at {width}x{height} vs a {reference_samples}-sample reference, {len(items)} scenes ({', '.join(families)})",
-        ["samples", "OIDN", "PSNR min dB", "PSNR median dB", "SSIM min", "SSIM median", "render s (median)", "CPU s (median)"],
-        [[r["samples"], "on" if r["denoise"] else "off", r["psnr_db_min"], r["psnr_db_median"], r["ssim_min"], r["ssim_median"],
-          r["render_s_median"], r["cpu_s_median"]] for r in settings_rows],
-    )
-    print(f"reference renders: median {median([r['render_s'] for r in references]):.1f} s "
-          f"(CPU {median([r['cpu_s'] for r in references]):.1f} s)")
-    if chosen is None:
-        print(f"\nno setting reached PSNR >= {TARGET_PSNR} dB on every scene")
-    else:
-        c = figures["chosen"]
-        print(f"\ncheapest setting with PSNR >= {TARGET_PSNR} dB on every scene: {c['samples']} samples, OIDN "
-              f"{'on' if c['denoise'] else 'off'} ({c['cpu_s_median']:.1f} CPU s, {c['render_s_median']:.1f} s render); "
-              f"{c['cheaper_than_published_cpu']:.1f}x cheaper in CPU time ({c['cheaper_than_published_wall']:.1f}x in wall time) "
-              f"than {c['published_setting']} ({c['published_psnr_db_min']:.1f} dB min)")
+    settings_rows = [setting_row(s, d, per_scene) for (s, d), per_scene in results.items()]
+    figures = {"settings": settings_rows, "reference": references, **choices(settings_rows)}
+    report(figures, f"Cycles at {width}x{height} vs a {reference_samples}-sample reference, "
+                    f"{len(items)} scenes ({', '.join(families)})")
     run.finish(figures)
 
 
