@@ -83,16 +83,6 @@ def median(values: Sequence[float]) -> float:
     return float(statistics.median(values))
 
 
-def timed(function: Callable[[], Any], repeats: int) -> tuple[list[float], Any]:
-    """Wall seconds of `repeats` calls (after none: warm-ups are the caller's choice) and the last result."""
-    seconds, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = function()
-        seconds.append(time.perf_counter() - start)
-    return seconds, result
-
-
 def format_cell(value: Any) -> str:
     if isinstance(value, float):
         if value != 0 and (abs(value) >= 1e5 or abs(value) < 1e-3):
