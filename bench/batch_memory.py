@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from render.batch import item_key
-from render.config import expand, parse_config
-from render.executors import JobContext, Job, run_job
+from stim3d.render.batch.config import expand, parse_config
+from stim3d.render.batch.driver import item_key
+from stim3d.render.batch.executors.jobs import Job, JobContext, run_job
 
 from .common import Run, parse_args, print_table, progress
 

@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from render.batch import render_batch
-from render.config import load_config
+from stim3d.render.batch.config import load_config
+from stim3d.render.batch.driver import render_batch
 
 from .common import Run, load_average, parse_args, print_table, progress, wait_for_quiet
 

@@ -16,10 +16,11 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 QUICK_DIR = Path(tempfile.gettempdir()) / "stim3d-bench"

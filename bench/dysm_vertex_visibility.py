@@ -20,14 +20,14 @@ an absolute count whatever the object's size or the image's resolution.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Literal
 
 import numpy as np
 import trimesh
 
-from scenes.model import Scene, SceneObject
-from scenes.primitives import TORUS_TUBE, quat_to_matrix, unit_mesh
+from stim3d.scenes.model import Scene, SceneObject
+from stim3d.scenes.primitives import TORUS_TUBE, quat_to_matrix, unit_mesh
 
 CLEVR_MIN_PIXELS = 200
 Blockers = Literal["earlier", "all"]
@@ -38,7 +38,7 @@ def _ring(radius: float, z: float, n: int) -> np.ndarray:
     return np.stack([radius * np.cos(angles), radius * np.sin(angles), np.full(n, z)], axis=1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def blender_default_vertices(shape: str) -> np.ndarray:
     """Vertices of Blender's default primitive of `shape`, at stim3d's unit size (read-only).
 

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from render.config import expand, load_config
-from render.item_folder import load_item, load_mask
-from render.produce import produce_item
-from scenes.model import RenderSettings
-from scenes.placement import InfeasibleError
-from scenes.visibility import measure
+from stim3d.render.batch.config import expand, load_config
+from stim3d.render.batch.item_folder import load_item, load_mask
+from stim3d.render.batch.produce import produce_item
+from stim3d.scenes.model import RenderSettings
+from stim3d.scenes.placement import InfeasibleError
+from stim3d.scenes.visibility import measure
 
 from .common import Run, median, parse_args, print_table, progress
 

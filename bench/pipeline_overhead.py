@@ -26,8 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from render.config import expand, load_config
-from render.produce import produce_item
+from stim3d.render.batch.config import expand, load_config
+from stim3d.render.batch.produce import produce_item
 
 from .common import Run, median, parse_args, print_table, progress
 

@@ -33,10 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
-from scenes.families import FAMILIES, Frame
-from scenes.items import make_item
-from scenes.model import Item, RenderSettings
-from scenes.placement import InfeasibleError
+from stim3d.scenes.families import FAMILIES
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.items import make_item
+from stim3d.scenes.model import Item, RenderSettings
+from stim3d.scenes.placement import InfeasibleError
 
 from .common import Run, median, parse_args, print_table, progress, wait_for_quiet
 
@@ -89,7 +90,7 @@ def ssim(image: np.ndarray, reference: np.ndarray) -> float:
 def dysm3d_items(families: tuple[str, ...], width: int, height: int) -> tuple[list[Item], str]:
     """One item per family from the dysm3d preset's plan (its middle item, or the next one buildable at this size)."""
     if PRESET.is_file() and all(f in FAMILIES for f in families):
-        from render.config import expand, load_config
+        from stim3d.render.batch.config import expand, load_config
 
         config = load_config(PRESET)
         plans = expand(config)
@@ -114,7 +115,7 @@ def dysm3d_items(families: tuple[str, ...], width: int, height: int) -> tuple[li
 
 
 def render(item: Item, samples: int, denoise: bool, adaptive: bool, seed: int, workdir: Path, width: int, height: int) -> dict:
-    from render.blender import render_scene
+    from stim3d.render.backends.blender import render_scene
 
     settings = RenderSettings(engine="cycles", width=width, height=height, samples=samples, denoise=denoise,
                               adaptive_sampling=adaptive)

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from scenes.families import Frame
-from scenes.items import make_item
-from scenes.placement import InfeasibleError
-from scenes.visibility import measure
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.items import make_item
+from stim3d.scenes.placement import InfeasibleError
+from stim3d.scenes.visibility import measure
 
 from .common import Run, parse_args, print_table, progress
 from .dysm_vertex_visibility import CLEVR_MIN_PIXELS, clevr_accepts, dysm_visibility

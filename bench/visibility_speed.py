@@ -26,14 +26,14 @@ from pathlib import Path
 
 import numpy as np
 
-from scenes.camera import geometry
-from scenes.colors import COLOR_NAMES, named
-from scenes.families import Frame
-from scenes.families.counting import counting_camera, counting_lights
-from scenes.model import SHAPES, RenderSettings, Scene, SceneObject
-from scenes.placement import Bounds, Layout, resting_pose, yaw_quat
-from scenes.primitives import unit_dimensions, world_vertices
-from scenes.visibility import measure
+from stim3d.scenes.camera import geometry
+from stim3d.scenes.colors import COLOR_NAMES, named
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.families.counting import counting_camera, counting_lights
+from stim3d.scenes.model import SHAPES, RenderSettings, Scene, SceneObject
+from stim3d.scenes.placement import Bounds, Layout, resting_pose, yaw_quat
+from stim3d.scenes.primitives import unit_dimensions, world_vertices
+from stim3d.scenes.visibility import measure
 
 from .common import Run, median, parse_args, print_table, progress
 
@@ -101,7 +101,7 @@ def time_raycast(scene: Scene, repeats: int) -> dict:
 
 def blender_route(scene: Scene, workdir: Path) -> dict:
     """Visible fractions from Blender: one object-index render of the scene plus one per object alone."""
-    from render.blender import render_scene
+    from stim3d.render.backends.blender import render_scene
 
     settings = RenderSettings(engine="cycles", width=scene.camera.width, height=scene.camera.height, samples=1,
                               denoise=False, adaptive_sampling=False)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scenes.model import Item
+from stim3d.scenes.model import Item
 
 from .session import stim3d_objects
 from .validation import Validation, min_visibility_of

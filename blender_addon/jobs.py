@@ -17,8 +17,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from render.item_folder import item_dir
-from scenes.model import Item, RenderSettings
+from stim3d.render.batch.layout import item_dir
+from stim3d.scenes.model import Item, RenderSettings
 
 SCRIPT = Path(__file__).with_name("render_job.py")
 LOG_TAIL_LINES = 15

@@ -14,9 +14,9 @@ import bpy
 from bpy.props import StringProperty
 from pydantic import ValidationError
 
-from render.scene_readback import ReadbackError, read_scene
-from scenes.families import FAMILIES
-from scenes.placement import InfeasibleError
+from stim3d.render.backends.readback import ReadbackError, read_scene
+from stim3d.scenes.families import FAMILIES
+from stim3d.scenes.placement import InfeasibleError
 
 from . import display, jobs, session
 from .params import ParamsError, field_specs, params_from_values

@@ -6,7 +6,7 @@ from typing import Any
 
 import bpy
 
-from scenes.families import FAMILIES
+from stim3d.scenes.families import FAMILIES
 
 from .params import field_specs
 from .properties import params_attribute

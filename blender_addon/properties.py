@@ -26,7 +26,7 @@ from bpy.props import (
     StringProperty,
 )
 
-from scenes.families import FAMILIES
+from stim3d.scenes.families import FAMILIES
 
 from .params import INT_LIMIT, FieldSpec, field_specs
 

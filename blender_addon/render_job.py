@@ -6,8 +6,8 @@ Run by blender_addon/jobs.py, never by hand:
 
 Why a separate process: the batch renderer (`render.blender.render_scene`)
 starts from factory settings, which would wipe the user's open session; a child
-Blender renders the edited item with exactly the batch's code (render_with,
-finish_item, write_item_folder, write_records) and leaves the user's scene alone.
+Blender renders the edited item with exactly the batch's code (render_item,
+write_records) and leaves the user's scene alone.
 
 JOB.json: {"item": item JSON, "settings": RenderSettings, "out": batch folder,
 "workdir": scratch folder, "sys_path": folders to import stim3d and its wheels
@@ -18,27 +18,18 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 
 def run(job: dict) -> tuple[Path, int]:
     """Render, write the item folder, rebuild OUT/records.jsonl. Returns (folder, record count)."""
-    from render.batch import write_records
-    from render.item_folder import write_item_folder
-    from render.produce import finish_item, render_with
-    from scenes.model import Item, RenderSettings
+    from stim3d.render.batch.driver import write_records
+    from stim3d.render.batch.produce import render_item
+    from stim3d.scenes.model import Item, RenderSettings
 
     item = Item.model_validate_json(job["item"])
     settings = RenderSettings.model_validate(job["settings"])
-    started = time.perf_counter()
-    output = render_with(settings, item, Path(job["workdir"]))
-    rendered = time.perf_counter()
-    finished, mask = finish_item(item, output, settings, key=None)
-    provenance = finished.provenance.model_copy(update={"edited_by_hand": True})  # type: ignore[union-attr]
-    finished = finished.model_copy(update={"provenance": provenance})
-    timing = {"scene_build_and_passes": (rendered - started) - output.render_seconds, "render_call": output.render_seconds}
-    folder = write_item_folder(Path(job["out"]), finished, output, mask, timing)
+    folder = render_item(item, settings, Path(job["out"]), Path(job["workdir"]), key=None, edited_by_hand=True)
     return folder, write_records(Path(job["out"]))
 
 

@@ -17,12 +17,12 @@ from typing import Any
 import bpy
 from pydantic import ValidationError
 
-from render import blender_scene
-from render.scene_readback import ROLE_KEY
-from scenes.camera import blender_lens
-from scenes.families import Frame
-from scenes.items import make_item
-from scenes.model import SCHEMA_VERSION, Item, RenderSettings
+from stim3d.render.backends import blender_scene
+from stim3d.render.backends.readback import ROLE_KEY
+from stim3d.scenes.camera import blender_lens
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.items import make_item
+from stim3d.scenes.model import SCHEMA_VERSION, Item, RenderSettings
 
 BUILT_KEY = "stim3d_built"  # custom property on every object (and the world) the add-on built
 

@@ -22,17 +22,19 @@ Blender objects back (render/scene_readback.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from itertools import combinations
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from scenes.model import GroundTruth, Gold, Item, Question, Scene, SceneObject
-from scenes.placement import Layout, mesh_distance
-from scenes.primitives import TORUS_TUBE, quat_to_matrix, unit_mesh, world_vertices
-from scenes.visibility import VisibilityResult, measure
+from stim3d.scenes.model import GroundTruth, Item, Question, Scene, SceneObject
+from stim3d.scenes.placement import Layout, mesh_distance
+from stim3d.scenes.primitives import TORUS_TUBE, quat_to_matrix, unit_mesh, world_vertices
+from stim3d.scenes.visibility import VisibilityResult, measure
+from stim3d.scoring.answers import Gold
 
 VISIBLE_PX_TO_COUNT = 1.0  # pixels: an object with fewer visible pixels is not in the picture
 CONTACT_M = 1e-4  # mesh distance at or below which two objects interpenetrate (or touch)
@@ -133,7 +135,7 @@ def min_visibility_of(item: Item) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _face_planes(shape: str) -> tuple[np.ndarray, np.ndarray]:
     """Outward unit normals and offsets of a convex unit mesh's faces (degenerate faces dropped)."""
     mesh = unit_mesh(shape)  # type: ignore[arg-type]

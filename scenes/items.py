@@ -32,8 +32,14 @@ def make_item(
     item_id: str,
     frame: Frame,
     split: str = "test",
+    scene_id: str | None = None,
 ) -> Item:
-    """Compose and measure one item. Raises placement.InfeasibleError when constraints cannot be met."""
+    """Compose and measure one item. Raises placement.InfeasibleError when constraints cannot be met.
+
+    `scene_id` names the scene that several variants of one item share (same seed,
+    different parameter overrides, e.g. with and without a cue); it is recorded as
+    `difficulty.scene_id`, which the hand-off records use as their `scene_id`.
+    """
     family = get_family(family_name)
     validated = family.params_model.model_validate(params)
     rng = np.random.default_rng(np.random.SeedSequence(entropy))
@@ -51,5 +57,5 @@ def make_item(
         scene=composed.scene,
         ground_truth=GroundTruth(objects=composed.truth.truths, rays_per_pixel=frame.rays_per_pixel),
         questions=questions,
-        difficulty=composed.difficulty,
+        difficulty={**composed.difficulty, "scene_id": scene_id} if scene_id else composed.difficulty,
     )

@@ -14,12 +14,13 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stim3d.scoring.answers import AnswerType, Gold
+
 SCHEMA_VERSION = "1.0"
 
 Shape = Literal["sphere", "cube", "cone", "cylinder", "torus"]
 SHAPES: tuple[Shape, ...] = ("sphere", "cube", "cone", "cylinder", "torus")
 Finish = Literal["matte", "glossy"]
-AnswerType = Literal["integer", "letters", "yes_no", "cell", "cell_set"]
 
 Vec3 = tuple[float, float, float]
 Quat = tuple[float, float, float, float]  # (w, x, y, z), Blender's order
@@ -114,8 +115,6 @@ class Scene(Strict):
                 return obj
         raise KeyError(f"scene has no object with id {object_id}")
 
-
-Gold = Union[int, str, tuple[int, int], list[tuple[int, int]]]
 
 
 class Question(Strict):

@@ -15,9 +15,9 @@ naming the constraint that rejected the most candidates, never recursion.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable
 
 import fcl
 import numpy as np

@@ -15,7 +15,7 @@ What `size` means per shape (all in metres):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -137,7 +137,7 @@ def _torus() -> PrimitiveMesh:
 _BUILDERS = {"sphere": _sphere, "cube": _cube, "cylinder": _cylinder, "cone": _cone, "torus": _torus}
 
 
-@lru_cache(maxsize=None)
+@cache
 def unit_mesh(shape: Shape) -> PrimitiveMesh:
     """The unit-size mesh of `shape`; arrays are read-only and shared."""
     try:

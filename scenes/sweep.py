@@ -31,8 +31,8 @@ items say so (`difficulty.answer_depends_on_visibility: false`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 

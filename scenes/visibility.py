@@ -131,7 +131,7 @@ class VisibilityCanvas:
         del self.casts[object_id]
         self._dirty = True
 
-    def copy(self) -> "VisibilityCanvas":
+    def copy(self) -> VisibilityCanvas:
         clone = VisibilityCanvas(self.camera, self.rays_per_pixel, dict(self.casts))
         self._refresh()
         clone._distance, clone._ids, clone._dirty = self._distance.copy(), self._ids.copy(), False

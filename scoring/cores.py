@@ -15,18 +15,17 @@ which this distribution also registers under that name.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Callable, Sequence
-
-from render.handoff import Record, answer_text
 
 from .parsers import canonical_gold, parse
+from .records import Record, answer_text
 from .rules import RuleError, check_rule
 
 GROUP = "stim3d.scoring_cores"
 BUILTIN = "builtin"
-BUILTIN_TARGET = "scoring.cores:receive"
+BUILTIN_TARGET = "stim3d.scoring.cores:receive"
 
 ScoringCore = Callable[[list[Record], Path], Sequence[str] | None]
 

@@ -22,14 +22,14 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
-
-from render.handoff import Record
+from typing import Any
 
 from .parsers import canonical_gold, parse
-from .rules import apply, applicable_rules, check_rule
+from .records import Record
+from .rules import applicable_rules, apply, check_rule
 
 NONE_LABEL = "(none)"
 

@@ -23,8 +23,9 @@ earns credit only from an exact match, never from being near a real cell.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 Params = Mapping[str, float]
 NO_CELL = (0, 0)

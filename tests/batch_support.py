@@ -48,12 +48,12 @@ def write_config(folder: Path, name: str = "batch.yaml", seed: int = 11, count: 
 
 
 def stim3d(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "render.cli", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "stim3d", *args], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, timeout=timeout)
 
 
 def start_stim3d(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "render.cli", *args], cwd=ROOT, stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "stim3d", *args], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from scenes.camera import look_at
-from scenes.colors import PALETTE, named
-from scenes.families.counting import counting_lights
-from scenes.model import SHAPES, Camera, Light, Scene, SceneObject, Stage
-from scenes.primitives import axis_angle_quat, unit_dimensions, world_vertices
+from stim3d.scenes.camera import look_at
+from stim3d.scenes.colors import PALETTE, named
+from stim3d.scenes.families.counting import counting_lights
+from stim3d.scenes.model import SHAPES, Camera, Light, Scene, SceneObject, Stage
+from stim3d.scenes.primitives import axis_angle_quat, unit_dimensions, world_vertices
 
 
 def obj(object_id: int, shape: str, size: float, x: float, y: float, z: float | None = None, color: str = "red") -> SceneObject:

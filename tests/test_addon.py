@@ -22,14 +22,14 @@ import numpy as np
 import pytest
 from pydantic import Field
 
-from blender_addon.params import ParamsError, field_specs, params_from_values
-from blender_addon.validation import check_constraints, revalidate
-from blender_addon.visibility_colors import visibility_rgba
-from scenes.families import FAMILIES, Frame
-from scenes.families.base import FamilyParams
-from scenes.items import make_item
-from scenes.model import Item
-from scenes.visibility import measure
+from stim3d.blender_addon.params import ParamsError, field_specs, params_from_values
+from stim3d.blender_addon.validation import check_constraints, revalidate
+from stim3d.blender_addon.visibility_colors import visibility_rgba
+from stim3d.scenes.families import FAMILIES
+from stim3d.scenes.families.base import FamilyParams, Frame
+from stim3d.scenes.items import make_item
+from stim3d.scenes.model import Item
+from stim3d.scenes.visibility import measure
 from tests.helpers import obj, scene
 
 WIDTH, HEIGHT = 128, 96
@@ -107,7 +107,7 @@ def test_visibility_colours_set_hidden_objects_apart_from_visible_ones():
 def addon():
     """The add-on registered in this process's Blender, as Blender would on enabling it."""
     bpy = pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not installed")
-    import blender_addon
+    from stim3d import blender_addon
 
     blender_addon.register()
     yield bpy
@@ -123,7 +123,7 @@ def batch(tmp_path_factory):
         f"seed: 5\nrender: {{engine: cycles, width: {WIDTH}, height: {HEIGHT}, samples: 4, denoise: false}}\n"
         "tasks:\n  - family: shape_count\n    count: 1\n    params: {n_shape_types: 2, max_instances: 2}\n"
     )
-    done = subprocess.run([sys.executable, "-m", "render.cli", "render", str(config), "--out", str(folder / "out"), "--quiet"],
+    done = subprocess.run([sys.executable, "-m", "stim3d", "render", str(config), "--out", str(folder / "out"), "--quiet"],
                           capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == 0, done.stderr
     (item_folder,) = (folder / "out" / "items").iterdir()
@@ -145,27 +145,27 @@ def _generate(bpy, family: str, seed: int, **params) -> Item:
 
 
 def _objects(bpy) -> dict[int, object]:
-    from blender_addon.session import stim3d_objects
+    from stim3d.blender_addon.session import stim3d_objects
 
     return stim3d_objects(bpy.context.scene)
 
 
 def _read_back(bpy, base):
-    from render.scene_readback import read_scene
+    from stim3d.render.backends.readback import read_scene
 
     bpy.context.view_layer.update()
     return read_scene(bpy.context.scene.objects, base, bpy.context.scene.camera)
 
 
 def _mask(folder: Path) -> np.ndarray:
-    from render.item_folder import load_mask
+    from stim3d.render.batch.item_folder import load_mask
 
     return load_mask(folder)
 
 
 @pytest.mark.bpy
 def test_built_zip_installs_and_enables_through_blenders_extension_machinery(tmp_path):
-    from render.cli import main
+    from stim3d.render.cli import main
 
     assert main(["addon", "build", "--out", str(tmp_path / "dist"), "--without-dependencies"]) == 0
     (zip_path,) = (tmp_path / "dist").glob("stim3d-*.zip")
@@ -181,7 +181,7 @@ def test_built_zip_installs_and_enables_through_blenders_extension_machinery(tmp
     script = f"""
 import json, os, bpy
 result = bpy.ops.extensions.package_install_files(filepath={str(zip_path)!r}, repo="user_default", enable_on_install=True)
-import scenes
+import stim3d.scenes
 settings = bpy.context.scene.stim3d
 settings.width, settings.height, settings.seed = {WIDTH}, {HEIGHT}, 1
 generated = bpy.ops.stim3d.generate()
@@ -216,8 +216,8 @@ print("RESULT " + json.dumps({{
 
 @pytest.mark.bpy
 def test_generate_builds_the_items_objects_transforms_and_materials(addon):
-    from scenes.colors import srgb_to_linear
-    from scenes.primitives import world_vertices
+    from stim3d.scenes.colors import srgb_to_linear
+    from stim3d.scenes.primitives import world_vertices
 
     bpy = addon
     item = _generate(bpy, "shape_color_count", 3, n_shape_types=3, min_visibility=0.7)
@@ -334,8 +334,8 @@ def test_hiding_an_object_drops_its_visibility_and_the_count_and_save_keeps_it(a
 
 @pytest.mark.bpy
 def test_duplicates_deletions_and_recolours_read_back_as_new_ids_and_colours(addon):
-    from render.scene_readback import ReadbackError
-    from scenes.colors import PALETTE, srgb_to_linear
+    from stim3d.render.backends.readback import ReadbackError
+    from stim3d.scenes.colors import PALETTE, srgb_to_linear
 
     bpy = addon
     item = _generate(bpy, "shape_color_count", 4, n_shape_types=3)
@@ -455,7 +455,7 @@ class _RecordingLayout:
 def test_every_panel_control_is_wired_to_a_real_property_or_operator(addon):
     from types import SimpleNamespace
 
-    from blender_addon import panels
+    from stim3d.blender_addon import panels
 
     bpy = addon
     _generate(bpy, "shape_count", 2, **COUNT_PARAMS)
@@ -477,7 +477,7 @@ def test_every_panel_control_is_wired_to_a_real_property_or_operator(addon):
 
 
 def test_addon_build_rejects_an_unknown_platform_in_one_line(capsys):
-    from render.cli import main
+    from stim3d.render.cli import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(["addon", "build", "--platform", "amiga"])
@@ -486,7 +486,7 @@ def test_addon_build_rejects_an_unknown_platform_in_one_line(capsys):
 
 
 def test_addon_build_without_the_package_index_fails_in_one_line(tmp_path, monkeypatch, capsys):
-    from render.cli import main
+    from stim3d.render.cli import main
 
     monkeypatch.setenv("PIP_NO_INDEX", "1")  # as on a machine with no access to PyPI
     monkeypatch.setenv("PIP_FIND_LINKS", "")

@@ -12,10 +12,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from render.batch import constant_baselines, percentile
-from render.config import ItemPlan
-from render.executors import BatchAborted, Job, Outcome, _Event, schedule, threads_per_worker
-from scenes.model import RenderSettings
+from stim3d.render.batch.config import ItemPlan
+from stim3d.render.batch.executors import schedule
+from stim3d.render.batch.executors.jobs import BatchAborted, Job, Outcome, threads_per_worker
+from stim3d.render.batch.executors.schedule import WorkerEvent
+from stim3d.render.batch.summary import constant_baselines, percentile
+from stim3d.scenes.model import RenderSettings
 from tests.batch_support import complete_items, reference_batch, stim3d
 
 
@@ -29,7 +31,7 @@ class ScriptedPool:
     def __init__(self, script: dict[str, list[str]] | None = None, dead_on_start: bool = False):
         self.script = {k: deque(v) for k, v in (script or {}).items()}
         self.dead_on_start = dead_on_start
-        self.events: deque[_Event] = deque()
+        self.events: deque[WorkerEvent] = deque()
         self.started = 0
         self.ran: dict[int, list[str]] = {}  # worker -> item ids it was given, in order
         self.stopped: list[int] = []
@@ -37,23 +39,23 @@ class ScriptedPool:
     def start(self) -> int:
         handle, self.started = self.started, self.started + 1
         self.ran[handle] = []
-        self.events.append(_Event(handle, "died", reason="exit code 1") if self.dead_on_start else _Event(handle, "ready"))
+        self.events.append(WorkerEvent(handle, "died", reason="exit code 1") if self.dead_on_start else WorkerEvent(handle, "ready"))
         return handle
 
     def submit(self, handle: int, job: Job) -> None:
         self.ran[handle].append(job.item_id)
         behaviour = self.script.get(job.item_id, deque()).popleft() if self.script.get(job.item_id) else "ok"
         if behaviour == "crash":
-            self.events.append(_Event(handle, "died", reason="worker process killed by SIGABRT"))
+            self.events.append(WorkerEvent(handle, "died", reason="worker process killed by SIGABRT"))
         elif behaviour == "error":
-            self.events.append(_Event(handle, "done", Outcome(job.item_id, "error", reason="RuntimeError: boom")))
+            self.events.append(WorkerEvent(handle, "done", Outcome(job.item_id, "error", reason="RuntimeError: boom")))
         elif behaviour == "infeasible":
-            self.events.append(_Event(handle, "done", Outcome(job.item_id, "infeasible",
+            self.events.append(WorkerEvent(handle, "done", Outcome(job.item_id, "infeasible",
                                                               reason="constraint 'min_visibility' could not be met")))
         else:
-            self.events.append(_Event(handle, "done", Outcome(job.item_id, "rendered", seconds=1.0)))
+            self.events.append(WorkerEvent(handle, "done", Outcome(job.item_id, "rendered", seconds=1.0)))
 
-    def wait(self) -> list[_Event]:
+    def wait(self) -> list[WorkerEvent]:
         return [self.events.popleft()]
 
     def stop(self, handle: int) -> None:

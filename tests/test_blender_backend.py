@@ -7,21 +7,19 @@ reference for Blender's object-index and depth passes.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
 bpy = pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not installed")
 
-from render import blender  # noqa: E402
-from render.blender import render_scene  # noqa: E402
-from scenes.camera import look_at  # noqa: E402
-from scenes.colors import PALETTE, delta_e_srgb, linear_to_srgb, nearest_palette_color, srgb_to_linear  # noqa: E402
-from scenes.model import RenderSettings, Scene, Stage  # noqa: E402
-from scenes.primitives import unit_mesh  # noqa: E402
-from scenes.visibility import measure  # noqa: E402
-
-from scenes.families.counting import counting_lights  # noqa: E402
+from stim3d.render.backends import blender  # noqa: E402
+from stim3d.render.backends.blender import render_scene  # noqa: E402
+from stim3d.scenes.camera import look_at  # noqa: E402
+from stim3d.scenes.colors import PALETTE, delta_e_srgb, linear_to_srgb, nearest_palette_color, srgb_to_linear  # noqa: E402
+from stim3d.scenes.families.counting import counting_lights  # noqa: E402
+from stim3d.scenes.model import RenderSettings, Scene, Stage  # noqa: E402
+from stim3d.scenes.primitives import unit_mesh  # noqa: E402
+from stim3d.scenes.visibility import measure  # noqa: E402
 
 from .helpers import mixed_scene, random_scene, resting  # noqa: E402
 
@@ -67,7 +65,7 @@ def test_rejects_wrong_engine_and_size(tmp_path):
 
 
 def test_datablocks_follow_the_scene():
-    from render import blender_scene
+    from stim3d.render.backends import blender_scene
 
     scene = mixed_scene()
     bpy.ops.wm.read_factory_settings(use_empty=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from render.config import expand, parse_config
+from stim3d.render.batch.config import expand, parse_config
 
 
 def config(grid: dict) -> dict:

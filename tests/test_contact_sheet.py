@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from render.batch import render_batch
-from render.config import parse_config
-from render.contact_sheet import contact_sheet
-from render.gallery import GalleryError
+from stim3d.render.batch.config import parse_config
+from stim3d.render.batch.driver import render_batch
+from stim3d.render.views.contact_sheet import contact_sheet
+from stim3d.render.views.gallery import GalleryError
 
 pytestmark = pytest.mark.bpy  # the batch is rendered with Cycles
 
@@ -105,13 +105,13 @@ def test_family_selection_and_bad_arguments(batch):
 
 def test_cli_writes_the_sheet_and_names_mistakes(batch, tmp_path):
     out = tmp_path / "figs" / "sheet.png"
-    result = subprocess.run([sys.executable, "-m", "render.cli", "contact-sheet", str(batch), "-o", str(out), "--n", "4",
+    result = subprocess.run([sys.executable, "-m", "stim3d", "contact-sheet", str(batch), "-o", str(out), "--n", "4",
                              "--columns", "2", "--thumb-width", "64"], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "4 items (2 x 2)" in result.stdout
     with Image.open(out) as image:
         assert len(json.loads(image.text["stim3d:items"])) == 4
-    result = subprocess.run([sys.executable, "-m", "render.cli", "contact-sheet", str(batch), "-o", str(out), "--n", "-1"],
+    result = subprocess.run([sys.executable, "-m", "stim3d", "contact-sheet", str(batch), "-o", str(out), "--n", "-1"],
                             cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines() == ["stim3d: error: --n -1: a contact sheet needs at least 1 item"]

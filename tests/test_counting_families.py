@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from scenes.families import Frame, get_family
-from scenes.items import make_item
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.items import make_item
 
 FRAME = Frame(240, 180)
 
@@ -80,7 +80,7 @@ def test_zero_answer_for_shape_colour_can_ask_a_present_shape_in_an_absent_colou
 def test_objects_do_not_interpenetrate():
     import trimesh
 
-    from scenes.primitives import unit_mesh, world_vertices
+    from stim3d.scenes.primitives import unit_mesh, world_vertices
 
     for item in items("shape_count", 6, n_shape_types=5, max_instances=3, min_visibility=0.7):
         manager = trimesh.collision.CollisionManager()  # an independent check of the placement's own FCL test

@@ -7,9 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scenes.families import FAMILIES, Frame
-from scenes.items import make_item
-from scenes.model import Item
+from stim3d.scenes.families import FAMILIES
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.items import make_item
+from stim3d.scenes.model import Item
 
 ROOT = Path(__file__).resolve().parents[1]
 

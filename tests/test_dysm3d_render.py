@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scenes.families import Frame
-from scenes.items import make_item
-from scenes.model import RenderSettings
-from scenes.visibility import measure
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.items import make_item
+from stim3d.scenes.model import RenderSettings
+from stim3d.scenes.visibility import measure
 
 pytestmark = pytest.mark.bpy
 
@@ -29,7 +29,7 @@ CASES = [
 @pytest.mark.parametrize("family, params, frame", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_object_index_pass_matches_the_ray_cast_map(tmp_path, family, params, frame):
     pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not installed")
-    from render.blender import render_scene
+    from stim3d.render.backends.blender import render_scene
 
     item = make_item(family, params, [51, 0, 0], "render", frame)
     settings = RenderSettings(engine="cycles", width=frame.width, height=frame.height, samples=4, denoise=False)

@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from render.cli import main
-from render.export import batch_namespace
-from render.handoff import read_records
+from stim3d.render.cli import main
+from stim3d.render.export.common import batch_namespace
+from stim3d.scoring.records import read_records
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = """\
@@ -60,7 +60,7 @@ def batches(tmp_path_factory) -> list[Path]:
         config = root / f"batch{seed}.yaml"
         config.write_text(CONFIG.format(seed=seed, split=split))
         out = root / f"batch{seed}"
-        result = subprocess.run([sys.executable, "-m", "render.cli", "render", str(config), "--out", str(out), "--quiet"],
+        result = subprocess.run([sys.executable, "-m", "stim3d", "render", str(config), "--out", str(out), "--quiet"],
                                 cwd=ROOT, capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
         folders.append(out)

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from render.config import expand, load_config
-from scenes.families import Frame
-from scenes.items import make_item
-from scenes.primitives import axis_angle_quat, quat_to_matrix
+from stim3d.render.batch.config import expand, load_config
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.items import make_item
+from stim3d.scenes.primitives import axis_angle_quat, quat_to_matrix
 
 FRAME = Frame(320, 240)
 PRESET = Path(__file__).resolve().parents[1] / "scenes" / "presets" / "dysm3d.yaml"

@@ -26,9 +26,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from render.batch import render_batch
-from render.config import parse_config
-from render.gallery import (
+from stim3d.render.batch.config import parse_config
+from stim3d.render.batch.driver import render_batch
+from stim3d.render.batch.item_folder import load_item, load_mask
+from stim3d.render.views.gallery import (
     GalleryError,
     boxes_layer,
     build_gallery,
@@ -37,8 +38,7 @@ from render.gallery import (
     object_colour,
     overlay_scale,
 )
-from render.item_folder import load_item, load_mask
-from scenes.camera import geometry
+from stim3d.scenes.camera import geometry
 
 pytestmark = pytest.mark.bpy  # the batch is rendered with Cycles
 
@@ -165,7 +165,7 @@ class Chromium:
         self.writer.close()
         self.reader.close()
 
-    def __enter__(self) -> "Chromium":
+    def __enter__(self) -> Chromium:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -389,7 +389,7 @@ def test_overlays_drawn_by_another_style_are_remade(batch):
 # -- the command ------------------------------------------------------------------------------------------
 
 def stim3d(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "render.cli", *args], cwd=ROOT, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "stim3d", *args], cwd=ROOT, capture_output=True, text=True)
 
 
 def test_cli_gallery_selects_items_and_rejects_bad_arguments(batch):

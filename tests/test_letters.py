@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from scenes.camera import geometry
-from scenes.families import Frame
-from scenes.families.font import GLYPHS
-from scenes.families.letters import MIN_DOT_PX, LettersParams, draw_string
-from scenes.items import make_item
-from scenes.placement import InfeasibleError
+from stim3d.scenes.camera import geometry
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.families.font import GLYPHS
+from stim3d.scenes.families.letters import MIN_DOT_PX, LettersParams, draw_string
+from stim3d.scenes.items import make_item
+from stim3d.scenes.placement import InfeasibleError
 
 FRAME = Frame(320, 240)
 

@@ -13,11 +13,11 @@ import pytest
 os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
 pyrender = pytest.importorskip("pyrender", reason="pyrender (with PyOpenGL's EGL platform) cannot be imported")
 
-from render import raster  # noqa: E402
-from render.raster import render_scene  # noqa: E402
-from scenes.camera import look_at  # noqa: E402
-from scenes.model import RenderSettings, Scene  # noqa: E402
-from scenes.visibility import measure  # noqa: E402
+from stim3d.render.backends import raster  # noqa: E402
+from stim3d.render.backends.raster import render_scene  # noqa: E402
+from stim3d.scenes.camera import look_at  # noqa: E402
+from stim3d.scenes.model import RenderSettings, Scene  # noqa: E402
+from stim3d.scenes.visibility import measure  # noqa: E402
 
 from .helpers import mixed_scene, random_scene  # noqa: E402
 

@@ -11,18 +11,19 @@ import jsonschema
 import pytest
 from pydantic import ValidationError
 
-from render.handoff import (
+from stim3d.render.batch.records import records_for
+from stim3d.scenes.families import FAMILIES
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.items import make_item
+from stim3d.scenes.model import Item, Provenance, Question
+from stim3d.scoring.records import (
     RECORD_SCHEMA_VERSION,
     SCHEMA_PATH,
     Answer,
     read_records,
     record_json_schema,
     record_schema_text,
-    records_for,
 )
-from scenes.families import FAMILIES, Frame
-from scenes.items import make_item
-from scenes.model import Item, Provenance, Question
 
 ROOT = Path(__file__).resolve().parents[1]
 FAKE_SHA = "ab" * 32
@@ -59,7 +60,7 @@ def test_checked_in_schema_matches_the_model():
 
 
 def test_schema_command_prints_the_checked_in_schema():
-    result = subprocess.run([sys.executable, "-m", "render.cli", "schema"], cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "stim3d", "schema"], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout == SCHEMA_PATH.read_text()
 

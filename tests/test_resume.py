@@ -11,8 +11,18 @@ import signal
 
 import pytest
 
-from tests.batch_support import (alive, assert_same_batch, children_of, complete_items, reference_batch, start_stim3d,
-                                 stim3d, temporaries, wait_until, write_config)
+from tests.batch_support import (
+    alive,
+    assert_same_batch,
+    children_of,
+    complete_items,
+    reference_batch,
+    start_stim3d,
+    stim3d,
+    temporaries,
+    wait_until,
+    write_config,
+)
 
 pytestmark = pytest.mark.bpy
 

@@ -24,11 +24,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from render.cli import main
-from render.handoff import SCHEMA_PATH, read_records, records_for
-from scenes.families import Frame
-from scenes.items import make_item
-from scenes.model import Provenance
+from stim3d.render.batch.records import records_for
+from stim3d.render.cli import main
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.items import make_item
+from stim3d.scenes.model import Provenance
+from stim3d.scoring.records import SCHEMA_PATH, read_records
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -79,7 +80,7 @@ def render_in_subprocess(root: Path, *extra: str, site: Path | None = None) -> s
     env = dict(os.environ)
     if site is not None:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), env.get("PYTHONPATH")) if p)
-    return subprocess.run([sys.executable, "-m", "render.cli", "render", str(root / "batch.yaml"), "--out",
+    return subprocess.run([sys.executable, "-m", "stim3d", "render", str(root / "batch.yaml"), "--out",
                            str(root / "out"), "--quiet", *extra], cwd=ROOT, env=env, capture_output=True, text=True)
 
 
@@ -247,7 +248,7 @@ def small_records(tmp_path) -> Path:
 @pytest.mark.parametrize("spec, expected", [
     ("nope", "--scoring-core nope: no core of that name in entry-point group stim3d.scoring_cores"),
     ("no_such_module_xyz:receive", "cannot import 'no_such_module_xyz'"),
-    ("scoring.rules:no_such_function", "has no function 'no_such_function'"),
+    ("stim3d.scoring.rules:no_such_function", "has no function 'no_such_function'"),
 ])
 def test_a_bad_scoring_core_fails_before_rendering(tmp_path, spec, expected):
     (tmp_path / "batch.yaml").write_text(CONFIG)

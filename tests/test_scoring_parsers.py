@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from render.handoff import answer_text
-from scoring.parsers import parse
-from scoring.rules import RuleError, apply, applicable_rules, check_rule
+from stim3d.scoring.parsers import parse
+from stim3d.scoring.records import answer_text
+from stim3d.scoring.rules import RuleError, applicable_rules, apply, check_rule
 
 # (response, expected canonical value; None = invalid)
 INTEGER = [

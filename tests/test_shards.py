@@ -7,10 +7,17 @@ import shutil
 
 import pytest
 
-from render.batch import Shard
-from render.config import ConfigError, expand, load_config
-from tests.batch_support import (assert_same_batch, complete_items, reference_batch, start_stim3d, stim3d, temporaries,
-                                 write_config)
+from stim3d.render.batch.config import ConfigError, expand, load_config
+from stim3d.render.batch.driver import Shard
+from tests.batch_support import (
+    assert_same_batch,
+    complete_items,
+    reference_batch,
+    start_stim3d,
+    stim3d,
+    temporaries,
+    write_config,
+)
 
 ITEMS = 9
 

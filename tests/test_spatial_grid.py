@@ -8,9 +8,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from scenes.families import Frame
-from scenes.families.spatial_grid import order_preserved
-from scenes.items import make_item
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.families.spatial_grid import order_preserved
+from stim3d.scenes.items import make_item
 
 FRAME = Frame(320, 240)
 PLURAL_TO_SHAPE = {"spheres": "sphere", "cubes": "cube", "cones": "cone", "cylinders": "cylinder", "tori": "torus"}

@@ -16,20 +16,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from render.sweep import accuracy_by_level, parse_levels, read_scores
-from scenes.camera import look_at
-from scenes.model import GroundTruth, Item, Question, Scene
-from scenes.sweep import (
+from stim3d.render.sweep import accuracy_by_level, parse_levels, read_scores
+from stim3d.scenes.camera import look_at
+from stim3d.scenes.model import GroundTruth, Item, Question, Scene
+from stim3d.scenes.sweep import (
     SweepError,
-    sweep_stage,
     choose_pair,
     count_gold,
     rank_occluders,
     rank_targets,
     sweep_item,
     sweep_scene,
+    sweep_stage,
 )
-from scenes.visibility import measure
+from stim3d.scenes.visibility import measure
 from tests.helpers import obj, scene
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -282,7 +282,7 @@ def test_bad_levels_are_one_clear_error(text, message):
 
 def test_cli_bad_levels_one_line_exit_2(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "render.cli", "sweep", "occlusion", str(tmp_path), "--levels", "0.2:x:0.1",
+        [sys.executable, "-m", "stim3d", "sweep", "occlusion", str(tmp_path), "--levels", "0.2:x:0.1",
          "--out", str(tmp_path / "out")],
         cwd=ROOT, capture_output=True, text=True,
     )
@@ -326,7 +326,7 @@ def test_scores_that_are_not_from_stim3d_score_are_one_clear_error(tmp_path):
 def test_plot_gets_an_accuracy_panel_only_when_scores_are_given(tmp_path):
     from PIL import Image
 
-    from render.sweep import plot_achieved
+    from stim3d.render.sweep import plot_achieved
 
     sweeps = [{"source_item_id": "a", "levels": [
         {"requested": 0.2, "item_id": "a-vis0200", "achieved": 0.21, "status": "rendered"},
@@ -338,7 +338,7 @@ def test_plot_gets_an_accuracy_panel_only_when_scores_are_given(tmp_path):
 
 def test_a_batch_folder_is_refused_as_sweep_output(tmp_path):
     """A sweep writes its own records.jsonl: pointing it at a batch folder must not replace the batch's."""
-    from render.sweep import run_occlusion_sweep
+    from stim3d.render.sweep import run_occlusion_sweep
 
     (tmp_path / "batch.json").write_text("{}")
     (tmp_path / "records.jsonl").write_text("batch records\n")

@@ -18,9 +18,11 @@ from PIL import Image
 
 pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not installed")
 
-from render.handoff import file_sha256, read_records  # noqa: E402
-from render.item_folder import item_dir, load_item, load_mask  # noqa: E402
-from render.sweep import run_occlusion_sweep  # noqa: E402
+from stim3d.render.batch.item_folder import load_item, load_mask
+from stim3d.render.batch.layout import item_dir
+from stim3d.render.files import file_sha256
+from stim3d.render.sweep import run_occlusion_sweep  # noqa: E402
+from stim3d.scoring.records import read_records
 from tests.test_sweep import counting_item, three_objects  # noqa: E402
 
 pytestmark = pytest.mark.bpy
@@ -89,13 +91,13 @@ def test_plot_and_strip_are_written(swept):
 def test_cli_rerun_skips_done_levels_and_exits_1_for_the_unreachable_one(swept):
     source, out, _ = swept
     result = subprocess.run(
-        [sys.executable, "-m", "render.cli", "sweep", "occlusion", str(source), "--levels", "0:0.6:0.3,",
+        [sys.executable, "-m", "stim3d", "sweep", "occlusion", str(source), "--levels", "0:0.6:0.3,",
          "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True,
     )
     assert result.returncode == 2 and "not a number" in result.stderr  # a range takes no trailing comma
     result = subprocess.run(
-        [sys.executable, "-m", "render.cli", "sweep", "occlusion", str(source), "--levels", "0,0.3,0.6,1",
+        [sys.executable, "-m", "stim3d", "sweep", "occlusion", str(source), "--levels", "0,0.3,0.6,1",
          "--out", str(out), "--target", "1", "--occluder", "2", "--samples", "4", "--quiet"],
         cwd=ROOT, capture_output=True, text=True,
     )

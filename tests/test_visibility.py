@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scenes.camera import geometry, look_at
-from scenes.visibility import VisibilityCanvas, measure
+from stim3d.scenes.camera import geometry, look_at
+from stim3d.scenes.visibility import VisibilityCanvas, measure
 
 from .helpers import obj, scene
 
@@ -82,7 +82,7 @@ def test_canvas_is_order_independent_and_updates_on_move():
 def test_missing_embree_is_a_clear_error_not_a_slow_fallback(monkeypatch):
     import trimesh
 
-    from scenes.visibility import RayBackendMissing
+    from stim3d.scenes.visibility import RayBackendMissing
 
     monkeypatch.setattr(trimesh.ray, "has_embree", False)
     with pytest.raises(RayBackendMissing, match="embreex"):

@@ -61,7 +61,7 @@ class LettersParams(FamilyParams):
     charset: Literal["letters", "digits", "alphanumeric"] = Field("letters", description="A-Z, 0-9, or both")
 
     @model_validator(mode="after")
-    def _dots_do_not_touch(self) -> "LettersParams":
+    def _dots_do_not_touch(self) -> LettersParams:
         if 2.0 * self.dot_size > 0.9 * self.spacing:
             raise ValueError(
                 f"dots of dot_size {self.dot_size} (diameter {2 * self.dot_size:g}) touch at spacing {self.spacing}; "

@@ -8,29 +8,29 @@ antialiasing is a bug to look at, never something to hide.
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 
 import numpy as np
 
-from scenes.families import Frame
-from scenes.items import make_item
-from scenes.model import Item, Provenance, RenderSettings, round6
-from scenes.visibility import measure
-
-from . import __version__
-from .config import ItemPlan
-from .item_folder import write_item_folder
-from .output import RenderOutput
+from stim3d.render.backends.output import RenderOutput
+from stim3d.render.batch.config import ItemPlan
+from stim3d.render.batch.item_folder import write_item_folder
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.items import make_item
+from stim3d.scenes.model import Item, Provenance, RenderSettings, round6
+from stim3d.scenes.visibility import measure
+from stim3d.version import __version__
 
 
 def render_with(settings: RenderSettings, item: Item, workdir: Path) -> RenderOutput:
     """Dispatch to the backend named by settings.engine (imported lazily: bpy is heavy)."""
     if settings.engine == "raster":
-        from . import raster
+        from stim3d.render.backends import raster
 
         return raster.render_scene(item.scene, settings, item.seed, workdir)
-    from . import blender
+    from stim3d.render.backends import blender
 
     return blender.render_scene(item.scene, settings, item.seed, workdir)
 
@@ -74,19 +74,34 @@ def finish_item(item: Item, output: RenderOutput, settings: RenderSettings, key:
     return finished, mask
 
 
+def render_item(item: Item, settings: RenderSettings, out: Path, workdir: Path, key: str | None,
+                timing: dict[str, float] | None = None, edited_by_hand: bool = False) -> Path:
+    """Render an already composed item into `OUT/items/<item_id>/`; returns the folder.
+
+    The one way an item becomes files, used by the batch driver, occlusion sweeps and
+    the add-on's Render and Save: the backend named by `settings.engine`, measured
+    colours and provenance from `finish_item`, then the atomic item-folder write.
+    `workdir` is scratch space for the backend's pass files and is removed afterwards.
+    """
+    try:
+        started = time.perf_counter()
+        output = render_with(settings, item, workdir)
+        elapsed = time.perf_counter() - started
+        finished, mask = finish_item(item, output, settings, key)
+        if edited_by_hand and finished.provenance is not None:
+            finished = finished.model_copy(
+                update={"provenance": finished.provenance.model_copy(update={"edited_by_hand": True})})
+        stages = {**(timing or {}), "scene_build_and_passes": elapsed - output.render_seconds,
+                  "render_call": output.render_seconds}
+        return write_item_folder(out, finished, output, mask, stages)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def produce_item(plan: ItemPlan, batch_seed: int, settings: RenderSettings, out: Path, workdir: Path, key: str) -> Path:
-    """Make, render and write one item; returns its folder. Raises InfeasibleError for impossible constraints."""
-    t0 = time.perf_counter()
+    """Compose, render and write one planned item; returns its folder. Raises InfeasibleError for impossible constraints."""
+    started = time.perf_counter()
     frame = Frame(settings.width, settings.height, settings.rays_per_pixel)
     entropy = [batch_seed, plan.task_index, plan.item_index]
-    item = make_item(plan.family, plan.params, entropy, plan.item_id, frame, plan.split)
-    t1 = time.perf_counter()
-    output = render_with(settings, item, workdir)
-    t2 = time.perf_counter()
-    finished, mask = finish_item(item, output, settings, key)
-    timing = {
-        "compose_and_visibility": t1 - t0,
-        "scene_build_and_passes": (t2 - t1) - output.render_seconds,
-        "render_call": output.render_seconds,
-    }
-    return write_item_folder(out, finished, output, mask, timing)
+    item = make_item(plan.family, plan.params, entropy, plan.item_id, frame, plan.split, plan.scene_id)
+    return render_item(item, settings, out, workdir, key, {"compose_and_visibility": time.perf_counter() - started})

@@ -31,17 +31,19 @@ import sys
 import tempfile
 import tomllib
 import zipfile
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
-from typing import Callable
 
-from . import __version__
+from stim3d.version import __version__
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 ADDON_DIR = REPO_ROOT / "blender_addon"
 MANIFEST = "blender_manifest.toml"
-OWN_PACKAGES = ("scenes", "render", "scoring")
-PACKAGE_DATA_SUFFIXES = (".py", ".yaml", ".json")
+# Folder in the repository -> its place in the wheel (pyproject.toml's package-dir). The add-on's own code
+# sits at the zip's root as the extension module, so blender_addon/ is not in the wheel.
+OWN_PACKAGES = {"stim3d": "stim3d", "scenes": "stim3d/scenes", "render": "stim3d/render", "scoring": "stim3d/scoring"}
+PACKAGE_DATA_SUFFIXES = (".py", ".yaml", ".json", ".css", ".js")
 DEPENDENCIES = ("trimesh", "embreex", "python-fcl", "pydantic", "PyYAML", "Pillow", "OpenEXR")
 NOT_BUNDLED = {"numpy", "cython"}  # numpy: Blender ships it; Cython: unused at run time (see above)
 BLENDER_PYTHON = "3.11"
@@ -75,17 +77,21 @@ def _record_hash(data: bytes) -> str:
 def package_files(root: Path = REPO_ROOT) -> dict[str, bytes]:
     """stim3d's own package files (sources and data), keyed by their path inside the wheel."""
     files: dict[str, bytes] = {}
-    for package in OWN_PACKAGES:
-        for path in sorted((root / package).rglob("*")):
+    for folder, target in OWN_PACKAGES.items():
+        for path in sorted((root / folder).rglob("*")):
             if path.is_file() and path.suffix in PACKAGE_DATA_SUFFIXES and "__pycache__" not in path.parts:
-                files[path.relative_to(root).as_posix()] = path.read_bytes()
+                files[f"{target}/{path.relative_to(root / folder).as_posix()}"] = path.read_bytes()
     if not files:
         raise AddonBuildError(f"no stim3d packages found under {root}")
     return files
 
 
 def build_own_wheel(dest: Path, root: Path = REPO_ROOT) -> Path:
-    """stim3d-<version>-py3-none-any.whl holding scenes, render and scoring (PEP 427 layout)."""
+    """stim3d-<version>-py3-none-any.whl holding the `stim3d` package (PEP 427 layout).
+
+    Its entry points are pyproject.toml's, so the built-in families and scoring cores
+    register inside Blender exactly as they do in a pip install.
+    """
     dist_info = f"stim3d-{__version__}.dist-info"
     files = package_files(root)
     files[f"{dist_info}/METADATA"] = (
@@ -94,7 +100,8 @@ def build_own_wheel(dest: Path, root: Path = REPO_ROOT) -> Path:
         "Requires-Python: >=3.11\n"
     ).encode()
     files[f"{dist_info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: stim3d addon_build\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    files[f"{dist_info}/top_level.txt"] = "".join(f"{p}\n" for p in OWN_PACKAGES).encode()
+    files[f"{dist_info}/top_level.txt"] = b"stim3d\n"
+    files[f"{dist_info}/entry_points.txt"] = entry_points_text(root).encode()
     record = "".join(f"{name},{_record_hash(data)},{len(data)}\n" for name, data in sorted(files.items()))
     files[f"{dist_info}/RECORD"] = (record + f"{dist_info}/RECORD,,\n").encode()
     path = dest / f"stim3d-{__version__}-py3-none-any.whl"
@@ -102,6 +109,16 @@ def build_own_wheel(dest: Path, root: Path = REPO_ROOT) -> Path:
         for name in sorted(files):
             _zip_write(archive, name, files[name])
     return path
+
+
+def entry_points_text(root: Path = REPO_ROOT) -> str:
+    """pyproject.toml's [project.entry-points] and [project.scripts] in the wheel's entry_points.txt format."""
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    groups = {"console_scripts": project.get("scripts", {}), **project.get("entry-points", {})}
+    return "".join(
+        f"[{group}]\n" + "".join(f"{name} = {target}\n" for name, target in sorted(entries.items())) + "\n"
+        for group, entries in groups.items() if entries
+    )
 
 
 def pinned_dependencies() -> list[str]:

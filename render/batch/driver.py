@@ -24,29 +24,34 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
-import shutil
-import socket
-import statistics
-from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Literal
+from typing import Literal
 
-from scenes.model import RenderSettings
+from stim3d.render.batch.config import BatchConfig, ConfigError, ItemPlan, expand
+from stim3d.render.batch.executors.jobs import Job, JobContext, Outcome, available_cpus, threads_per_worker
+from stim3d.render.batch.executors.local import run_local
+from stim3d.render.batch.executors.ray_cluster import check_ray, run_ray
+from stim3d.render.batch.item_folder import install_item_files, is_complete, load_item
+from stim3d.render.batch.layout import (
+    FAILURES_DIR,
+    ITEMS_DIR,
+    MANIFEST,
+    RECORDS,
+    SUMMARY,
+    item_dir,
+    read_manifest,
+    remove_item_temporaries,
+)
+from stim3d.render.batch.records import records_for
+from stim3d.render.batch.summary import BatchReport, constant_baselines
+from stim3d.render.files import file_sha256, write_jsonl_atomic, write_text_atomic
+from stim3d.scenes.model import RenderSettings
+from stim3d.scoring.records import Record
 
-from .config import BatchConfig, ConfigError, ItemPlan, expand
-from .executors import (Job, JobContext, Outcome, available_cpus, check_ray, run_local, run_ray,
-                        threads_per_worker)
-from .handoff import Record, file_sha256, records_for, write_jsonl_atomic
-from .item_folder import ITEMS_DIR, is_complete, item_dir, load_item, remove_stale_temporaries
-
-MANIFEST = "batch.json"
-RECORDS = "records.jsonl"
-SUMMARY = "summary.json"
-FAILURES_DIR = "failures"
 DEFAULT_RECYCLE_AFTER = 50
 Executor = Literal["local", "ray"]
 
@@ -95,123 +100,12 @@ class ProgressEvent:
 ProgressFn = Callable[[ProgressEvent], None]
 
 
-@dataclass(frozen=True)
-class ConstantBaseline:
-    """Accuracy of always giving the most frequent gold answer, for one question type."""
-
-    question_type: str
-    questions: int
-    best_answer: str
-    accuracy: float
-    distinct_answers: int
-
-
-@dataclass
-class BatchReport:
-    total: int = 0
-    rendered: int = 0
-    skipped: int = 0
-    failed: dict[str, str] = field(default_factory=dict)
-    attempts: dict[str, int] = field(default_factory=dict)  # items that needed more than one attempt
-    seconds: list[float] = field(default_factory=list)
-    records: int = 0
-    baselines: list[ConstantBaseline] = field(default_factory=list)
-    shard: str | None = None
-    executor: str = "local"
-    workers: int = 1
-
-    @property
-    def done(self) -> int:
-        return self.rendered + len(self.failed)
-
-    def summary_lines(self) -> list[str]:
-        where = f" (shard {self.shard})" if self.shard else ""
-        lines = [f"items{where}: {self.total}  rendered: {self.rendered}  skipped (already done): {self.skipped}  "
-                 f"failed: {len(self.failed)}   [{self.executor}, {self.workers} worker(s)]"]
-        lines += seconds_lines(self.seconds)
-        lines += failure_lines(self.failed, self.attempts)
-        lines += baseline_lines(self.baselines)
-        if self.shard:
-            lines.append("records: not written for a shard; run `stim3d merge` over the shard folders")
-        else:
-            lines.append(f"records: {self.records}")
-        return lines
-
-    def to_json(self) -> dict:
-        return {
-            "items": self.total, "rendered": self.rendered, "skipped": self.skipped,
-            "failed": {k: {"reason": v, "attempts": self.attempts.get(k, 1)} for k, v in sorted(self.failed.items())},
-            "seconds_per_item": seconds_stats(self.seconds), "records": self.records,
-            "constant_baseline": [asdict(b) for b in self.baselines],
-            "executor": self.executor, "workers": self.workers,
-        }
-
-
 class BatchInterrupted(KeyboardInterrupt):
     """Ctrl-C or SIGTERM stopped the run; workers are stopped, nothing complete is lost. Carries the partial report."""
 
     def __init__(self, report: BatchReport):
         super().__init__(f"interrupted after {report.done} of {report.total - report.skipped} items")
         self.report = report
-
-
-# -- summaries -----------------------------------------------------------------------------------
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (q in 0..100)."""
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
-
-
-def seconds_stats(seconds: list[float]) -> dict[str, float | int] | None:
-    if not seconds:
-        return None
-    return {"n": len(seconds), "median": round(statistics.median(seconds), 3), "p95": round(percentile(seconds, 95), 3),
-            "max": round(max(seconds), 3)}
-
-
-def seconds_lines(seconds: list[float]) -> list[str]:
-    stats = seconds_stats(seconds)
-    if not stats:
-        return []
-    return [f"seconds per rendered item: median {stats['median']:.2f}, p95 {stats['p95']:.2f}, max {stats['max']:.2f} "
-            f"({stats['n']} items)"]
-
-
-def failure_lines(failed: dict[str, str], attempts: dict[str, int]) -> list[str]:
-    lines = []
-    for item_id, reason in sorted(failed.items()):
-        tries = attempts.get(item_id, 1)
-        lines.append(f"failed {item_id}{f' after {tries} attempts' if tries > 1 else ''}: {reason.splitlines()[0]}")
-    return lines
-
-
-def constant_baselines(records: Iterable[Record]) -> list[ConstantBaseline]:
-    """Per question type (family and answer type), the accuracy of always answering the most frequent gold.
-
-    Answers are balanced by construction, so this should sit near 1 / distinct answers.
-    """
-    golds: dict[str, Counter] = defaultdict(Counter)
-    for record in records:
-        golds[f"{record.family} ({record.answer.type})"][json.dumps(record.answer.gold)] += 1
-    baselines = []
-    for question_type, counts in sorted(golds.items()):
-        answer, hits = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-        total = sum(counts.values())
-        baselines.append(ConstantBaseline(question_type, total, answer, round(hits / total, 4), len(counts)))
-    return baselines
-
-
-def baseline_lines(baselines: list[ConstantBaseline]) -> list[str]:
-    if not baselines:
-        return []
-    width = max(len("question type"), *(len(b.question_type) for b in baselines))
-    lines = ["best constant answer per question type (balanced answers keep it near 1/distinct):",
-             f"  {'question type':<{width}}  questions  answer  accuracy  distinct"]
-    for b in baselines:
-        lines.append(f"  {b.question_type:<{width}}  {b.questions:>9}  {b.best_answer:>6}  {b.accuracy:>8.3f}  "
-                     f"{b.distinct_answers:>8}")
-    return lines
 
 
 # -- keys, manifest, failures, temporaries ---------------------------------------------------------
@@ -238,18 +132,6 @@ def stored_key(folder: Path) -> str | None:
         return None
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write via a temporary sibling and rename; the name is unique across hosts sharing a filesystem."""
-    tmp = path.with_name(f".{path.name}.tmp-{socket.gethostname()}-{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
-def read_manifest(folder: Path) -> dict | None:
-    manifest = folder / MANIFEST
-    return json.loads(manifest.read_text()) if manifest.is_file() else None
-
-
 def _check_manifest(out: Path, config: BatchConfig, force: bool) -> None:
     previous = read_manifest(out)
     if previous is not None and not force and previous.get("config_hash") != config.content_hash():
@@ -273,37 +155,6 @@ def record_failure(out: Path, item_id: str, reason: str, attempts: int = 1) -> N
 
 def clear_failure(out: Path, item_id: str) -> None:
     (out / FAILURES_DIR / f"{item_id}.json").unlink(missing_ok=True)
-
-
-def remove_temporaries_of(out: Path, item_ids: set[str]) -> int:
-    """Delete the temporary item folders (`.tmp-<item_id>-<pid>`) of these items only.
-
-    A shard must not touch another shard's temporaries: they may share the folder and be writing now.
-    """
-    items = out / ITEMS_DIR
-    if not items.is_dir():
-        return 0
-    removed = 0
-    for path in items.glob(".tmp-*"):
-        match = re.fullmatch(r"\.tmp-(.+)-\d+", path.name)
-        if match and match[1] in item_ids and path.is_dir():
-            shutil.rmtree(path, ignore_errors=True)
-            removed += 1
-    return removed
-
-
-def install_item_files(out: Path, item_id: str, files: dict[str, bytes]) -> Path:
-    """Write an item folder received as bytes (from a remote worker) with the temporary-then-rename step."""
-    final = item_dir(out, item_id)
-    tmp = final.with_name(f".tmp-{item_id}-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for name, data in files.items():
-        (tmp / name).write_bytes(data)
-    if final.exists():
-        shutil.rmtree(final)
-    os.replace(tmp, final)
-    return final
 
 
 # -- the batch -----------------------------------------------------------------------------------
@@ -345,9 +196,9 @@ def render_batch(
     plans = expand(config)
     if shard is not None:
         plans = shard.select(plans)
-        remove_temporaries_of(out, {plan.item_id for plan in plans})
+        remove_item_temporaries(out, {plan.item_id for plan in plans})
     else:
-        remove_stale_temporaries(out)
+        remove_item_temporaries(out)
     keys = expected_keys(config, plans)
     todo = [Job(plan, keys[plan.item_id]) for plan in plans
             if force or stored_key(item_dir(out, plan.item_id)) != keys[plan.item_id]]
@@ -385,7 +236,7 @@ def render_batch(
             report.workers = count
             run_local(todo, context, count, recycle_after, on_outcome)
     except KeyboardInterrupt:
-        remove_temporaries_of(out, {job.item_id for job in todo})
+        remove_item_temporaries(out, {job.item_id for job in todo})
         raise BatchInterrupted(report) from None
 
     if shard is None:

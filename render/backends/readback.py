@@ -29,17 +29,17 @@ Objects hidden from rendering (`hide_render`) count as deleted.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, Iterable
+from functools import cache
+from typing import Any
 
 import numpy as np
 
-from scenes.colors import PALETTE, delta_e_srgb, linear_to_srgb, named, nearest_palette_color
-from scenes.model import Color, Scene, SceneObject, round6
-from scenes.primitives import unit_dimensions, unit_mesh
-
-from .blender_scene import ROUGHNESS, object_name
+from stim3d.render.backends.blender_scene import ROUGHNESS, object_name
+from stim3d.scenes.colors import PALETTE, delta_e_srgb, linear_to_srgb, named, nearest_palette_color
+from stim3d.scenes.model import Color, Scene, SceneObject, round6
+from stim3d.scenes.primitives import unit_dimensions, unit_mesh
 
 SHAPES = ("sphere", "cube", "cone", "cylinder", "torus")
 ROLE_KEY = "stim3d_role"  # custom property the add-on puts on the ground, camera and lights it built
@@ -67,7 +67,7 @@ class Readback:
     notes: list[str] = field(default_factory=list)  # things worth telling that do not stop the readback
 
 
-@lru_cache(maxsize=None)
+@cache
 def _unit(shape: str) -> tuple[np.ndarray, float]:
     vertices = unit_mesh(shape).vertices  # type: ignore[arg-type]
     return vertices, float(np.abs(vertices).max())

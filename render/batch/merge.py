@@ -18,12 +18,18 @@ import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .batch import (FAILURES_DIR, MANIFEST, RECORDS, SUMMARY, ConstantBaseline, baseline_lines, clear_failure,
-                    collect_records, constant_baselines, expected_keys, failure_lines, read_manifest,
-                    record_failure, seconds_lines, seconds_stats, stored_key, write_text_atomic)
-from .config import BatchConfig, ConfigError
-from .handoff import write_jsonl_atomic
-from .item_folder import item_dir
+from stim3d.render.batch.config import BatchConfig, ConfigError
+from stim3d.render.batch.driver import clear_failure, collect_records, expected_keys, record_failure, stored_key
+from stim3d.render.batch.layout import FAILURES_DIR, MANIFEST, RECORDS, SUMMARY, item_dir, read_manifest
+from stim3d.render.batch.summary import (
+    ConstantBaseline,
+    baseline_lines,
+    constant_baselines,
+    failure_lines,
+    seconds_lines,
+    seconds_stats,
+)
+from stim3d.render.files import atomic_folder, write_jsonl_atomic, write_text_atomic
 
 
 @dataclass
@@ -61,19 +67,15 @@ class MergeReport:
 
 
 def _link_or_copy_folder(source: Path, final: Path) -> None:
-    tmp = final.with_name(f".tmp-{final.name}-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for path in sorted(source.iterdir()):
-        if not path.is_file():
-            continue
-        try:
-            os.link(path, tmp / path.name)
-        except OSError:
-            shutil.copy2(path, tmp / path.name)
-    if final.exists():
-        shutil.rmtree(final)
-    os.replace(tmp, final)
+    """Publish a shard's item folder in the merged batch: hard links where the filesystem allows, else copies."""
+    with atomic_folder(final) as tmp:
+        for path in sorted(source.iterdir()):
+            if not path.is_file():
+                continue
+            try:
+                os.link(path, tmp / path.name)
+            except OSError:
+                shutil.copy2(path, tmp / path.name)
 
 
 def _item_seconds(folder: Path) -> float | None:

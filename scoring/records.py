@@ -1,10 +1,11 @@
-"""Records for the shared scoring core: one JSON line per question, the contract of DESIGN.md section 4.
+"""The hand-off record: one JSON line per question, the contract between stim3d and any scoring core.
 
 A record is self-contained: a scoring core needs nothing but the record (and, to
 show the model, the image it points to). `difficulty` is flat so that any key can
-be a breakdown axis. The model below is the contract; its JSON Schema is checked
-in at `render/schema/record.schema.json` (regenerate with `stim3d schema --out
-render/schema/record.schema.json`; a test fails when the two drift).
+be a breakdown axis. The model below is the contract, owned here by its consumer;
+its JSON Schema is checked in at `scoring/schema/record.schema.json` (regenerate with
+`stim3d schema --out scoring/schema/record.schema.json`; a test fails when the two drift).
+This module imports nothing else of stim3d, so a scoring core can vendor `stim3d.scoring` alone.
 
 Versioning: `schema_version` is "MAJOR.MINOR". A field added -> MINOR + 1; a
 field removed, renamed or given another meaning -> MAJOR + 1. Readers refuse a
@@ -18,15 +19,13 @@ carry the grid size in `scoring.params` when the family reports `rows` and `cols
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from scenes.model import AnswerType, Gold, Item
+from .answers import AnswerType, Gold
 
 RECORD_SCHEMA_VERSION = "1.1"
 SCHEMA_PATH = Path(__file__).parent / "schema" / "record.schema.json"
@@ -84,7 +83,7 @@ class Answer(Strict):
         return gold
 
     @model_validator(mode="after")
-    def _gold_fits_type(self) -> "Answer":
+    def _gold_fits_type(self) -> Answer:
         gold, kind = self.gold, self.type
         ok = {
             "integer": isinstance(gold, int) and not isinstance(gold, bool) and gold >= 0,
@@ -150,92 +149,6 @@ def answer_text(answer_type: str, gold: Any) -> str:
     if answer_type == "cell_set":
         return "; ".join(f"Row {r}, Column {c}" for r, c in gold) if gold else "none"
     return str(gold)
-
-
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def flatten(values: dict[str, Any], prefix: str = "") -> dict[str, Scalar]:
-    """Nested dicts and sequences to one level: {"size_range": [0.7, 1.0]} -> {"size_range.0": 0.7, ...}."""
-    flat: dict[str, Scalar] = {}
-    for key, value in values.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            flat.update(flatten(value, f"{name}."))
-        elif isinstance(value, (list, tuple)):
-            flat.update(flatten({str(i): v for i, v in enumerate(value)}, f"{name}."))
-        else:
-            flat[name] = value
-    return flat
-
-
-def difficulty_of(item: Item) -> dict[str, Scalar]:
-    """The family's own difficulty dict, completed with every parameter it does not already report."""
-    merged = flatten(item.difficulty)
-    for key, value in flatten(item.params).items():
-        merged.setdefault(key, value)
-    return merged
-
-
-def scoring_for(answer_type: str, difficulty: dict[str, Scalar]) -> Scoring:
-    """The default rule for an answer type; cell rules get the grid size when the family reports it."""
-    params: dict[str, int | float] = {}
-    if answer_type == "cell":
-        params["tolerance"] = 1
-    if answer_type in ("cell", "cell_set"):
-        rows, cols = difficulty.get("rows"), difficulty.get("cols")
-        if isinstance(rows, int) and isinstance(cols, int):
-            params.update(rows=rows, cols=cols)
-    return Scoring(rule=DEFAULT_RULE[answer_type], params=params)
-
-
-def records_for(item: Item, image_path: str, image_sha256: str) -> list[Record]:
-    """The records of one rendered item, one per question, in question order."""
-    if item.provenance is None:
-        raise ValueError(f"item {item.item_id} has no provenance: it was never rendered")
-    provenance = RecordProvenance(
-        stim3d_version=item.provenance.stim3d_version,
-        blender_version=item.provenance.blender_version,
-        engine=item.provenance.engine,
-        samples=item.provenance.samples,
-        denoise=item.provenance.denoise,
-        seed=item.seed,
-        seed_entropy=item.seed_entropy,
-        mask_agreement=item.provenance.mask_agreement,
-    )
-    image = ImageRef(path=image_path, sha256=image_sha256, width=item.scene.camera.width, height=item.scene.camera.height)
-    difficulty = difficulty_of(item)
-    source = item.difficulty.get("source_item_id")
-    scene_id = source if isinstance(source, str) else item.item_id
-    question_ids = [q.question_id for q in item.questions]
-    return [
-        Record(
-            item_id=item.item_id,
-            question_id=q.question_id,
-            scene_id=scene_id,
-            sibling_question_ids=[other for other in question_ids if other != q.question_id],
-            family=item.family,
-            split=item.split,
-            image=image,
-            prompt=f"{q.text} {PROTOCOL[q.answer_type]}",
-            question=q.text,
-            answer=Answer(type=q.answer_type, gold=q.gold),
-            scoring=scoring_for(q.answer_type, difficulty),
-            subject=q.subject,
-            difficulty=difficulty,
-            provenance=provenance,
-        )
-        for q in item.questions
-    ]
-
-
-def write_jsonl_atomic(path: Path, rows: list[BaseModel]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with tmp.open("w") as f:
-        for row in rows:
-            f.write(row.model_dump_json() + "\n")
-    os.replace(tmp, path)
 
 
 def parse_record(data: Any) -> Record:

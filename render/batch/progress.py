@@ -20,7 +20,7 @@ import sys
 import time
 from typing import Literal, TextIO
 
-from .batch import ProgressEvent
+from stim3d.render.batch.driver import ProgressEvent
 
 Mode = Literal["live", "lines", "quiet"]
 

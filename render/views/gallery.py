@@ -26,10 +26,11 @@ import math
 import os
 import shutil
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 from urllib.parse import quote
 
 import numpy as np
@@ -37,10 +38,11 @@ import yaml
 from PIL import Image, ImageDraw, ImageFont
 from pydantic import ValidationError
 
-from scenes.camera import geometry
-from scenes.model import Item
-
-from .item_folder import ITEMS_DIR, is_complete, load_item, load_mask
+from stim3d.render.batch.item_folder import is_complete, load_item, load_mask
+from stim3d.render.batch.layout import ITEMS_DIR
+from stim3d.render.files import atomic_path, write_text_atomic
+from stim3d.scenes.camera import geometry
+from stim3d.scenes.model import Item
 
 GALLERY_DIR = "gallery"
 THUMBS_DIR = "thumbs"
@@ -175,9 +177,8 @@ def write_thumbnail(image_path: Path, thumb_path: Path, width: int = THUMB_WIDTH
     with Image.open(image_path) as image:
         thumb = thumbnail(image, min(width, image.width))
     thumb_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = thumb_path.with_name(f".{thumb_path.name}.tmp-{os.getpid()}")
-    thumb.save(tmp, format="JPEG", quality=88)
-    os.replace(tmp, thumb_path)
+    with atomic_path(thumb_path) as tmp:
+        thumb.save(tmp, format="JPEG", quality=88)
     return thumb.size
 
 
@@ -387,9 +388,8 @@ def write_overlays(item: Item, mask: np.ndarray, paths: dict[str, Path]) -> list
             path.unlink(missing_ok=True)
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        image.save(tmp, format="PNG", compress_level=1)  # speed over size: layers are mostly transparent
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            image.save(tmp, format="PNG", compress_level=1)  # speed over size: layers are mostly transparent
         written.append(name)
     return written
 
@@ -878,9 +878,7 @@ def build_gallery(
         entries.append(_Entry(item, f"{THUMBS_DIR}/{quote(item.item_id)}.jpg", size, tuple(layers[item.item_id])))
     title = f"stim3d gallery: {out.resolve().name}"
     page = render_index(entries, title, _note(out, len(loaded), len(chosen), family, filters or {}))
-    tmp = report.index.with_name(f".index.html.tmp-{os.getpid()}")
-    tmp.write_text(page, encoding="utf-8")
-    os.replace(tmp, report.index)
+    write_text_atomic(report.index, page)
     report.items = len(entries)
     return report
 

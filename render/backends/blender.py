@@ -55,9 +55,8 @@ from typing import Any
 
 import numpy as np
 
-from scenes.model import RenderSettings, Scene
-
-from .output import RenderOutput
+from stim3d.render.backends.output import RenderOutput
+from stim3d.scenes.model import RenderSettings, Scene
 
 ENGINES = {"cycles": "CYCLES", "workbench": "BLENDER_WORKBENCH"}
 PASSES_NAME = "passes"
@@ -268,7 +267,7 @@ def render_scene(scene: Scene, settings: RenderSettings, seed: int, workdir: Pat
     import bpy
     from PIL import Image
 
-    from . import blender_scene
+    from stim3d.render.backends import blender_scene
 
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)

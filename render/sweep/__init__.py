@@ -2,7 +2,7 @@
 
 Each reachable level becomes a normal item folder (`OUT/items/<item_id>-vis0400/`:
 image, mask, item.json, timing.json), rendered with the same backend, settings and
-seed as any item (render/produce.py's `render_with` and `finish_item`). The run also
+seed as any item (`stim3d.render.batch.produce.render_item`). The run also
 writes:
 - `OUT/records.jsonl`: the records of every level of this run (render/handoff.py);
   `difficulty` holds `sweep_id`, `sweep_level` (requested), `target_visibility`
@@ -22,29 +22,27 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import tempfile
-import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from pydantic import ValidationError
 
-from scenes.families import Frame
-from scenes.items import make_item
-from scenes.model import Item, RenderSettings
-from scenes.placement import InfeasibleError
-from scenes.sweep import ItemSweep, SweepError, sweep_item
+from stim3d.render.batch.config import expand, load_config
+from stim3d.render.batch.item_folder import is_complete, load_item
+from stim3d.render.batch.layout import MANIFEST, RECORDS, item_dir, remove_item_temporaries
+from stim3d.render.batch.produce import render_item
+from stim3d.render.batch.records import records_for
+from stim3d.render.files import file_sha256, write_json_atomic, write_jsonl_atomic
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.items import make_item
+from stim3d.scenes.model import Item, RenderSettings
+from stim3d.scenes.placement import InfeasibleError
+from stim3d.scenes.sweep import ItemSweep, SweepError, sweep_item
+from stim3d.scoring.records import Record
 
-from .batch import MANIFEST
-from .config import expand, load_config
-from .handoff import Record, file_sha256, records_for, write_jsonl_atomic
-from .item_folder import is_complete, item_dir, load_item, remove_stale_temporaries, write_item_folder
-from .produce import finish_item, render_with
-
-RECORDS = "records.jsonl"
 SUMMARY = "sweeps.json"
 PLOT = "sweep_plot.png"
 
@@ -223,7 +221,7 @@ def run_occlusion_sweep(
     sources = load_sources(source, engine, samples)
     report = SweepReport(failed_sources=dict(sources.failed))
     out.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(out)
+    remove_item_temporaries(out)
     total = len(sources.items) * len(levels)
     done = 0
     records: list[Record] = []
@@ -268,7 +266,7 @@ def run_occlusion_sweep(
             report.sweeps.append(_sweep_summary(item, swept, summary_levels))
     write_jsonl_atomic(out / RECORDS, records)
     report.records = len(records)
-    _write_json_atomic(out / SUMMARY, {"levels": levels, "sweeps": report.sweeps,
+    write_json_atomic(out / SUMMARY, {"levels": levels, "sweeps": report.sweeps,
                                        "failed": [{"item_id": k, "reason": v} for k, v in sorted(report.failed_sources.items())]})
     report.outputs = [out / RECORDS, out / SUMMARY]
     if plot or correct is not None:
@@ -284,16 +282,7 @@ def _render_level(item: Item, settings: RenderSettings, out: Path, scratch: Path
     folder = item_dir(out, item.item_id)
     if is_complete(folder) and load_item(folder).provenance.item_key == key:
         return folder, "skipped"
-    workdir = scratch / item.item_id
-    t0 = time.perf_counter()
-    try:
-        output = render_with(settings, item, workdir)
-        t1 = time.perf_counter()
-        finished, mask = finish_item(item, output, settings, key)
-        timing = {"scene_build_and_passes": (t1 - t0) - output.render_seconds, "render_call": output.render_seconds}
-        return write_item_folder(out, finished, output, mask, timing), "rendered"
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    return render_item(item, settings, out, scratch / item.item_id, key), "rendered"
 
 
 def _sweep_summary(item: Item, swept: ItemSweep, levels: list[dict]) -> dict:
@@ -311,12 +300,6 @@ def _sweep_summary(item: Item, swept: ItemSweep, levels: list[dict]) -> dict:
         "answer_depends_on_visibility": False,
         "levels": levels,
     }
-
-
-def _write_json_atomic(path: Path, payload: dict) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(payload, indent=2) + "\n")
-    os.replace(tmp, path)
 
 
 # -- pictures ---------------------------------------------------------------------------------------

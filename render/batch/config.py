@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,11 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from scenes.families import FAMILIES, get_family
-from scenes.model import RenderSettings
+from stim3d.scenes.families import FAMILIES, get_family
+from stim3d.scenes.model import RenderSettings
+
+
+VARIANT_NAME = re.compile(r"[a-z0-9_]{1,20}")
 
 
 class ConfigError(ValueError):
@@ -41,6 +45,19 @@ class TaskConfig(BaseModel):
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     params: dict[str, Any] = Field(default_factory=dict)
     split: str = "test"
+    variants: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="renders of the same composed scene: name -> parameter overrides; every variant of an item "
+        "uses the item's seed, so the scenes differ only by what the overrides change (they share a scene_id)",
+    )
+
+    @field_validator("variants")
+    @classmethod
+    def _variant_names(cls, variants: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        for name in variants:
+            if not VARIANT_NAME.fullmatch(name):
+                raise ValueError(f"variant name {name!r}: use 1-20 characters of a-z, 0-9 and _")
+        return variants
 
     @field_validator("family")
     @classmethod
@@ -87,6 +104,7 @@ class ItemPlan:
     task_index: int
     item_index: int
     split: str
+    scene_id: str | None = None  # set for variants: the id their shared scene goes by
 
 
 def _format_error(source: str, error: dict[str, Any], prefix: str = "") -> str:
@@ -111,7 +129,9 @@ def parse_config(data: Any, source: str = "config") -> BatchConfig:
         for key in task.grid:
             if key in task.params:
                 raise ConfigError(f"{source}: tasks[{t}]: {key!r} is both in grid and params; keep one")
-        for combination in task.combinations():
+        variants = [{**combination, **overrides} for combination in task.combinations()
+                    for overrides in (task.variants or {"": {}}).values()]
+        for combination in variants:
             try:
                 family.params_model.model_validate(combination)
             except ValidationError as exc:
@@ -144,14 +164,10 @@ def expand(config: BatchConfig) -> list[ItemPlan]:
     for t, task in enumerate(config.tasks):
         combinations = task.combinations()
         for i in range(task.count):
-            plans.append(
-                ItemPlan(
-                    item_id=f"{task.family}-t{t}-{i:05d}",
-                    family=task.family,
-                    params=combinations[i % len(combinations)],
-                    task_index=t,
-                    item_index=i,
-                    split=task.split,
-                )
-            )
+            base_id, params = f"{task.family}-t{t}-{i:05d}", combinations[i % len(combinations)]
+            if not task.variants:
+                plans.append(ItemPlan(base_id, task.family, params, t, i, task.split))
+            for name, overrides in task.variants.items():
+                plans.append(ItemPlan(f"{base_id}-{name}", task.family, {**params, **overrides}, t, i, task.split,
+                                      scene_id=base_id))
     return plans

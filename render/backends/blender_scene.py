@@ -19,10 +19,10 @@ from functools import lru_cache
 import bpy
 import numpy as np
 
-from scenes.camera import blender_lens
-from scenes.colors import srgb_to_linear
-from scenes.model import Camera, Light, Scene, SceneObject, Stage
-from scenes.primitives import unit_mesh
+from stim3d.scenes.camera import blender_lens
+from stim3d.scenes.colors import srgb_to_linear
+from stim3d.scenes.model import Camera, Light, Scene, SceneObject, Stage
+from stim3d.scenes.primitives import unit_mesh
 
 ROUGHNESS = {"matte": 0.5, "glossy": 0.15}
 GROUND_ROUGHNESS = 0.8

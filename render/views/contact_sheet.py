@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 from PIL.PngImagePlugin import PngInfo
 
-from scenes.model import Item
-
-from .gallery import GalleryError, format_gold, item_folders, select_items, thumbnail, short_value
-from .item_folder import load_item
+from stim3d.render.batch.item_folder import load_item
+from stim3d.render.files import atomic_path
+from stim3d.render.views.gallery import GalleryError, format_gold, item_folders, select_items, short_value, thumbnail
+from stim3d.scenes.model import Item
 
 GAP = 10
 BACKGROUND = (255, 255, 255)
@@ -53,9 +52,8 @@ class ContactSheet:
         info = PngInfo()
         info.add_text("stim3d:items", json.dumps([cell.item_id for cell in self.cells]))
         info.add_text("Software", "stim3d contact-sheet")
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        self.image.save(tmp, format="PNG", pnginfo=info)
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            self.image.save(tmp, format="PNG", pnginfo=info)
 
 
 def spread(count: int, n: int) -> list[int]:

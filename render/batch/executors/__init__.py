@@ -1,0 +1,53 @@
+"""Where items are rendered: N local worker processes, or actors on a Ray cluster.
+
+Both executors share one scheduling policy (`schedule`) over a small transport
+interface (`WorkerPool`), so a crash, a retry or a recycle means the same thing on a
+laptop and on a cluster:
+
+- every worker is a long-lived process that imports the backend (bpy) once and
+  renders one item at a time; the parent sends an item only to an idle worker, so
+  it always knows which item a worker was holding when it died;
+- a worker that dies (segfault, abort, out-of-memory kill) or raises an unexpected
+  exception costs only its current item: the item is retried once in a *fresh*
+  worker and, if that fails too, reported failed with the reason; the batch goes on;
+- an item whose constraints cannot be met (`InfeasibleError`) is deterministic, so
+  it is reported failed at once, naming the constraint;
+- a worker is recycled (stopped, replaced) after `recycle_after` items, so Blender
+  memory cannot creep over a long batch;
+- if the first items of a run all fail by a crash or an error and none renders,
+  the run stops (`BatchAborted`): the setup is broken, not the items.
+
+Local workers use the "spawn" start method (bpy is not fork-safe), ignore Ctrl-C
+(the parent stops them with SIGTERM, which they obey at once even inside a render)
+and ask the kernel to kill them when the parent dies (Linux `PR_SET_PDEATHSIG`),
+so a `kill -9` of the batch leaves no orphan rendering into the output folder.
+
+Ray actors cannot assume the driver's output folder is on their filesystem: an
+actor renders into its own scratch folder and returns the item folder's files as
+bytes; the driver installs them with the same temporary-name-then-rename step as
+a local worker. The bytes are the files `produce_item` wrote, so the output is
+identical to the local executor's.
+
+Test-only fault hook: when the environment variable `STIM3D_FAULT_ITEM` equals an
+item id, the worker that receives that item calls `os.abort()` before rendering
+it. It exists so tests can prove that a dying worker costs only its item; never
+set it outside tests.
+"""
+
+
+from stim3d.render.batch.executors.jobs import (
+                                                BatchAborted,
+                                                ExecutorUnavailable,
+                                                Job,
+                                                JobContext,
+                                                Outcome,
+                                                available_cpus,
+                                                run_job,
+                                                threads_per_worker,
+)
+from stim3d.render.batch.executors.local import run_local
+from stim3d.render.batch.executors.ray_cluster import check_ray, run_ray
+from stim3d.render.batch.executors.schedule import schedule
+
+__all__ = ["BatchAborted", "ExecutorUnavailable", "Job", "JobContext", "Outcome", "available_cpus", "check_ray",
+           "run_job", "run_local", "run_ray", "schedule", "threads_per_worker"]

@@ -1,0 +1,162 @@
+"""The scheduling policy both executors share: retries, recycling, start-up deaths, abort (see the package docstring)."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from stim3d.render.batch.executors.jobs import (
+    ABORT_AFTER_FIRST_FAILURES,
+    MAX_ATTEMPTS,
+    STARTUP_DEATHS_ALLOWED,
+    BatchAborted,
+    Job,
+    Outcome,
+)
+
+# -- the scheduling policy ----------------------------------------------------------------------
+
+@dataclass
+class WorkerEvent:
+    handle: int
+    kind: Literal["ready", "done", "died"]
+    outcome: Outcome | None = None
+    reason: str = ""
+
+
+class WorkerPool(Protocol):
+    """A transport for workers: start, send one job, wait for events, stop."""
+
+    def start(self) -> int: ...
+    def submit(self, handle: int, job: Job) -> None: ...
+    def wait(self) -> list[WorkerEvent]: ...
+    def stop(self, handle: int) -> None: ...
+    def shutdown(self) -> None: ...
+
+
+@dataclass
+class Slot:
+    state: Literal["starting", "idle", "busy"] = "starting"
+    job: Job | None = None
+    bound: Job | None = None  # a retry that must run in this fresh worker
+    done: int = 0
+
+
+@dataclass
+class Schedule:
+    pool: WorkerPool
+    workers: int
+    recycle_after: int
+    on_outcome: Callable[[Outcome], None]
+    pending: deque[Job] = field(default_factory=deque)
+    slots: dict[int, Slot] = field(default_factory=dict)
+    attempts: dict[str, int] = field(default_factory=dict)
+    ever_ready: bool = False
+    startup_deaths: int = 0
+    rendered: int = 0
+    early_failures: list[str] = field(default_factory=list)
+
+    def spawn(self, bound: Job | None = None) -> None:
+        self.slots[self.pool.start()] = Slot(bound=bound)
+
+    def retire(self, handle: int) -> None:
+        self.pool.stop(handle)
+        del self.slots[handle]
+
+    def outstanding(self) -> bool:
+        return bool(self.pending) or any(s.state == "busy" or s.bound for s in self.slots.values())
+
+    def finish(self, outcome: Outcome) -> None:
+        outcome.attempts = self.attempts.get(outcome.item_id, 1)
+        self.on_outcome(outcome)
+        if outcome.status == "rendered":
+            self.rendered += 1
+        elif outcome.status != "infeasible" and not self.rendered:
+            self.early_failures.append(f"{outcome.item_id}: {outcome.reason}")
+            if len(self.early_failures) >= ABORT_AFTER_FIRST_FAILURES:
+                raise BatchAborted(
+                    f"the first {len(self.early_failures)} items all failed and none rendered; "
+                    f"stopping (last: {self.early_failures[-1]})"
+                )
+
+    def attempt_failed(self, job: Job, outcome: Outcome) -> None:
+        """A crash or an unexpected error: retry once in a fresh worker, else report."""
+        if self.attempts.get(job.item_id, 1) < MAX_ATTEMPTS:
+            self.attempts[job.item_id] = self.attempts.get(job.item_id, 1) + 1
+            self.spawn(bound=job)
+        else:
+            if outcome.status == "crashed":
+                outcome.reason = f"worker died while rendering it, {MAX_ATTEMPTS} times ({outcome.reason})"
+            self.finish(outcome)
+
+    def handle(self, event: WorkerEvent) -> None:
+        slot = self.slots.get(event.handle)
+        if slot is None:
+            return
+        if event.kind == "ready":
+            slot.state = "idle"
+            self.ever_ready = True
+            self.startup_deaths = 0
+        elif event.kind == "done":
+            job, outcome = slot.job, event.outcome
+            assert job is not None and outcome is not None
+            outcome.item_id = job.item_id
+            slot.state, slot.job = "idle", None
+            slot.done += 1
+            if outcome.status == "error":
+                self.retire(event.handle)  # its Blender state may be what failed
+                self.attempt_failed(job, outcome)
+            else:
+                self.finish(outcome)
+        else:  # died
+            del self.slots[event.handle]
+            if slot.state == "starting":
+                self.startup_deaths += 1
+                if not self.ever_ready or self.startup_deaths >= STARTUP_DEATHS_ALLOWED:
+                    raise BatchAborted(f"a worker process could not start: {event.reason}")
+                if slot.bound:
+                    self.spawn(bound=slot.bound)
+            elif slot.state == "busy" and slot.job is not None:
+                self.attempt_failed(slot.job, Outcome(slot.job.item_id, "crashed", reason=event.reason))
+
+    def assign(self) -> None:
+        for handle, slot in list(self.slots.items()):
+            if slot.state != "idle":
+                continue
+            job = slot.bound
+            if job is None and self.pending and slot.done >= self.recycle_after:
+                self.retire(handle)
+                self.spawn()
+                continue
+            if job is None and self.pending:
+                job = self.pending.popleft()
+            if job is None:
+                self.retire(handle)
+                continue
+            slot.state, slot.job, slot.bound = "busy", job, None
+            self.pool.submit(handle, job)
+        unbound = sum(1 for s in self.slots.values() if not s.bound)
+        while self.pending and unbound < self.workers:
+            self.spawn()
+            unbound += 1
+
+    def run(self, jobs: Iterable[Job]) -> None:
+        self.pending.extend(jobs)
+        try:
+            self.assign()
+            while self.outstanding():
+                for event in self.pool.wait():
+                    self.handle(event)
+                self.assign()
+        finally:
+            self.pool.shutdown()
+
+
+def schedule(pool: WorkerPool, jobs: Iterable[Job], workers: int, recycle_after: int,
+             on_outcome: Callable[[Outcome], None]) -> None:
+    """Run `jobs` on `pool` with the policy in the module docstring; `on_outcome` gets each item's final result."""
+    Schedule(pool, max(1, workers), max(1, recycle_after), on_outcome).run(jobs)
+
+

@@ -1,0 +1,90 @@
+"""Records of a rendered item: the hand-off contract (`stim3d.scoring.records`) filled from an item.
+
+The contract itself, its JSON Schema and the readers live in `scoring/records.py`;
+this module only knows how an item's questions, parameters and provenance map
+onto it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stim3d.scenes.model import Item
+from stim3d.scoring.records import DEFAULT_RULE, PROTOCOL, Answer, ImageRef, Record, RecordProvenance, Scalar, Scoring
+
+
+def flatten(values: dict[str, Any], prefix: str = "") -> dict[str, Scalar]:
+    """Nested dicts and sequences to one level: {"size_range": [0.7, 1.0]} -> {"size_range.0": 0.7, ...}."""
+    flat: dict[str, Scalar] = {}
+    for key, value in values.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{name}."))
+        elif isinstance(value, (list, tuple)):
+            flat.update(flatten({str(i): v for i, v in enumerate(value)}, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def difficulty_of(item: Item) -> dict[str, Scalar]:
+    """The family's own difficulty dict, completed with every parameter it does not already report."""
+    merged = flatten(item.difficulty)
+    for key, value in flatten(item.params).items():
+        merged.setdefault(key, value)
+    return merged
+
+
+def scoring_for(answer_type: str, difficulty: dict[str, Scalar]) -> Scoring:
+    """The default rule for an answer type; cell rules get the grid size when the family reports it."""
+    params: dict[str, int | float] = {}
+    if answer_type == "cell":
+        params["tolerance"] = 1
+    if answer_type in ("cell", "cell_set"):
+        rows, cols = difficulty.get("rows"), difficulty.get("cols")
+        if isinstance(rows, int) and isinstance(cols, int):
+            params.update(rows=rows, cols=cols)
+    return Scoring(rule=DEFAULT_RULE[answer_type], params=params)
+
+
+def records_for(item: Item, image_path: str, image_sha256: str) -> list[Record]:
+    """The records of one rendered item, one per question, in question order."""
+    if item.provenance is None:
+        raise ValueError(f"item {item.item_id} has no provenance: it was never rendered")
+    provenance = RecordProvenance(
+        stim3d_version=item.provenance.stim3d_version,
+        blender_version=item.provenance.blender_version,
+        engine=item.provenance.engine,
+        samples=item.provenance.samples,
+        denoise=item.provenance.denoise,
+        seed=item.seed,
+        seed_entropy=item.seed_entropy,
+        mask_agreement=item.provenance.mask_agreement,
+    )
+    image = ImageRef(path=image_path, sha256=image_sha256, width=item.scene.camera.width, height=item.scene.camera.height)
+    difficulty = difficulty_of(item)
+    # Variants of one item share difficulty.scene_id; a sweep level names its source item.
+    shared = item.difficulty.get("scene_id", item.difficulty.get("source_item_id"))
+    scene_id = shared if isinstance(shared, str) else item.item_id
+    question_ids = [q.question_id for q in item.questions]
+    return [
+        Record(
+            item_id=item.item_id,
+            question_id=q.question_id,
+            scene_id=scene_id,
+            sibling_question_ids=[other for other in question_ids if other != q.question_id],
+            family=item.family,
+            split=item.split,
+            image=image,
+            prompt=f"{q.text} {PROTOCOL[q.answer_type]}",
+            question=q.text,
+            answer=Answer(type=q.answer_type, gold=q.gold),
+            scoring=scoring_for(q.answer_type, difficulty),
+            subject=q.subject,
+            difficulty=difficulty,
+            provenance=provenance,
+        )
+        for q in item.questions
+    ]
+
+

@@ -1,0 +1,121 @@
+"""What a batch reports: counts, seconds per item, failures, and the best constant answer per question type."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+
+from stim3d.scoring.records import Record
+
+
+@dataclass(frozen=True)
+class ConstantBaseline:
+    """Accuracy of always giving the most frequent gold answer, for one question type."""
+
+    question_type: str
+    questions: int
+    best_answer: str
+    accuracy: float
+    distinct_answers: int
+
+
+@dataclass
+class BatchReport:
+    total: int = 0
+    rendered: int = 0
+    skipped: int = 0
+    failed: dict[str, str] = field(default_factory=dict)
+    attempts: dict[str, int] = field(default_factory=dict)  # items that needed more than one attempt
+    seconds: list[float] = field(default_factory=list)
+    records: int = 0
+    baselines: list[ConstantBaseline] = field(default_factory=list)
+    shard: str | None = None
+    executor: str = "local"
+    workers: int = 1
+
+    @property
+    def done(self) -> int:
+        return self.rendered + len(self.failed)
+
+    def summary_lines(self) -> list[str]:
+        where = f" (shard {self.shard})" if self.shard else ""
+        lines = [f"items{where}: {self.total}  rendered: {self.rendered}  skipped (already done): {self.skipped}  "
+                 f"failed: {len(self.failed)}   [{self.executor}, {self.workers} worker(s)]"]
+        lines += seconds_lines(self.seconds)
+        lines += failure_lines(self.failed, self.attempts)
+        lines += baseline_lines(self.baselines)
+        if self.shard:
+            lines.append("records: not written for a shard; run `stim3d merge` over the shard folders")
+        else:
+            lines.append(f"records: {self.records}")
+        return lines
+
+    def to_json(self) -> dict:
+        return {
+            "items": self.total, "rendered": self.rendered, "skipped": self.skipped,
+            "failed": {k: {"reason": v, "attempts": self.attempts.get(k, 1)} for k, v in sorted(self.failed.items())},
+            "seconds_per_item": seconds_stats(self.seconds), "records": self.records,
+            "constant_baseline": [asdict(b) for b in self.baselines],
+            "executor": self.executor, "workers": self.workers,
+        }
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100)."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+def seconds_stats(seconds: list[float]) -> dict[str, float | int] | None:
+    if not seconds:
+        return None
+    return {"n": len(seconds), "median": round(statistics.median(seconds), 3), "p95": round(percentile(seconds, 95), 3),
+            "max": round(max(seconds), 3)}
+
+
+def seconds_lines(seconds: list[float]) -> list[str]:
+    stats = seconds_stats(seconds)
+    if not stats:
+        return []
+    return [f"seconds per rendered item: median {stats['median']:.2f}, p95 {stats['p95']:.2f}, max {stats['max']:.2f} "
+            f"({stats['n']} items)"]
+
+
+def failure_lines(failed: dict[str, str], attempts: dict[str, int]) -> list[str]:
+    lines = []
+    for item_id, reason in sorted(failed.items()):
+        tries = attempts.get(item_id, 1)
+        lines.append(f"failed {item_id}{f' after {tries} attempts' if tries > 1 else ''}: {reason.splitlines()[0]}")
+    return lines
+
+
+def constant_baselines(records: Iterable[Record]) -> list[ConstantBaseline]:
+    """Per question type (family and answer type), the accuracy of always answering the most frequent gold.
+
+    Answers are balanced by construction, so this should sit near 1 / distinct answers.
+    """
+    golds: dict[str, Counter] = defaultdict(Counter)
+    for record in records:
+        golds[f"{record.family} ({record.answer.type})"][json.dumps(record.answer.gold)] += 1
+    baselines = []
+    for question_type, counts in sorted(golds.items()):
+        answer, hits = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        total = sum(counts.values())
+        baselines.append(ConstantBaseline(question_type, total, answer, round(hits / total, 4), len(counts)))
+    return baselines
+
+
+def baseline_lines(baselines: list[ConstantBaseline]) -> list[str]:
+    if not baselines:
+        return []
+    width = max(len("question type"), *(len(b.question_type) for b in baselines))
+    lines = ["best constant answer per question type (balanced answers keep it near 1/distinct):",
+             f"  {'question type':<{width}}  questions  answer  accuracy  distinct"]
+    for b in baselines:
+        lines.append(f"  {b.question_type:<{width}}  {b.questions:>9}  {b.best_answer:>6}  {b.accuracy:>8.3f}  "
+                     f"{b.distinct_answers:>8}")
+    return lines

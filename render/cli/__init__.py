@@ -1,0 +1,55 @@
+"""The `stim3d` command: a thin layer that parses, calls the library, prints.
+
+Every user mistake (bad config, bad argument, missing file) ends as one line on
+stderr naming what is wrong, and exit code 2; never a traceback.
+
+Each command group is a module here (batch, score, views, export, sweep, addon)
+with a `register(sub)` that adds its subcommands; this module builds the parser
+and turns the library's one-line exceptions into exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from stim3d.render.cli import addon, batch, export, score, sweep, views
+from stim3d.render.cli.common import CliParser, UsageError
+from stim3d.version import __version__
+
+GROUPS = (batch, score, export, views, sweep, addon)  # the order of `stim3d --help`
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = CliParser(prog="stim3d", description="Photorealistic 3D stimuli with exact ground truth.")
+    parser.add_argument("--version", action="version", version=f"stim3d {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=CliParser)
+    for group in GROUPS:
+        group.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from stim3d.render.batch.config import ConfigError
+    from stim3d.scenes.placement import InfeasibleError
+    from stim3d.scenes.visibility import RayBackendMissing
+
+    args = build_parser().parse_args(argv)
+    func: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return func(args)
+    except (ConfigError, UsageError, RayBackendMissing, InfeasibleError) as exc:
+        print(f"stim3d: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("stim3d: interrupted; rerun the same command to resume", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `stim3d score ... | head`: the reader left; not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""Batch commands: families, validate, render, merge, show."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from stim3d.render.cli.common import UsageError, deliver_records, load_scoring_core, positive
+
+
+def cmd_families(args: argparse.Namespace) -> int:
+    """Every family with its parameters and the distribution that registered it (plug-ins included)."""
+    from stim3d.scenes.families import FAMILIES, plugins
+
+    for plugin in plugins():
+        if plugin.error:
+            print(f"{plugin.name} [{plugin.distribution}]: NOT LOADED ({plugin.target}): {plugin.error}\n")
+            continue
+        family = FAMILIES[plugin.name]
+        print(f"{plugin.name} [{plugin.distribution}]: {family.description}")
+        for field_name, info in family.params_model.model_fields.items():
+            limits = [
+                f"{label} {getattr(m, attr)}"
+                for m in info.metadata
+                for attr, label in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<"))
+                if getattr(m, attr, None) is not None
+            ]
+            bounds = f" [{', '.join(limits)}]" if limits else ""
+            print(f"  {field_name} (default {info.default!r}){bounds}: {info.description or ''}")
+        print()
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from stim3d.render.batch.config import expand, load_config
+
+    config = load_config(args.config)
+    plans = expand(config)
+    per_family: dict[str, int] = {}
+    for plan in plans:
+        per_family[plan.family] = per_family.get(plan.family, 0) + 1
+    summary = ", ".join(f"{n} {family}" for family, n in per_family.items())
+    print(f"{args.config}: valid; {len(plans)} items ({summary}); engine {config.render.engine} "
+          f"{config.render.width}x{config.render.height}, {config.render.samples} samples")
+    return 0
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from stim3d.render.batch.config import load_config
+    from stim3d.render.batch.driver import BatchInterrupted, Shard, render_batch
+    from stim3d.render.batch.executors.jobs import BatchAborted, ExecutorUnavailable
+    from stim3d.render.batch.progress import BatchProgress
+
+    core_name, core = load_scoring_core(args.scoring_core)  # a bad --scoring-core fails before rendering
+    config = load_config(args.config)
+    overrides = {k: v for k, v in {"engine": args.engine, "samples": args.samples, "width": args.width,
+                                   "height": args.height, "depth": True if args.depth else None}.items() if v is not None}
+    if overrides:
+        try:
+            config = config.model_copy(update={"render": config.render.model_validate({**config.render.model_dump(), **overrides})})
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            raise UsageError(f"--{error['loc'][0]} {error['input']!r}: {error['msg']}") from None
+
+    shard = Shard.parse(args.shard) if args.shard else None
+    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops the workers like Ctrl-C does
+    try:
+        with BatchProgress(quiet=args.quiet) as progress:
+            report = render_batch(config, Path(args.out), force=args.force, progress=progress, workers=args.workers,
+                                  shard=shard, executor=args.executor, address=args.address,
+                                  recycle_after=args.recycle_after)
+    except BatchInterrupted as stop:
+        print(f"stim3d: {stop}; workers stopped, finished items are kept. Rerun the same command to resume.",
+              file=sys.stderr)
+        return 130
+    except ExecutorUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    except BatchAborted as exc:
+        print(f"stim3d: error: {exc}", file=sys.stderr)
+        return 1
+    for line in report.summary_lines():
+        print(line)
+    if shard is None:
+        print(f"wrote {Path(args.out) / 'records.jsonl'}")
+    delivered = deliver_records(Path(args.out), core_name, core) if shard is None else True  # shards: after merge
+    return 1 if report.failed or not delivered else 0
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from stim3d.render.batch.merge import merge_shards
+
+    core_name, core = load_scoring_core(args.scoring_core)  # a sharded batch is finished when it is merged
+    report = merge_shards([Path(d) for d in args.shard_dirs], Path(args.out))
+    for line in report.summary_lines():
+        print(line)
+    print(f"wrote {Path(args.out) / 'records.jsonl'}")
+    delivered = deliver_records(Path(args.out), core_name, core)
+    return 1 if report.failed or report.missing or not delivered else 0
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from stim3d.render.batch.item_folder import load_item
+
+    folder = Path(args.item)
+    if folder.is_file() and folder.name == "item.json":
+        folder = folder.parent
+    if not (folder / "item.json").is_file():
+        raise UsageError(f"{folder}: not an item folder (no item.json)")
+    try:
+        item = load_item(folder)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise UsageError(f"{folder / 'item.json'}: not a stim3d item: {'.'.join(map(str, error['loc']))}: {error['msg']}") from None
+    cam = item.scene.camera
+    print(f"{item.item_id}  family {item.family}  seed {item.seed}  {cam.width}x{cam.height}")
+    if item.provenance:
+        p = item.provenance
+        agreement = f"  mask agreement {p.mask_agreement:.4f}" if p.mask_agreement is not None else ""
+        print(f"rendered with {p.engine} ({p.samples} samples, Blender {p.blender_version}){agreement}")
+    print("difficulty: " + ", ".join(f"{k}={v}" for k, v in item.difficulty.items()))
+    header = f"{'id':>3} {'shape':<9} {'colour':<7} {'size':>5} {'visible':>8} {'amodal':>8} {'visib.':>7} {'occl.':>6} {'trunc.':>6}  bbox_visible"
+    print(header)
+    truths = {t.id: t for t in item.ground_truth.objects}
+    for obj in item.scene.objects:
+        t = truths[obj.id]
+        print(f"{obj.id:>3} {obj.shape:<9} {obj.color.name:<7} {obj.size:>5.2f} {t.visible_px:>8.0f} {t.amodal_px:>8.0f} "
+              f"{t.visibility:>7.3f} {t.occlusion:>6.3f} {t.truncation:>6.3f}  {t.bbox_visible}")
+    for q in item.questions:
+        print(f"Q {q.question_id}: {q.text}  ->  gold: {q.gold} ({q.answer_type})")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add this group's subcommands to the `stim3d` parser."""
+    p = sub.add_parser("families", help="list task families and their parameters")
+    p.set_defaults(func=cmd_families)
+    p = sub.add_parser("validate", help="check a config without rendering")
+    p.add_argument("config")
+    p.set_defaults(func=cmd_validate)
+    p = sub.add_parser("render", help="render a config into item folders and records.jsonl")
+    p.add_argument("config")
+    p.add_argument("--out", required=True, help="batch folder (created; rerunning resumes)")
+    p.add_argument("--engine", choices=["cycles", "workbench", "raster"], help="override render.engine")
+    p.add_argument("--samples", type=int, help="override render.samples")
+    p.add_argument("--width", type=int, help="override render.width")
+    p.add_argument("--height", type=int, help="override render.height")
+    p.add_argument("--depth", action="store_true", help="also write depth.npy")
+    p.add_argument("--force", action="store_true", help="re-render everything, even into a folder made from another config")
+    p.add_argument("--quiet", action="store_true",
+                   help="no live bar or per-item lines: failures and a status line every 30 s (for logs)")
+    p.add_argument("--workers", type=positive, metavar="N",
+                   help="worker processes (Ray: actors), each owning one Blender; Cycles threads = cores / N "
+                        "unless render.threads is set (default: 1 local; Ray: enough to fill the cluster)")
+    p.add_argument("--shard", metavar="k/n", help="render only the k-th of n slices of the items (1-based); "
+                                                   "combine the shard folders with `stim3d merge`")
+    p.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="local worker processes (default) or a Ray cluster (needs the ray extra)")
+    p.add_argument("--address", help="Ray cluster address (with --executor ray; default: start a local Ray)")
+    p.add_argument("--recycle-after", type=positive, default=50, metavar="N",
+                   help="replace a worker process after N items so Blender memory cannot creep (default 50)")
+    p.add_argument("--scoring-core", metavar="NAME|MODULE:FUNCTION",
+                   help="scoring core that receives the records when the batch finishes: a name registered in the "
+                        "entry-point group stim3d.scoring_cores, or module:function (default: builtin)")
+    p.set_defaults(func=cmd_render)
+    p = sub.add_parser("merge", help="combine shard folders into one batch: item folders, records.jsonl, summary")
+    p.add_argument("shard_dirs", nargs="+", metavar="SHARD_DIR", help="batch folders written with --shard k/n")
+    p.add_argument("--out", required=True, help="merged batch folder (may be one of the shard folders)")
+    p.add_argument("--scoring-core", metavar="NAME|MODULE:FUNCTION",
+                   help="scoring core that receives the merged records (as for render; default: builtin)")
+    p.set_defaults(func=cmd_merge)
+    p = sub.add_parser("show", help="print an item's ground truth and questions")
+    p.add_argument("item", help="item folder (or its item.json)")
+    p.set_defaults(func=cmd_show)

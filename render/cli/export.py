@@ -1,0 +1,36 @@
+"""Dataset exports: export imagefolder|coco."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from stim3d.render.cli.common import UsageError
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from stim3d.render.export.coco import export_coco
+    from stim3d.render.export.common import ExportError
+    from stim3d.render.export.imagefolder import export_imagefolder
+
+    batches = [Path(b) for b in args.batches]
+    if args.to is None and len(batches) > 1:
+        raise UsageError("several batch folders: say where the merged export goes with --to DIR")
+    dest = Path(args.to) if args.to else batches[0] / "exports" / args.format
+    export = export_imagefolder if args.format == "imagefolder" else export_coco
+    try:
+        report = export(batches, dest)
+    except ExportError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"{args.format}: {report.summary()}")
+    print(f"wrote {dest}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add this group's subcommands to the `stim3d` parser."""
+    p = sub.add_parser("export", help="export batches as a Hugging Face imagefolder or COCO instances")
+    p.add_argument("format", choices=["imagefolder", "coco"])
+    p.add_argument("batches", nargs="+", metavar="OUT", help="batch folder(s); several are merged")
+    p.add_argument("--to", help="destination folder, new or empty (default: OUT/exports/FORMAT for one batch)")
+    p.set_defaults(func=cmd_export)

@@ -1,0 +1,60 @@
+"""Scoring commands: score, schema."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from stim3d.render.cli.common import UsageError
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    import json
+
+    from stim3d.scoring.records import read_records
+    from stim3d.scoring.report import format_report, read_predictions, score
+
+    records_path = Path(args.records)
+    if records_path.is_dir():
+        records_path = records_path / "records.jsonl"
+    for path in (records_path, Path(args.predictions)):
+        if not path.is_file():
+            raise UsageError(f"{path}: no such file")
+    try:
+        records = read_records(records_path)
+        predictions, count = read_predictions(Path(args.predictions))
+        report = score(records, predictions, count, by=args.by)
+    except ValueError as exc:  # ScoringInputError, a bad record or rule: one line naming it
+        raise UsageError(str(exc)) from None
+    for line in format_report(report):
+        print(line)
+    out = Path(args.out) if args.out else Path(args.predictions).with_suffix(".scores.json")
+    out.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+    print(f"wrote {out}")
+    return 0
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from stim3d.scoring.records import record_schema_text
+
+    if args.out:
+        Path(args.out).write_text(record_schema_text())
+        print(f"wrote {args.out}")
+    else:
+        print(record_schema_text(), end="")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add this group's subcommands to the `stim3d` parser."""
+    p = sub.add_parser("score", help="score model predictions against a batch's records")
+    p.add_argument("records", help="records.jsonl, or the batch folder holding it")
+    p.add_argument("predictions", help='JSONL, one {"question_id": ..., "response": ...} per line')
+    p.add_argument("--by", action="append", default=[], metavar="KEY[:WIDTH]",
+                   help="also break down by this difficulty key (e.g. min_visibility; least_visibility:0.1 bins "
+                        "a number); answer_type, split and subject.NAME work too; repeatable")
+    p.add_argument("--out", help="JSON file for the same report (default: PREDICTIONS with .scores.json)")
+    p.set_defaults(func=cmd_score)
+    p = sub.add_parser("schema", help="print the JSON Schema of a hand-off record")
+    p.add_argument("--out", help="write it to this file (render/schema/record.schema.json is the checked-in copy)")
+    p.set_defaults(func=cmd_schema)
+

@@ -1,0 +1,58 @@
+"""Occlusion sweeps: sweep occlusion."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from stim3d.render.cli.common import CliParser, UsageError
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from stim3d.render.sweep import parse_levels, run_occlusion_sweep
+    from stim3d.scenes.sweep import SweepError
+
+    def progress(done: int, total: int, label: str, status: str) -> None:
+        if not args.quiet:
+            print(f"[{done}/{total}] {label} {status}", file=sys.stderr, flush=True)
+
+    try:
+        levels = parse_levels(args.levels)
+        scores = Path(args.scores) if args.scores else None
+        if scores is not None and not scores.is_file():
+            raise UsageError(f"--scores {scores}: no such file (write it with 'stim3d score ... --out')")
+        report = run_occlusion_sweep(Path(args.source), levels, Path(args.out), target_id=args.target,
+                                     occluder_id=args.occluder, engine=args.engine, samples=args.samples,
+                                     plot=args.plot, scores=scores, progress=progress)
+    except SweepError as exc:
+        raise UsageError(str(exc)) from None
+    for line in report.summary_lines():
+        print(line)
+    for path in report.outputs:
+        print(f"wrote {path}")
+    return 1 if report.failed else 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add this group's subcommands to the `stim3d` parser."""
+    p = sub.add_parser("sweep", help="the same scene at graded visibility levels of one object")
+    sweeps = p.add_subparsers(dest="sweep_kind", required=True, parser_class=CliParser)
+    p = sweeps.add_parser("occlusion", help="slide one occluder sideways in front of a target; one item per level",
+                          description="Exit code: 0 when every level of every item was rendered, 1 when some "
+                                      "level was unreachable or some item could not be made, 2 for bad input.")
+    p.add_argument("source", help="an item folder, or a config (then every item it plans gets its sweep)")
+    p.add_argument("--levels", required=True, metavar="LIST|A:B:STEP",
+                   help="target visibility levels: 0.2,0.4,0.6 or a range 0.1:1.0:0.1 (end included when a step lands on it)")
+    p.add_argument("--out", required=True, help="folder for the level items, records.jsonl and sweeps.json")
+    p.add_argument("--target", type=int, help="object id to hide (default: a central object the question asks about that some object can "
+                        "hide down to the lowest level)")
+    p.add_argument("--occluder", type=int, help="object id that moves (default: of the objects that hide the most of the target, "
+                        "the one that reaches the most levels)")
+    p.add_argument("--engine", choices=["cycles", "workbench", "raster"], help="override the render engine")
+    p.add_argument("--samples", type=int, help="override the render samples")
+    p.add_argument("--plot", action="store_true", help="also write sweep_plot.png and a strip of the images per sweep")
+    p.add_argument("--scores", metavar="SCORES_JSON",
+                   help="the JSON 'stim3d score' wrote for these records: adds accuracy vs visibility to the plot")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(func=cmd_sweep)

@@ -1,0 +1,61 @@
+"""Looking at a batch: gallery, contact-sheet."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from stim3d.render.cli.common import UsageError
+
+
+def cmd_gallery(args: argparse.Namespace) -> int:
+    from stim3d.render.views.gallery import GalleryError, build_gallery, parse_filters
+
+    def progress(done: int, total: int, item_id: str) -> None:
+        if done == total or done % max(1, total // 20) == 0:
+            print(f"[{done}/{total}] {item_id}", file=sys.stderr, flush=True)
+
+    try:
+        report = build_gallery(Path(args.out), family=args.family, filters=parse_filters(args.filter), progress=progress)
+    except GalleryError as exc:
+        raise UsageError(str(exc)) from None
+    for item_id, reason in sorted(report.unreadable.items()):
+        print(f"skipped {item_id}: item.json does not parse: {reason}", file=sys.stderr)
+    print(report.summary())
+    print(f"wrote {report.index}")
+    return 0
+
+def cmd_contact_sheet(args: argparse.Namespace) -> int:
+    from stim3d.render.views.contact_sheet import contact_sheet
+    from stim3d.render.views.gallery import GalleryError, parse_filters
+
+    try:
+        sheet = contact_sheet(Path(args.out), n=args.n, columns=args.columns, family=args.family,
+                              filters=parse_filters(args.filter), thumb_width=args.thumb_width)
+    except GalleryError as exc:
+        raise UsageError(str(exc)) from None
+    sheet.save(Path(args.output))
+    print(f"contact sheet: {len(sheet.cells)} items ({sheet.columns} x {sheet.rows}) of {sheet.available}, "
+          f"{sheet.image.width}x{sheet.image.height} px")
+    print(f"wrote {args.output}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add this group's subcommands to the `stim3d` parser."""
+    filter_help = "only items whose difficulty (or parameter) KEY equals VALUE, e.g. min_visibility=0.7; repeatable"
+    p = sub.add_parser("gallery", help="write OUT/gallery/index.html: thumbnails, filters, ground-truth overlays")
+    p.add_argument("out", help="batch folder")
+    p.add_argument("--family", help="only this family")
+    p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE", help=filter_help)
+    p.set_defaults(func=cmd_gallery)
+    p = sub.add_parser("contact-sheet", help="one PNG of N captioned thumbnails, spread evenly over the batch")
+    p.add_argument("out", help="batch folder")
+    p.add_argument("-o", "--output", required=True, help="PNG file to write")
+    p.add_argument("--n", type=int, default=24, help="number of items (default 24)")
+    p.add_argument("--columns", type=int, default=6, help="columns (default 6)")
+    p.add_argument("--thumb-width", type=int, default=256, help="width of each image in pixels (default 256)")
+    p.add_argument("--family", help="only this family")
+    p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE", help=filter_help)
+    p.set_defaults(func=cmd_contact_sheet)

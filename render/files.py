@@ -1,0 +1,125 @@
+"""Writing files so that a reader never sees half of one: the one place for "temporary name, then rename".
+
+Every file stim3d writes (item folders, records, manifests, thumbnails, pages,
+exports) goes through `atomic_path` or `atomic_folder`: the content is written
+under a hidden temporary sibling whose name is unique across hosts sharing a
+filesystem, flushed to disk, and renamed into place only when complete. A killed
+process leaves at worst a `.tmp-` sibling, which `remove_temporaries` deletes and
+which no reader ever takes for the real thing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+TMP_MARK = ".tmp-"
+
+
+def temporary_sibling(path: Path) -> Path:
+    """A hidden name beside `path`, unique per host and process (shards on a shared filesystem never collide)."""
+    return path.with_name(f".{path.name}{TMP_MARK}{socket.gethostname()}-{os.getpid()}")
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """Yield a temporary path to write; on success it replaces `path`, on any error it is removed."""
+    path = Path(path)
+    tmp = temporary_sibling(path)
+    try:
+        yield tmp
+        _fsync(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def write_json_atomic(path: Path, payload: Any) -> None:
+    """Indented JSON with a final newline (the format of every stim3d manifest and summary)."""
+    write_text_atomic(path, json.dumps(payload, indent=2) + "\n")
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+
+
+def write_jsonl_atomic(path: Path, rows: Iterable[BaseModel]) -> None:
+    """One JSON line per model, in order."""
+    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(row.model_dump_json() + "\n")
+
+
+@contextmanager
+def atomic_folder(final: Path) -> Iterator[Path]:
+    """Yield an empty temporary folder; on success it takes the place of `final` (replacing an old one).
+
+    The files are fsynced before the rename that publishes the folder, so a
+    published folder is complete even after a power loss. An existing `final` is
+    moved aside first and deleted after the new one is in place, so a reader finds
+    either the old or the new folder, never a half-written one.
+    """
+    final = Path(final)
+    tmp = temporary_sibling(final)
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        yield tmp
+        for child in tmp.iterdir():
+            if child.is_file():
+                _fsync(child)
+        _fsync(tmp)
+        if final.exists():
+            old = final.with_name(f".{final.name}{TMP_MARK}old-{socket.gethostname()}-{os.getpid()}")
+            os.replace(final, old)
+            os.replace(tmp, final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, final)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def remove_temporaries(folder: Path) -> int:
+    """Delete temporaries left in `folder` by killed runs; returns how many."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return 0
+    stale = [p for p in folder.iterdir() if p.name.startswith(".") and TMP_MARK in p.name]
+    for path in stale:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    return len(stale)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

@@ -1,0 +1,37 @@
+"""stim3d: photorealistic 3D stimuli with exact ground truth for visual-perception benchmarks.
+
+The public API is the handful of calls below; the `stim3d` command is a thin layer
+over the same functions (docs/api.md).
+
+>>> import stim3d
+>>> sorted(stim3d.families())[:2]
+['form_constancy', 'letters']
+>>> item = stim3d.compose("shape_count", {"n_shape_types": 2, "min_visibility": 0.8}, seed=7, width=64, height=48)
+>>> item.questions[0].answer_type
+'integer'
+
+Everything else lives in the sub-packages, named for their concern:
+`stim3d.scenes` (scene model, families, visibility; never imports bpy),
+`stim3d.render` (backends, batch driver, views, exports, sweeps, CLI) and
+`stim3d.scoring` (the hand-off record contract and the reference scoring core).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from stim3d.version import __version__
+
+if TYPE_CHECKING:
+    from stim3d.api import Batch, compose, families, load_batch, render_batch, render_items
+
+__all__ = ["Batch", "__version__", "compose", "families", "load_batch", "render_batch", "render_items"]
+
+
+def __getattr__(name: str) -> Any:
+    # The API is loaded on first use, so `import stim3d.scoring` (which needs none of it) stays light.
+    if name in __all__:
+        from stim3d import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'stim3d' has no attribute {name!r}")

@@ -1,0 +1,203 @@
+"""The public Python API: compose items, render them or a config into a batch folder, read a batch back.
+
+These are the calls the `stim3d` command makes; a notebook or a benchmark's own
+pipeline uses them the same way. Nothing here prints or exits: errors are
+exceptions carrying one-line messages (`ConfigError`, `FamilyError`,
+`InfeasibleError`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stim3d.render.batch.config import BatchConfig, ConfigError, load_config, parse_config
+from stim3d.render.batch.driver import Executor, ProgressFn, Shard, write_records
+from stim3d.render.batch.driver import render_batch as _render_batch
+from stim3d.render.batch.item_folder import is_complete, load_item
+from stim3d.render.batch.layout import ITEMS_DIR, RECORDS, SUMMARY, item_dir, read_manifest
+from stim3d.render.batch.summary import BatchReport
+from stim3d.scenes.families import FAMILIES, Family
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.items import make_item
+from stim3d.scenes.model import Item, RenderSettings
+from stim3d.scoring.records import Record, read_records
+
+
+def families() -> dict[str, Family]:
+    """Every registered family (built-in and plug-ins), by name; see `stim3d families` for their parameters."""
+    return dict(FAMILIES)
+
+
+def compose(
+    family: str,
+    params: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    *,
+    width: int = 640,
+    height: int = 480,
+    item_id: str | None = None,
+    split: str = "test",
+    task_index: int = 0,
+    item_index: int = 0,
+    rays_per_pixel: int = 1,
+) -> Item:
+    """Compose and measure one item (no rendering): scene, per-object ground truth, questions with gold answers.
+
+    Parameters
+    ----------
+    family : str
+        A registered family name (`families()`).
+    params : mapping, optional
+        The family's parameters; missing ones take their defaults, unknown ones are an error.
+    seed, task_index, item_index : int
+        The item's random stream is `SeedSequence([seed, task_index, item_index])`: a batch
+        with `seed: S` makes item i of task t from (S, t, i), so these three numbers
+        reproduce any batch item exactly.
+    width, height : int
+        The image the camera is built for.
+    item_id, split : str, optional
+        Recorded in the item; `item_id` defaults to `<family>-seed<seed>`.
+    rays_per_pixel : int
+        Rays per pixel side for visibility (1 = through pixel centres, as the renderer samples masks).
+
+    Returns
+    -------
+    Item
+        The composed item; `provenance` is None until it is rendered.
+
+    Raises
+    ------
+    FamilyError
+        Unknown family.
+    pydantic.ValidationError
+        Parameters outside the family's ranges.
+    InfeasibleError
+        The constraints cannot be met for this seed (the message names the constraint).
+    """
+    return make_item(family, dict(params or {}), [int(seed), int(task_index), int(item_index)],
+                     item_id or f"{family}-seed{seed}", Frame(width, height, rays_per_pixel), split)
+
+
+def render_batch(
+    config: str | Path | Mapping[str, Any] | BatchConfig,
+    out: str | Path,
+    *,
+    workers: int | None = None,
+    force: bool = False,
+    shard: str | None = None,
+    executor: Executor = "local",
+    address: str | None = None,
+    progress: ProgressFn | None = None,
+) -> BatchReport:
+    """Render a config (a YAML path, a dict or a `BatchConfig`) into the batch folder `out`.
+
+    The same resumable driver as `stim3d render`: worker processes with crash
+    isolation, items published atomically, a rerun renders only what is missing,
+    records.jsonl and summary.json at the end. Local workers are spawned, so a
+    script that calls this must do so under `if __name__ == "__main__":`.
+
+    Raises ConfigError for a bad config or a folder made from another config (unless `force`).
+    """
+    if isinstance(config, BatchConfig):
+        parsed = config
+    elif isinstance(config, Mapping):
+        parsed = parse_config(dict(config))
+    else:
+        parsed = load_config(config)
+    return _render_batch(parsed, Path(out), force=force, progress=progress, workers=workers,
+                         shard=Shard.parse(shard) if shard else None, executor=executor, address=address)
+
+
+def render_items(
+    items: Iterable[Item],
+    out: str | Path,
+    settings: RenderSettings | Mapping[str, Any] | None = None,
+    *,
+    workdir: str | Path | None = None,
+) -> list[Path]:
+    """Render already composed (or hand-edited) items in this process into the batch folder `out`.
+
+    Each item goes through the same code as a batch item (`render_item`: backend,
+    measured colours, provenance, atomic item folder), and records.jsonl is rebuilt
+    from the folder's items. An item whose folder is complete and was rendered from
+    the same item and settings is skipped, so a rerun resumes. The camera size is the
+    item's own; `settings` gives the engine, samples and the rest.
+
+    Returns the item folders, in the order given.
+    """
+    from stim3d.render.batch.produce import render_item
+
+    out = Path(out)
+    base = settings if isinstance(settings, RenderSettings) else RenderSettings.model_validate(dict(settings or {}))
+    scratch = Path(workdir) if workdir is not None else out / ".work"
+    folders = []
+    for item in items:
+        camera = item.scene.camera
+        item_settings = base.model_copy(update={"width": camera.width, "height": camera.height})
+        key = _item_key(item, item_settings)
+        folder = item_dir(out, item.item_id)
+        stored = load_item(folder).provenance if is_complete(folder) else None
+        if stored is None or stored.item_key != key:
+            render_item(item, item_settings, out, scratch / item.item_id, key)
+        folders.append(folder)
+    write_records(out)
+    if scratch.is_dir() and not any(scratch.iterdir()):
+        scratch.rmdir()
+    return folders
+
+
+def _item_key(item: Item, settings: RenderSettings) -> str:
+    payload = {"item": item.model_dump(mode="json", exclude={"provenance"}), "render": settings.model_dump(mode="json")}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass
+class Batch:
+    """A rendered batch folder read back: its config, complete items, records and summary."""
+
+    folder: Path
+    config: BatchConfig | None
+    items: list[Item] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
+    summary: dict[str, Any] | None = None
+
+    def item(self, item_id: str) -> Item:
+        for item in self.items:
+            if item.item_id == item_id:
+                return item
+        raise KeyError(f"batch {self.folder} has no item {item_id!r}")
+
+    def image_path(self, item_id: str) -> Path:
+        return item_dir(self.folder, item_id) / "image.png"
+
+    def mask_path(self, item_id: str) -> Path:
+        return item_dir(self.folder, item_id) / "mask.png"
+
+
+def load_batch(folder: str | Path) -> Batch:
+    """Read a batch folder (from `render_batch`, `render_items`, `stim3d render` or `stim3d merge`).
+
+    Items are the complete item folders in item-id order; records come from
+    records.jsonl (empty when it was not written yet, e.g. a single shard).
+    Raises ConfigError when `folder` holds no items and no records.
+    """
+    folder = Path(folder)
+    items_root = folder / ITEMS_DIR
+    folders = sorted(p for p in items_root.iterdir() if not p.name.startswith(".")) if items_root.is_dir() else []
+    records_path = folder / RECORDS
+    if not folders and not records_path.is_file():
+        raise ConfigError(f"{folder}: not a stim3d batch folder (no {ITEMS_DIR}/ and no {RECORDS})")
+    manifest = read_manifest(folder)
+    summary_path = folder / SUMMARY
+    return Batch(
+        folder=folder,
+        config=BatchConfig.model_validate(manifest["config"]) if manifest and "config" in manifest else None,
+        items=[load_item(p) for p in folders if is_complete(p)],
+        records=read_records(records_path) if records_path.is_file() else [],
+        summary=json.loads(summary_path.read_text()) if summary_path.is_file() else None,
+    )
