@@ -29,15 +29,8 @@ from PIL import Image
 from stim3d.render.batch.config import parse_config
 from stim3d.render.batch.driver import render_batch
 from stim3d.render.batch.item_folder import load_item, load_mask
-from stim3d.render.views.gallery import (
-    GalleryError,
-    boxes_layer,
-    build_gallery,
-    grid_layer,
-    mask_layer,
-    object_colour,
-    overlay_scale,
-)
+from stim3d.render.views.gallery import GalleryError, build_gallery
+from stim3d.render.views.overlays import boxes_layer, grid_layer, mask_layer, object_colour, overlay_scale
 from stim3d.scenes.camera import geometry
 
 pytestmark = pytest.mark.bpy  # the batch is rendered with Cycles

@@ -20,7 +20,8 @@ from PIL.PngImagePlugin import PngInfo
 
 from stim3d.render.batch.item_folder import load_item
 from stim3d.render.files import atomic_path
-from stim3d.render.views.gallery import GalleryError, format_gold, item_folders, select_items, short_value, thumbnail
+from stim3d.render.views.gallery import GalleryError, item_folders, select_items, thumbnail
+from stim3d.render.views.gallery_page import format_gold, short_value
 from stim3d.scenes.model import Item
 
 GAP = 10
