@@ -6,10 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from stim3d.render.cli.common import CliParser, UsageError
+from stim3d.render.cli.common import CliParser, UsageError, positive
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from stim3d.render.batch.executors import ExecutorUnavailable, check_ray
     from stim3d.render.sweep import parse_levels, run_occlusion_sweep
     from stim3d.scenes.sweep import SweepError
 
@@ -18,14 +19,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             print(f"[{done}/{total}] {label} {status}", file=sys.stderr, flush=True)
 
     try:
+        if args.executor == "ray":
+            check_ray(args.address)
         levels = parse_levels(args.levels)
         scores = Path(args.scores) if args.scores else None
         if scores is not None and not scores.is_file():
             raise UsageError(f"--scores {scores}: no such file (write it with 'stim3d score ... --out')")
         report = run_occlusion_sweep(Path(args.source), levels, Path(args.out), target_id=args.target,
                                      occluder_id=args.occluder, engine=args.engine, samples=args.samples,
-                                     plot=args.plot, scores=scores, progress=progress)
+                                     plot=args.plot, scores=scores, progress=progress, workers=args.workers,
+                                     executor=args.executor, address=args.address)
     except SweepError as exc:
+        raise UsageError(str(exc)) from None
+    except ExecutorUnavailable as exc:
         raise UsageError(str(exc)) from None
     for line in report.summary_lines():
         print(line)
@@ -55,4 +61,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scores", metavar="SCORES_JSON",
                    help="the JSON 'stim3d score' wrote for these records: adds accuracy vs visibility to the plot")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--workers", type=positive, default=1, metavar="N",
+                   help="render levels on N worker processes (Ray: actors), as `stim3d render` does (default 1)")
+    p.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="local worker processes (default) or a Ray cluster (needs the ray extra)")
+    p.add_argument("--address", help="Ray cluster address (with --executor ray; default: start a local Ray)")
     p.set_defaults(func=cmd_sweep)

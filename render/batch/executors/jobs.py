@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from stim3d.render.batch.config import ItemPlan
-from stim3d.scenes.model import RenderSettings
+from stim3d.scenes.model import Item, RenderSettings
 
 FAULT_ENV = "STIM3D_FAULT_ITEM"
 MAX_ATTEMPTS = 2  # the first try and one retry in a fresh worker
@@ -39,11 +39,17 @@ class JobContext:
 
 @dataclass(frozen=True)
 class Job:
-    plan: ItemPlan
+    """One item to render: a plan to compose in the worker, or an already composed item (sweep levels, edits)."""
+
+    plan: ItemPlan | None
     key: str
+    item: Item | None = None
 
     @property
     def item_id(self) -> str:
+        if self.item is not None:
+            return self.item.item_id
+        assert self.plan is not None
         return self.plan.item_id
 
 
@@ -76,7 +82,7 @@ def threads_per_worker(settings: RenderSettings, cpus: int, workers: int) -> int
 
 def run_job(job: Job, context: JobContext, out: Path, scratch: Path) -> Outcome:
     """Render one job in this process into `out`; never raises for a bad item (but see the fault hook)."""
-    from stim3d.render.batch.produce import produce_item
+    from stim3d.render.batch.produce import produce_item, render_item
     from stim3d.scenes.placement import InfeasibleError
 
     if os.environ.get(FAULT_ENV) == job.item_id:  # test-only, see the module docstring
@@ -84,7 +90,11 @@ def run_job(job: Job, context: JobContext, out: Path, scratch: Path) -> Outcome:
     started = time.perf_counter()
     workdir = scratch / job.item_id
     try:
-        produce_item(job.plan, context.batch_seed, context.settings, out, workdir, job.key)
+        if job.item is not None:
+            render_item(job.item, context.settings, out, workdir, job.key)
+        else:
+            assert job.plan is not None
+            produce_item(job.plan, context.batch_seed, context.settings, out, workdir, job.key)
         return Outcome(job.item_id, "rendered", seconds=time.perf_counter() - started)
     except InfeasibleError as exc:
         return Outcome(job.item_id, "infeasible", reason=str(exc))

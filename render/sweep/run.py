@@ -1,0 +1,210 @@
+"""Running a sweep: solve each source item's levels, render them through the batch executors, write records."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from stim3d.render.batch.driver import DEFAULT_RECYCLE_AFTER, Executor, stored_key
+from stim3d.render.batch.executors import (
+    Job,
+    JobContext,
+    Outcome,
+    available_cpus,
+    run_local,
+    run_ray,
+    threads_per_worker,
+)
+from stim3d.render.batch.item_folder import install_item_files, load_item
+from stim3d.render.batch.layout import MANIFEST, RECORDS, item_dir, remove_item_temporaries
+from stim3d.render.batch.records import records_for
+from stim3d.render.files import file_sha256, write_json_atomic, write_jsonl_atomic
+from stim3d.render.sweep.pictures import plot_achieved, read_scores, strip
+from stim3d.render.sweep.sources import load_sources
+from stim3d.scenes.model import Item, RenderSettings
+from stim3d.scenes.sweep import ItemSweep, SweepError, sweep_item
+from stim3d.scoring.records import Record
+
+SUMMARY = "sweeps.json"
+PLOT = "sweep_plot.png"
+
+ProgressFn = Callable[[int, int, str, str], None]  # (done, total, label, status)
+
+
+
+@dataclass
+class SweepReport:
+    """What a run did. `failed` is true when any level was unreachable or any source item failed."""
+
+    sweeps: list[dict] = field(default_factory=list)
+    failed_sources: dict[str, str] = field(default_factory=dict)
+    rendered: int = 0
+    skipped: int = 0
+    unreachable: int = 0
+    records: int = 0
+    outputs: list[Path] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.unreachable or self.failed_sources)
+
+    def summary_lines(self) -> list[str]:
+        lines = []
+        for sweep in self.sweeps:
+            lines.append(f"{sweep['sweep_id']}: target object {sweep['target_id']} ({sweep['target_shape']}), "
+                         f"occluder object {sweep['occluder_id']} ({sweep['occluder_shape']})")
+            for level in sweep["levels"]:
+                if level["status"] == "unreachable":
+                    lines.append(f"  level {level['requested']:.3f}: unreachable ({level['reason']}): {level['detail']}")
+                else:
+                    lines.append(f"  level {level['requested']:.3f}: achieved {level['achieved']:.4f}  {level['item_id']}")
+        for item_id, reason in sorted(self.failed_sources.items()):
+            lines.append(f"failed {item_id}: {reason}")
+        lines.append(f"levels rendered: {self.rendered}  skipped (already done): {self.skipped}  "
+                     f"unreachable: {self.unreachable}  records: {self.records}")
+        return lines
+
+
+def level_key(item: Item, settings: RenderSettings) -> str:
+    """Hash of everything that determines a level's files (its item before rendering, and the settings)."""
+    payload = item.to_json() + json.dumps(settings.model_dump(mode="json"), sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def run_occlusion_sweep(
+    source: Path,
+    levels: list[float],
+    out: Path,
+    *,
+    target_id: int | None = None,
+    occluder_id: int | None = None,
+    engine: str | None = None,
+    samples: int | None = None,
+    plot: bool = False,
+    scores: Path | None = None,
+    progress: ProgressFn | None = None,
+    workers: int = 1,
+    executor: Executor = "local",
+    address: str | None = None,
+) -> SweepReport:
+    """Sweep every source item and render its reachable levels into `out`.
+
+    Levels are solved here (ray casting only), then rendered by the batch
+    executors exactly like batch items: `workers` processes (or Ray actors), crash
+    isolation with one retry, recycling. Raises SweepError (or ConfigError) for a
+    bad source or, with a single item folder, for ids that are not in its scene;
+    with a config, an item that cannot be swept is reported and the others go on.
+    `scores` (the JSON `stim3d score` writes for these records) adds accuracy vs
+    visibility to the plot.
+    """
+    out = Path(out)
+    if (out / MANIFEST).exists():
+        raise SweepError(f"--out {out} is a batch folder (it has {MANIFEST}); a sweep writes its own records.jsonl, "
+                         "so give it a folder of its own")
+    correct = read_scores(scores) if scores is not None else None  # a bad file fails before any rendering
+    sources = load_sources(source, engine, samples)
+    report = SweepReport(failed_sources=dict(sources.failed))
+    out.mkdir(parents=True, exist_ok=True)
+    remove_item_temporaries(out)
+    total = len(sources.items) * len(levels)
+
+    solved: list[tuple[Item, ItemSweep]] = []
+    for item in sources.items:
+        def note(message: str, item_id: str = item.item_id) -> None:
+            if progress:
+                progress(0, total, item_id, message)
+
+        try:
+            solved.append((item, sweep_item(item, levels, target_id, occluder_id, progress=note)))
+        except SweepError as exc:
+            if not sources.from_config:
+                raise
+            report.failed_sources[item.item_id] = str(exc)
+
+    jobs, status = [], {}
+    for _, swept in solved:
+        for level_item in swept.items:
+            if level_item is None:
+                continue
+            key = level_key(level_item, sources.settings)
+            folder = item_dir(out, level_item.item_id)
+            if stored_key(folder) == key:
+                status[level_item.item_id] = "skipped"
+            else:
+                jobs.append(Job(None, key, level_item))
+    done = len(status)
+
+    def on_outcome(outcome: Outcome) -> None:
+        nonlocal done
+        done += 1
+        if outcome.files is not None:
+            install_item_files(out, outcome.item_id, outcome.files)
+        status[outcome.item_id] = "rendered" if outcome.status == "rendered" else f"failed: {outcome.reason}"
+        if progress:
+            progress(done, total, outcome.item_id, status[outcome.item_id])
+
+    if jobs:
+        if executor == "ray":
+            run_ray(jobs, JobContext(0, sources.settings, out), workers, DEFAULT_RECYCLE_AFTER, on_outcome, address)
+        else:
+            count = min(workers, len(jobs))
+            threads = threads_per_worker(sources.settings, available_cpus(), count)
+            context = JobContext(0, sources.settings.model_copy(update={"threads": threads}), out)
+            run_local(jobs, context, count, DEFAULT_RECYCLE_AFTER, on_outcome)
+
+    records: list[Record] = []
+    for item, swept in solved:
+        summary_levels = []
+        for result, level_item in zip(swept.sweep.levels, swept.items):
+            if level_item is None:
+                report.unreachable += 1
+                assert result.unreachable is not None
+                summary_levels.append({"requested": result.requested, "item_id": None, "status": "unreachable",
+                                       "reason": result.unreachable.code, "detail": result.unreachable.detail})
+                continue
+            state = status[level_item.item_id]
+            if state.startswith("failed"):
+                report.failed_sources[level_item.item_id] = state.removeprefix("failed: ")
+                summary_levels.append({"requested": result.requested, "item_id": level_item.item_id,
+                                       "status": "failed", "reason": state.removeprefix("failed: ")})
+                continue
+            report.rendered += state == "rendered"
+            report.skipped += state == "skipped"
+            folder = item_dir(out, level_item.item_id)
+            image = folder / "image.png"
+            records.extend(records_for(load_item(folder), os.path.relpath(image, out), file_sha256(image)))
+            summary_levels.append({"requested": result.requested, "item_id": level_item.item_id, "status": state,
+                                   "achieved": result.achieved, "offset_m": result.offset})
+        report.sweeps.append(_sweep_summary(item, swept, summary_levels))
+    write_jsonl_atomic(out / RECORDS, records)
+    report.records = len(records)
+    write_json_atomic(out / SUMMARY, {"levels": levels, "sweeps": report.sweeps,
+                                      "failed": [{"item_id": k, "reason": v}
+                                                 for k, v in sorted(report.failed_sources.items())]})
+    report.outputs = [out / RECORDS, out / SUMMARY]
+    if plot or correct is not None:
+        report.outputs.append(plot_achieved(report.sweeps, out / PLOT, correct))
+        for sweep in report.sweeps:
+            report.outputs.append(strip(sweep, out, out / f"strip-{sweep['source_item_id']}.png"))
+    return report
+
+
+def _sweep_summary(item: Item, swept: ItemSweep, levels: list[dict]) -> dict:
+    sweep = swept.sweep
+    return {
+        "sweep_id": swept.sweep_id,
+        "source_item_id": item.item_id,
+        "family": item.family,
+        "target_id": sweep.target_id,
+        "target_shape": item.scene.object(sweep.target_id).shape,
+        "occluder_id": sweep.occluder_id,
+        "occluder_shape": item.scene.object(sweep.occluder_id).shape,
+        "path": {"start": list(sweep.path.start), "direction": list(sweep.path.direction),
+                 "max_offset_m": sweep.path.max_offset},
+        "answer_depends_on_visibility": False,
+        "levels": levels,
+    }
