@@ -1,0 +1,127 @@
+"""A solved sweep as items: one `Item` per reachable level, everything but the occluder byte-identical."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..model import GroundTruth, Item, Question, Scene
+from ..visibility import measure
+from .choose import choose_pair, rank_targets
+from .model import COUNTING_FAMILIES, OCCLUDER_CANDIDATES, TOLERANCE, LevelResult, Sweep, SweepError, matches_subject
+from .solve import sweep_scene
+
+
+def level_item_id(source_id: str, level: float) -> str:
+    """Item id of one level: the source id and the level in thousandths (0.4 -> '-vis0400')."""
+    return f"{source_id}-vis{int(round(level * 1000)):04d}"
+
+
+def sweep_id(source_id: str, target_id: int, occluder_id: int) -> str:
+    return f"sweep-{source_id}-t{target_id}-o{occluder_id}"
+
+
+def count_gold(scene: Scene, question: Question) -> int:
+    """A counting question's answer from the scene alone: every countable match, whatever its visibility."""
+    return sum(1 for o in scene.objects if o.countable and matches_subject(o, question.subject))
+
+
+@dataclass(frozen=True)
+class ItemSweep:
+    """A sweep of one item: the solved sweep and one Item per reachable level (None where unreachable)."""
+
+    source_id: str
+    sweep_id: str
+    sweep: Sweep
+    items: list[Item | None]
+
+
+# Keys of a counting family's difficulty that describe the source scene's measured state, not this level's.
+_SOURCE_MEASURED = ("least_visibility", "band_met", "min_visibility")
+
+
+def sweep_item(
+    item: Item,
+    levels: Sequence[float],
+    target_id: int | None = None,
+    occluder_id: int | None = None,
+    tolerance: float = TOLERANCE,
+    progress: Callable[[str], None] | None = None,
+) -> ItemSweep:
+    """Sweep an item's scene and build one Item per reachable level.
+
+    Target and occluder are chosen when not given: the target by `choose_pair`
+    (an object the question asks about, central, that some object can hide down
+    to the lowest level), the occluder as whichever of its `OCCLUDER_CANDIDATES`
+    best-covering objects reaches the most levels. No other object may drop below the item's
+    `min_visibility` (the protocol it was made under). Raises SweepError for a
+    family whose gold answer this module cannot recompute from the scene.
+    """
+    if item.family not in COUNTING_FAMILIES:
+        raise SweepError(f"family {item.family!r} cannot be swept yet; supported: {', '.join(COUNTING_FAMILIES)}")
+    levels = list(levels)
+    ids = [level_item_id(item.item_id, level) for level in levels]
+    if len(set(ids)) != len(ids):
+        raise SweepError("visibility levels must differ by at least 0.001")
+    rays = item.ground_truth.rays_per_pixel
+    subject = item.questions[0].subject if item.questions else None
+    if occluder_id is not None:
+        target = target_id if target_id is not None else rank_targets(item.scene, subject, rays)[0]
+        occluders = [occluder_id]
+    else:
+        target, ranked = choose_pair(item.scene, min(levels), subject, target_id, rays, tolerance)
+        occluders = ranked[:OCCLUDER_CANDIDATES]
+    floor = float(item.params.get("min_visibility", 0.0))
+    sweep: Sweep | None = None
+    for occluder in occluders:
+        if progress:
+            progress(f"solving: target object {target}, occluder object {occluder}")
+        trial = sweep_scene(item.scene, target, occluder, levels, tolerance=tolerance, others_floor=floor,
+                            rays_per_pixel=rays)
+        if sweep is None or trial.reached > sweep.reached:
+            sweep = trial
+        if sweep.reached == len(levels):
+            break
+    assert sweep is not None
+    name = sweep_id(item.item_id, target, sweep.occluder_id)
+    built = [
+        _level_item(item, result, new_id, name, sweep) if result.reachable else None
+        for result, new_id in zip(sweep.levels, ids)
+    ]
+    return ItemSweep(item.item_id, name, sweep, built)
+
+
+def _level_item(source: Item, result: LevelResult, new_id: str, name: str, sweep: Sweep) -> Item:
+    scene = result.scene
+    assert scene is not None
+    truth = measure(scene, source.ground_truth.rays_per_pixel)
+    questions = []
+    for q in source.questions:
+        gold = count_gold(scene, q)
+        if gold != q.gold:
+            raise SweepError(f"item {source.item_id}: question {q.question_id} has gold {q.gold} but its scene holds {gold}")
+        suffix = q.question_id.removeprefix(f"{source.item_id}-")
+        questions.append(q.model_copy(update={"question_id": f"{new_id}-{suffix}", "gold": gold}))
+    kept = {k: v for k, v in source.difficulty.items() if k not in _SOURCE_MEASURED}
+    difficulty = {
+        **kept,
+        "source_item_id": source.item_id,
+        "source_min_visibility": source.params.get("min_visibility"),
+        "sweep_id": name,
+        "sweep_target_id": sweep.target_id,
+        "sweep_occluder_id": sweep.occluder_id,
+        "sweep_level": result.requested,
+        "sweep_offset_m": result.offset,
+        "target_visibility": truth.visibility()[sweep.target_id],
+        "least_visibility": min(t.visibility for t in truth.truths),
+        "answer_depends_on_visibility": False,
+        "count_protocol": "every object counts, whatever its visibility",
+    }
+    return source.model_copy(update={
+        "item_id": new_id,
+        "scene": scene,
+        "ground_truth": GroundTruth(objects=truth.truths, rays_per_pixel=source.ground_truth.rays_per_pixel),
+        "questions": questions,
+        "difficulty": difficulty,
+        "provenance": None,
+    })
