@@ -91,7 +91,10 @@ class STIM3D_OT_open_item(bpy.types.Operator):
         if item.provenance is not None:
             if item.provenance.engine in ("cycles", "workbench"):
                 settings.engine = item.provenance.engine
-            settings.samples, settings.denoise = item.provenance.samples, item.provenance.denoise
+            if item.provenance.samples is not None:  # None: Workbench/raster, which take no samples
+                settings.samples = item.provenance.samples
+            if item.provenance.denoise is not None:
+                settings.denoise = item.provenance.denoise
             settings.device = item.provenance.device if item.provenance.device in ("cpu", "gpu") else "cpu"
         settings.depth = (path.parent / "depth.npy").is_file()
         if (out := _batch_folder(path)) is not None:

@@ -171,14 +171,26 @@ class RenderSettings(Strict):
 
 
 class Provenance(Strict):
-    """Where an item came from. Deterministic on purpose: timings go to timing.json, not here."""
+    """Where an item came from and which code made it. Deterministic on purpose: timings go to timing.json.
+
+    The git commit is not here but in batch.json and summary.json (stim3d/provenance.py
+    says why): item.json is the same for a checkout and an install of the same release.
+    `samples` and `denoise` are what the engine really used: None for Workbench and
+    raster, which take no samples and have no denoiser.
+    """
 
     stim3d_version: str
+    generator_revision: int | None = Field(
+        None, description="the family's generator revision (Family.revision); None for an item made before revisions"
+    )
     blender_version: str | None = None
+    library_versions: dict[str, str | None] = Field(
+        default_factory=dict, description="installed versions of bpy, numpy, trimesh and embreex"
+    )
     engine: str
-    samples: int
+    samples: int | None
     device: str
-    denoise: bool
+    denoise: bool | None
     mask_source: Literal["renderer", "raycast"] = "raycast"
     mask_agreement: float | None = Field(
         None, description="share of pixels where the renderer's object-index pass equals the ray-cast instance map"

@@ -15,6 +15,10 @@ record of another MAJOR version (`RecordVersionError`).
 `provenance.denoise`, `provenance.mask_agreement`; `difficulty` also holds every
 family parameter; integer answers are scored with `count_soft` by default; cell rules
 carry the grid size in `scoring.params` when the family reports `rows` and `cols`.
+
+1.2 (from 1.1): added `provenance.generator_revision` and `provenance.library_versions`;
+`provenance.samples` and `provenance.denoise` are null for engines that use neither
+(workbench, raster) instead of repeating the config's Cycles settings.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .answers import AnswerType, Gold
 
-RECORD_SCHEMA_VERSION = "1.1"
+RECORD_SCHEMA_VERSION = "1.2"
 SCHEMA_PATH = Path(__file__).parent / "schema" / "record.schema.json"
 
 PROTOCOL: dict[str, str] = {
@@ -106,11 +110,19 @@ class Scoring(Strict):
 
 
 class RecordProvenance(Strict):
+    """Which code and settings made the record's image (the git commit of a run is in summary.json)."""
+
     stim3d_version: str
+    generator_revision: int | None = Field(
+        None, description="the family's generator revision: bumped whenever the family's output changes"
+    )
     blender_version: str | None
+    library_versions: dict[str, Union[str, None]] = Field(
+        default_factory=dict, description="installed versions of bpy, numpy, trimesh and embreex"
+    )
     engine: str
-    samples: int
-    denoise: bool
+    samples: int | None = Field(description="Cycles samples; null for engines that take none (workbench, raster)")
+    denoise: bool | None = Field(description="Cycles denoising; null for engines without a denoiser")
     seed: int = Field(description="the item's seed (Cycles seed)")
     seed_entropy: list[int] = Field(description="[batch_seed, task_index, item_index]: regenerates the item")
     mask_agreement: float | None = Field(description="share of pixels where the renderer's mask equals the ray cast")

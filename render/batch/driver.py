@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from stim3d.provenance import code_identity
 from stim3d.render.batch.config import BatchConfig, ConfigError, ItemPlan, expand
 from stim3d.render.batch.executors.jobs import Job, JobContext, Outcome, available_cpus, threads_per_worker
 from stim3d.render.batch.executors.local import run_local
@@ -111,9 +112,14 @@ class BatchInterrupted(KeyboardInterrupt):
 # -- keys, manifest, failures, temporaries ---------------------------------------------------------
 
 def item_key(plan: ItemPlan, batch_seed: int, settings: RenderSettings) -> str:
-    """Hash of everything that determines one item's files."""
+    """Hash of everything that determines one item's files, the code that makes it included.
+
+    The stim3d version and the family's generator revision are part of it: an item made
+    by other code never counts as done (and `_check_manifest` refuses such a folder).
+    """
     payload = {"family": plan.family, "params": plan.params, "entropy": [batch_seed, plan.task_index, plan.item_index],
-               "split": plan.split, "render": settings.model_dump(mode="json")}
+               "split": plan.split, "render": settings.model_dump(mode="json"),
+               "code": code_identity({plan.family}, with_commit=False)}
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -132,6 +138,17 @@ def stored_key(folder: Path) -> str | None:
         return None
 
 
+def code_mismatch(previous: dict, code: dict) -> str | None:
+    """Why a folder's recorded code differs from this one's (version or a generator revision), or None."""
+    recorded = previous.get("code")
+    if not isinstance(recorded, dict):
+        return "a stim3d that did not record its generator revisions"
+    if {k: recorded.get(k) for k in code} == code:
+        return None
+    revisions = ", ".join(f"{k} {v}" for k, v in (recorded.get("generator_revisions") or {}).items())
+    return f"stim3d {recorded.get('stim3d_version')} (generator revisions: {revisions or 'none'})"
+
+
 def _check_manifest(out: Path, config: BatchConfig, force: bool) -> None:
     previous = read_manifest(out)
     if previous is not None and not force and previous.get("config_hash") != config.content_hash():
@@ -139,8 +156,17 @@ def _check_manifest(out: Path, config: BatchConfig, force: bool) -> None:
             f"{out} holds a batch rendered from a different config (hash {previous.get('config_hash')} != "
             f"{config.content_hash()}); use another --out, or --force to re-render it with this config"
         )
+    families = {task.family for task in config.tasks}
+    code = code_identity(families, with_commit=False)
+    if previous is not None and not force and (other := code_mismatch(previous, code)) is not None:
+        revisions = ", ".join(f"{k} {v}" for k, v in code["generator_revisions"].items())
+        raise ConfigError(
+            f"{out} was rendered by {other}, this is stim3d {code['stim3d_version']} (generator revisions: "
+            f"{revisions}); its items would be mixed with new ones: use another --out, or --force to re-render it"
+        )
     out.mkdir(parents=True, exist_ok=True)
-    payload = {"config_hash": config.content_hash(), "config": config.model_dump(mode="json")}
+    payload = {"config_hash": config.content_hash(), "config": config.model_dump(mode="json"),
+               "code": code_identity(families)}
     # Key order is kept: the order of a task's grid axes decides which item gets which combination,
     # and `stim3d merge` rebuilds the item plan from this file.
     write_text_atomic(out / MANIFEST, json.dumps(payload, indent=2) + "\n")
@@ -244,7 +270,8 @@ def render_batch(
         write_jsonl_atomic(out / RECORDS, records)
         report.records = len(records)
         report.baselines = constant_baselines(records)
-        write_text_atomic(out / SUMMARY, json.dumps(report.to_json(), indent=2) + "\n")
+        summary = {**report.to_json(), "code": code_identity({task.family for task in config.tasks})}
+        write_text_atomic(out / SUMMARY, json.dumps(summary, indent=2) + "\n")
     else:
         report.baselines = constant_baselines(collect_records(out, keys))
     return report

@@ -18,8 +18,16 @@ import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from stim3d.provenance import code_identity
 from stim3d.render.batch.config import BatchConfig, ConfigError
-from stim3d.render.batch.driver import clear_failure, collect_records, expected_keys, record_failure, stored_key
+from stim3d.render.batch.driver import (
+    clear_failure,
+    code_mismatch,
+    collect_records,
+    expected_keys,
+    record_failure,
+    stored_key,
+)
 from stim3d.render.batch.layout import FAILURES_DIR, MANIFEST, RECORDS, SUMMARY, item_dir, read_manifest
 from stim3d.render.batch.summary import (
     ConstantBaseline,
@@ -30,6 +38,7 @@ from stim3d.render.batch.summary import (
     seconds_stats,
 )
 from stim3d.render.files import atomic_folder, write_jsonl_atomic, write_text_atomic
+from stim3d.version import __version__
 
 
 @dataclass
@@ -112,6 +121,10 @@ def merge_shards(shard_dirs: list[Path], out: Path) -> MergeReport:
         raise ConfigError(f"{out} holds a batch of a different config (hash {existing.get('config_hash')} != "
                           f"{manifest.get('config_hash')}); merge into another folder")
     config = BatchConfig.model_validate(manifest["config"])
+    families = {task.family for task in config.tasks}
+    if (other := code_mismatch(manifest, code_identity(families, with_commit=False))) is not None:
+        raise ConfigError(f"the shards were rendered by {other}, not by this stim3d {__version__}: "
+                          f"merge them with the stim3d that rendered them, or re-render them")
     keys = expected_keys(config)
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2) + "\n")
@@ -144,5 +157,5 @@ def merge_shards(shard_dirs: list[Path], out: Path) -> MergeReport:
     write_jsonl_atomic(out / RECORDS, records)
     report.records = len(records)
     report.baselines = constant_baselines(records)
-    write_text_atomic(out / SUMMARY, json.dumps(report.to_json(), indent=2) + "\n")
+    write_text_atomic(out / SUMMARY, json.dumps({**report.to_json(), "code": code_identity(families)}, indent=2) + "\n")
     return report

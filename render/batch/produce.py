@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from stim3d.provenance import family_revisions, library_versions
 from stim3d.render.backends.output import RenderOutput
 from stim3d.render.batch.config import ItemPlan
 from stim3d.render.batch.item_folder import write_item_folder
@@ -57,13 +58,16 @@ def finish_item(item: Item, output: RenderOutput, settings: RenderSettings, key:
         mask, agreement, source = raycast_map, None, "raycast"
     colors = measured_colors(output.image, mask, [o.id for o in item.scene.objects])
     truths = [t.model_copy(update={"measured_srgb": colors[t.id]}) for t in item.ground_truth.objects]
+    sampled = settings.engine == "cycles"  # Workbench and raster take no samples and have no denoiser
     provenance = Provenance(
         stim3d_version=__version__,
+        generator_revision=family_revisions({item.family})[item.family],
         blender_version=output.blender_version,
+        library_versions=library_versions(),
         engine=settings.engine,
-        samples=settings.samples,
+        samples=settings.samples if sampled else None,
         device=settings.device,
-        denoise=settings.denoise,
+        denoise=settings.denoise if sampled else None,
         mask_source=source,
         mask_agreement=agreement,
         item_key=key,

@@ -53,7 +53,9 @@ def records_for(item: Item, image_path: str, image_sha256: str) -> list[Record]:
         raise ValueError(f"item {item.item_id} has no provenance: it was never rendered")
     provenance = RecordProvenance(
         stim3d_version=item.provenance.stim3d_version,
+        generator_revision=item.provenance.generator_revision,
         blender_version=item.provenance.blender_version,
+        library_versions=item.provenance.library_versions,
         engine=item.provenance.engine,
         samples=item.provenance.samples,
         denoise=item.provenance.denoise,

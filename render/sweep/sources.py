@@ -67,5 +67,6 @@ def _settings_of(item: Item) -> RenderSettings:
     base = {"width": camera.width, "height": camera.height, "rays_per_pixel": item.ground_truth.rays_per_pixel}
     if item.provenance is not None:
         p = item.provenance
-        base.update(engine=p.engine, samples=p.samples, device=p.device, denoise=p.denoise)
+        used = {"engine": p.engine, "samples": p.samples, "device": p.device, "denoise": p.denoise}
+        base.update({k: v for k, v in used.items() if v is not None})  # Workbench/raster record no samples
     return RenderSettings.model_validate(base)

@@ -104,7 +104,8 @@ def _item_data(entry: GalleryEntry) -> dict[str, Any]:
     if prov is not None:
         blender = f", Blender {prov.blender_version}" if prov.blender_version else ""
         agreement = f" (agreement with the ray cast {prov.mask_agreement:.4f})" if prov.mask_agreement is not None else ""
-        provenance = f"{prov.engine}, {prov.samples} samples{blender}; mask from the {prov.mask_source}{agreement}"
+        samples = f", {prov.samples} samples" if prov.samples is not None else ""
+        provenance = f"{prov.engine}{samples}{blender}; mask from the {prov.mask_source}{agreement}"
     objects = []
     for obj in item.scene.objects:
         t = item.ground_truth.of(obj.id)

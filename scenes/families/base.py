@@ -44,8 +44,17 @@ class Composed:
 
 @dataclass(frozen=True)
 class Family:
+    """A task family as registered under the entry-point group `stim3d.families` (docs/plugins.md).
+
+    `revision` is the generator revision: bump it whenever the family's output
+    changes for the same (params, seed), in the same commit as the golden pin in
+    tests/test_golden.py. It is recorded in every item's provenance and in the
+    resume key, so a batch folder made by another revision is refused, never mixed.
+    """
+
     name: str
     description: str
     params_model: type[FamilyParams]
     compose: Callable[[Any, np.random.Generator, Frame], Composed]
     answer_types: tuple[str, ...]
+    revision: int = 1
