@@ -117,6 +117,24 @@ def remove_temporaries(folder: Path) -> int:
     return len(stale)
 
 
+class OutsideDestination(ValueError):
+    """A path built from a name read from a file would land outside the folder it belongs in."""
+
+
+def inside(dest: Path, path: Path) -> Path:
+    """`path` if it resolves (symlinks followed) inside `dest`, else OutsideDestination.
+
+    Every name taken from a file (item ids, splits) is checked against a fixed
+    character set when it is loaded; this is the second line: a write whose target,
+    after `..` and symlinks, is not under its destination folder is refused.
+    """
+    root = Path(dest).resolve()
+    target = Path(path).resolve()
+    if target != root and root not in target.parents:
+        raise OutsideDestination(f"{path}: resolves to {target}, outside {root}; refusing to write there")
+    return Path(path)
+
+
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with Path(path).open("rb") as f:

@@ -4,11 +4,18 @@ Files are written into a hidden temporary sibling and the folder is renamed into
 place only when complete (`stim3d.render.files.atomic_folder`), so a killed run
 never leaves a half-written item that looks complete, and a rerun simply redoes
 what is missing.
+
+`checksums.json` (written last, inside the folder) holds the SHA-256 and size of
+every file but itself and timing.json, so it is as deterministic as the files it
+covers. A resume counts an item as done only when every file still matches
+(`verify_item`): a truncated or edited image is re-rendered, never shipped.
+item.json does not carry them: it must stay byte-identical for a given config.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -17,14 +24,55 @@ from PIL import Image
 
 from stim3d.render.backends.output import RenderOutput
 from stim3d.render.batch.layout import item_dir
-from stim3d.render.files import atomic_folder
+from stim3d.render.files import atomic_folder, file_sha256
 from stim3d.scenes.model import Item
 
 REQUIRED = ("item.json", "image.png", "mask.png")
+CHECKSUMS = "checksums.json"
+UNCHECKED = (CHECKSUMS, "timing.json")  # timing.json holds wall-clock times; it proves nothing about the item
+
+
+def write_checksums(folder: Path) -> None:
+    """Record sha256 and size of the folder's files (before the folder is published)."""
+    sums = {p.name: {"sha256": file_sha256(p), "bytes": p.stat().st_size}
+            for p in sorted(folder.iterdir()) if p.is_file() and p.name not in UNCHECKED}
+    (folder / CHECKSUMS).write_text(json.dumps(sums, indent=2, sort_keys=True) + "\n")
+
+
+def verify_item(folder: Path, require_checksums: bool = True) -> str | None:
+    """None when the item folder is complete and intact; else why not (a missing, truncated or changed file).
+
+    Without `require_checksums`, a folder that has no checksums.json (written by an
+    older stim3d, or assembled by hand) is judged by its required files alone.
+    """
+    if not folder.is_dir():
+        return "no item folder"
+    missing = [name for name in REQUIRED if not (folder / name).is_file()]
+    if missing:
+        return f"missing {', '.join(missing)}"
+    try:
+        sums = json.loads((folder / CHECKSUMS).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return f"no {CHECKSUMS}" if require_checksums else None
+    except (OSError, ValueError) as exc:
+        return f"{CHECKSUMS} unreadable: {exc}"
+    if not isinstance(sums, dict) or not set(REQUIRED) <= set(sums):
+        return f"{CHECKSUMS} does not list {', '.join(REQUIRED)}"
+    for name, expected in sorted(sums.items()):
+        path = folder / name
+        if os.sep in name or name.startswith(".") or not isinstance(expected, dict):
+            return f"{CHECKSUMS}: bad entry {name!r}"
+        try:
+            if path.stat().st_size != expected.get("bytes") or file_sha256(path) != expected.get("sha256"):
+                return f"{name} does not match its checksum (truncated or changed)"
+        except OSError:
+            return f"{name} missing"
+    return None
 
 
 def is_complete(folder: Path) -> bool:
-    return folder.is_dir() and all((folder / name).is_file() for name in REQUIRED)
+    """All required files present and, where checksums.json exists, matching it."""
+    return verify_item(folder, require_checksums=False) is None
 
 
 def load_item(folder: Path) -> Item:
@@ -57,6 +105,7 @@ def write_item_folder(
         (tmp / "item.json").write_text(item.to_json())
         timing = {**timing, "write": time.perf_counter() - started}
         (tmp / "timing.json").write_text(json.dumps({k: round(v, 4) for k, v in timing.items()}, indent=2) + "\n")
+        write_checksums(tmp)
     return final
 
 

@@ -33,8 +33,19 @@ def item_dir(out: Path, item_id: str) -> Path:
 
 
 def read_manifest(folder: Path) -> dict[str, Any] | None:
+    """The folder's batch.json (None if it has none); ConfigError naming the file when it is corrupt."""
+    from stim3d.render.batch.config import ConfigError
+
     manifest = Path(folder) / MANIFEST
-    return json.loads(manifest.read_text()) if manifest.is_file() else None
+    if not manifest.is_file():
+        return None
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"{manifest}: corrupt ({str(exc).splitlines()[0]}); restore it, or render into a new folder") from None
+    if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
+        raise ConfigError(f"{manifest}: corrupt (no config in it); restore it, or render into a new folder")
+    return data
 
 
 def remove_item_temporaries(out: Path, item_ids: set[str] | None = None) -> int:

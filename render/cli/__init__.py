@@ -1,7 +1,10 @@
 """The `stim3d` command: a thin layer that parses, calls the library, prints.
 
 Every user mistake (bad config, bad argument, missing file) ends as one line on
-stderr naming what is wrong, and exit code 2; never a traceback.
+stderr naming what is wrong, and exit code 2; never a traceback. So does what the
+system refuses (a full disk, a read-only folder, a name too long, a file that is not
+UTF-8): `main` is the one place that turns these into that line (`common.error_line`);
+temporaries are already gone by then (render/files.py removes them on any error).
 
 Each command group is a module here (batch, score, views, export, sweep, addon)
 with a `register(sub)` that adds its subcommands; this module builds the parser
@@ -16,7 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from stim3d.render.cli import addon, batch, export, score, sweep, views
-from stim3d.render.cli.common import CliParser, UsageError
+from stim3d.render.cli.common import CliParser, UsageError, error_line
 from stim3d.version import __version__
 
 GROUPS = (batch, score, export, views, sweep, addon)  # the order of `stim3d --help`
@@ -33,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from stim3d.render.batch.config import ConfigError
+    from stim3d.render.batch.lock import FolderLocked
+    from stim3d.render.files import OutsideDestination
     from stim3d.scenes.placement import InfeasibleError
     from stim3d.scenes.visibility import RayBackendMissing
 
@@ -40,8 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)
-    except (ConfigError, UsageError, RayBackendMissing, InfeasibleError) as exc:
-        print(f"stim3d: error: {exc}", file=sys.stderr)
+    except (ConfigError, UsageError, RayBackendMissing, InfeasibleError, FolderLocked, OutsideDestination) as exc:
+        print(f"stim3d: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("stim3d: interrupted; rerun the same command to resume", file=sys.stderr)
@@ -49,6 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `stim3d score ... | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except (OSError, UnicodeError) as exc:  # the system refused (disk full, read-only, name too long, not UTF-8)
+        print(f"stim3d: error: {error_line(exc)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -3,14 +3,48 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from pathlib import Path
 
 from stim3d.render.batch.layout import RECORDS
+from stim3d.render.files import TMP_MARK
 
 
 class UsageError(Exception):
     """A user's mistake outside the config (an argument, a path)."""
+
+
+_HINTS = {
+    errno.ENOSPC: "the disk is full; its temporary files were removed: free space and rerun the same command",
+    errno.EDQUOT: "the disk quota is exceeded; its temporary files were removed: free space and rerun",
+    errno.EACCES: "permission denied: choose a folder you may write to",
+    errno.EROFS: "the file system is read-only: choose another folder",
+    errno.ENAMETOOLONG: "the name is too long for the file system",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+    errno.EISDIR: "it is a folder, not a file",
+    errno.ENOENT: "no such file or folder",
+}
+
+
+def _shown_path(name: object) -> str:
+    """A path as the user knows it: a temporary sibling (`.x.tmp-host-pid`) is shown as the folder it was in."""
+    path = Path(str(name))
+    for i, part in enumerate(path.parts):
+        if TMP_MARK in part:
+            return str(Path(*path.parts[:i]) if i else Path("."))
+    return str(path)
+
+
+def error_line(exc: BaseException) -> str:
+    """One line for an error the operating system (or a decoder) raised: the path, and what to do."""
+    if isinstance(exc, UnicodeError):
+        return f"a file is not UTF-8 text ({exc}); save it as UTF-8"
+    if isinstance(exc, OSError):
+        where = _shown_path(exc.filename) if exc.filename is not None else ""
+        what = _HINTS.get(exc.errno or 0, exc.strerror or type(exc).__name__)
+        return f"{where}: {what}" if where else what
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 class CliParser(argparse.ArgumentParser):

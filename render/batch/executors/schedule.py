@@ -51,14 +51,16 @@ class Schedule:
     recycle_after: int
     on_outcome: Callable[[Outcome], None]
     pending: deque[Job] = field(default_factory=deque)
+    retries: deque[Job] = field(default_factory=deque)  # jobs waiting for a fresh worker of their own
     slots: dict[int, Slot] = field(default_factory=dict)
     attempts: dict[str, int] = field(default_factory=dict)
-    ever_ready: bool = False
-    startup_deaths: int = 0
+    startup_deaths: int = 0  # consecutive deaths before "ready"; reset when any worker gets ready
     rendered: int = 0
     early_failures: list[str] = field(default_factory=list)
 
     def spawn(self, bound: Job | None = None) -> None:
+        """Start a worker; never more than `workers` exist at once (a retry waits for a free place)."""
+        assert len(self.slots) < self.workers, "worker limit exceeded"
         self.slots[self.pool.start()] = Slot(bound=bound)
 
     def retire(self, handle: int) -> None:
@@ -66,7 +68,7 @@ class Schedule:
         del self.slots[handle]
 
     def outstanding(self) -> bool:
-        return bool(self.pending) or any(s.state == "busy" or s.bound for s in self.slots.values())
+        return bool(self.pending or self.retries) or any(s.state == "busy" or s.bound for s in self.slots.values())
 
     def finish(self, outcome: Outcome) -> None:
         outcome.attempts = self.attempts.get(outcome.item_id, 1)
@@ -85,7 +87,7 @@ class Schedule:
         """A crash or an unexpected error: retry once in a fresh worker, else report."""
         if self.attempts.get(job.item_id, 1) < MAX_ATTEMPTS:
             self.attempts[job.item_id] = self.attempts.get(job.item_id, 1) + 1
-            self.spawn(bound=job)
+            self.retries.append(job)
         else:
             if outcome.status == "crashed":
                 outcome.reason = f"worker died while rendering it, {MAX_ATTEMPTS} times ({outcome.reason})"
@@ -97,7 +99,6 @@ class Schedule:
             return
         if event.kind == "ready":
             slot.state = "idle"
-            self.ever_ready = True
             self.startup_deaths = 0
         elif event.kind == "done":
             job, outcome = slot.job, event.outcome
@@ -113,11 +114,13 @@ class Schedule:
         else:  # died
             del self.slots[event.handle]
             if slot.state == "starting":
+                # One death while starting (an out-of-memory kill, a signal) is not a broken setup while
+                # other workers start fine; several in a row with no worker getting ready is.
                 self.startup_deaths += 1
-                if not self.ever_ready or self.startup_deaths >= STARTUP_DEATHS_ALLOWED:
-                    raise BatchAborted(f"a worker process could not start: {event.reason}")
+                if self.startup_deaths >= STARTUP_DEATHS_ALLOWED:
+                    raise BatchAborted(f"a worker process could not start ({self.startup_deaths} tries): {event.reason}")
                 if slot.bound:
-                    self.spawn(bound=slot.bound)
+                    self.retries.appendleft(slot.bound)
             elif slot.state == "busy" and slot.job is not None:
                 self.attempt_failed(slot.job, Outcome(slot.job.item_id, "crashed", reason=event.reason))
 
@@ -126,9 +129,13 @@ class Schedule:
             if slot.state != "idle":
                 continue
             job = slot.bound
+            if job is None and self.retries and slot.done == 0:
+                job = self.retries.popleft()  # a worker that has rendered nothing yet is fresh
+            if job is None and len(self.retries) > self.workers - len(self.slots):
+                self.retire(handle)  # a retry needs a fresh worker: this one makes way for it
+                continue
             if job is None and self.pending and slot.done >= self.recycle_after:
-                self.retire(handle)
-                self.spawn()
+                self.retire(handle)  # its place is refilled below
                 continue
             if job is None and self.pending:
                 job = self.pending.popleft()
@@ -137,10 +144,12 @@ class Schedule:
                 continue
             slot.state, slot.job, slot.bound = "busy", job, None
             self.pool.submit(handle, job)
-        unbound = sum(1 for s in self.slots.values() if not s.bound)
-        while self.pending and unbound < self.workers:
+        # Every worker counts against `workers`, a retry's fresh worker included: it takes the place
+        # of the worker that died or was retired, and waits when no place is free.
+        while self.retries and len(self.slots) < self.workers:
+            self.spawn(bound=self.retries.popleft())
+        while self.pending and len(self.slots) < self.workers:
             self.spawn()
-            unbound += 1
 
     def run(self, jobs: Iterable[Job]) -> None:
         self.pending.extend(jobs)
