@@ -11,7 +11,9 @@ Counting rules (what a user relies on when reading the table):
   `valid` is the share of records whose answer parsed;
 - `constant` is the accuracy of the best single constant answer on that row's
   records (the most frequent gold; ties go to the first in sorted order): what a
-  model that ignores the image could reach.
+  model that ignores the image could reach; `per cell` the same within each grid
+  cell (when the caller says which cell a record is from, `cell_of`): what a model
+  reaches that knows the cell's parameters and answers that cell's most frequent gold.
 
 A breakdown key is a difficulty key (`min_visibility`), or `answer_type`, `split`,
 `subject.<name>`; `KEY:WIDTH` bins a numeric key into [lo, lo + WIDTH).
@@ -21,8 +23,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,14 +72,16 @@ class Row:
     rule_sums: dict[str, float] = field(default_factory=dict)
     rule_counts: dict[str, int] = field(default_factory=dict)
     golds: Counter = field(default_factory=Counter)
+    cell_golds: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
 
-    def add(self, result: QuestionResult) -> None:
+    def add(self, result: QuestionResult, cell: str = "") -> None:
         self.n += 1
         self.missing += not result.answered
         self.correct += result.correct
         self.valid += result.valid
         self.score_sum += result.score
         self.golds[json.dumps(result.gold)] += 1
+        self.cell_golds[cell][json.dumps(result.gold)] += 1
         for name, value in result.rules.items():
             self.rule_sums[name] = self.rule_sums.get(name, 0.0) + value
             self.rule_counts[name] = self.rule_counts.get(name, 0) + 1
@@ -91,6 +95,10 @@ class Row:
         best = min(self.golds.items(), key=lambda kv: (-kv[1], kv[0]))
         return best[0], best[1] / self.n
 
+    def constant_per_cell(self) -> float:
+        """Accuracy of answering each cell's most frequent gold (equals `constant` without cells)."""
+        return sum(max(c.values()) for c in self.cell_golds.values()) / self.n
+
     def to_dict(self) -> dict[str, Any]:
         answer, baseline = self.constant()
         return {
@@ -103,6 +111,7 @@ class Row:
             "valid_rate": self.valid / self.n,
             "constant_answer": json.loads(answer),
             "constant_baseline": baseline,
+            "constant_baseline_per_cell": self.constant_per_cell(),
             "rules": {name: self.rule_sums[name] / self.rule_counts[name] for name in sorted(self.rule_sums)},
         }
 
@@ -244,8 +253,11 @@ def _sort_key(value: Any) -> tuple:
 
 
 def score(records: Sequence[Record], predictions: dict[str, str | None], n_predictions: int | None = None,
-          by: Sequence[str] = ()) -> ScoreReport:
-    """Score every record; rows: all, each family, then each value of each breakdown key (sorted)."""
+          by: Sequence[str] = (), cell_of: Callable[[Record], str] | None = None) -> ScoreReport:
+    """Score every record; rows: all, each family, then each value of each breakdown key (sorted).
+
+    `cell_of` names the grid cell a record comes from (for the per-cell constant baseline).
+    """
     ids = [r.question_id for r in records]
     duplicates = sorted(q for q, n in Counter(ids).items() if n > 1)
     if duplicates:
@@ -259,8 +271,9 @@ def score(records: Sequence[Record], predictions: dict[str, str | None], n_predi
         for key in keys:
             value = _key_value(record, key)
             groups.append((key, NONE_LABEL if value is None else value))
+        cell = cell_of(record) if cell_of else ""
         for group in groups:
-            rows.setdefault(group, Row(*group)).add(result)
+            rows.setdefault(group, Row(*group)).add(result, cell)
     order = ["all", "family", *keys]
     ordered = sorted(rows.values(), key=lambda row: (order.index(row.key), _sort_key(row.value)))
     return ScoreReport(
@@ -284,14 +297,15 @@ def format_report(report: ScoreReport) -> list[str]:
         f"missing: {len(report.missing_ids)}  unknown ids: {len(report.unknown_ids)}"
     ]
     width = max(len(row.label) for row in report.rows) + 2
-    header = f"{'n':>5} {'missing':>8} {'accuracy':>9} {'score':>6} {'valid':>6} {'constant':>9}  constant answer"
+    header = (f"{'n':>5} {'missing':>8} {'accuracy':>9} {'score':>6} {'valid':>6} {'constant':>9} {'per cell':>9}"
+              "  constant answer")
     lines.append(f"{'':<{width}}{header}")
     for row in report.rows:
         data = row.to_dict()
         shown = json.dumps(data["constant_answer"], separators=(",", ":"))
         lines.append(
             f"{row.label:<{width}}{data['n']:>5} {data['missing']:>8} {data['accuracy']:>9.3f} {data['score']:>6.3f} "
-            f"{data['valid_rate']:>6.3f} {data['constant_baseline']:>9.3f}  {shown}"
+            f"{data['valid_rate']:>6.3f} {data['constant_baseline']:>9.3f} {data['constant_baseline_per_cell']:>9.3f}  {shown}"
         )
     if report.missing_ids:
         lines.append(f"missing predictions (scored wrong): {_shorten(report.missing_ids)}")

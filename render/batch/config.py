@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from stim3d.scenes.balance import ANSWER_KEY, task_answers
 from stim3d.scenes.families import FAMILIES, get_family
 from stim3d.scenes.model import RenderSettings
 
@@ -159,12 +160,21 @@ def load_config(path: str | Path) -> BatchConfig:
 
 
 def expand(config: BatchConfig) -> list[ItemPlan]:
-    """The batch's items in a fixed order: tasks in config order, items round-robin over the grid."""
+    """The batch's items in a fixed order: tasks in config order, items round-robin over the grid.
+
+    When the family schedules answers and the task does not fix `answer`, each item's
+    params carry the answer scenes/balance.py scheduled for it (balanced over the task).
+    """
     plans = []
     for t, task in enumerate(config.tasks):
         combinations = task.combinations()
+        answers = None
+        if ANSWER_KEY not in task.grid and ANSWER_KEY not in task.params:
+            answers = task_answers(get_family(task.family).params_model, combinations, task.count, [config.seed, t])
         for i in range(task.count):
             base_id, params = f"{task.family}-t{t}-{i:05d}", combinations[i % len(combinations)]
+            if answers is not None:
+                params = {**params, ANSWER_KEY: answers[i]}
             if not task.variants:
                 plans.append(ItemPlan(base_id, task.family, params, t, i, task.split))
             for name, overrides in task.variants.items():

@@ -21,6 +21,8 @@ class ConstantBaseline:
     best_answer: str
     accuracy: float
     distinct_answers: int
+    per_cell_accuracy: float = 0.0  # always answering each grid cell's most frequent gold
+    cells: int = 0
 
 
 @dataclass
@@ -93,19 +95,47 @@ def failure_lines(failed: dict[str, str], attempts: dict[str, int]) -> list[str]
     return lines
 
 
+def cell_key(record: Record) -> str:
+    """The grid cell a record's item came from: its task and every family parameter except the answer.
+
+    The parameters are read back from `difficulty` (which holds every family
+    parameter, sequences flattened as name.0, name.1); `answer` is left out because
+    a batch schedules it per item, not per cell.
+    """
+    from stim3d.scenes.families import FAMILIES
+
+    entropy = getattr(getattr(record, "provenance", None), "seed_entropy", [])
+    task = entropy[1] if len(entropy) > 1 else 0
+    family = FAMILIES.get(record.family)
+    fields = set(family.params_model.model_fields) - {"answer"} if family else set()
+    difficulty = getattr(record, "difficulty", {})
+    values = {k: v for k, v in sorted(difficulty.items()) if k.split(".")[0] in fields}
+    return json.dumps([record.family, task, values])
+
+
 def constant_baselines(records: Iterable[Record]) -> list[ConstantBaseline]:
     """Per question type (family and answer type), the accuracy of always answering the most frequent gold.
 
-    Answers are balanced by construction, so this should sit near 1 / distinct answers.
+    Answers are scheduled over each task (scenes/balance.py), so the marginal figure
+    sits near 1 / distinct answers. The per-cell figure is what a model reaches that
+    knows each item's grid cell (e.g. max_instances from counting the objects) and
+    answers that cell's most frequent gold: an upper bound on answer-prior shortcuts.
     """
     golds: dict[str, Counter] = defaultdict(Counter)
+    cell_golds: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     for record in records:
-        golds[f"{record.family} ({record.answer.type})"][json.dumps(record.answer.gold)] += 1
+        question_type = f"{record.family} ({record.answer.type})"
+        gold = json.dumps(record.answer.gold)
+        golds[question_type][gold] += 1
+        cell_golds[question_type][cell_key(record)][gold] += 1
     baselines = []
     for question_type, counts in sorted(golds.items()):
         answer, hits = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         total = sum(counts.values())
-        baselines.append(ConstantBaseline(question_type, total, answer, round(hits / total, 4), len(counts)))
+        cells = cell_golds[question_type]
+        per_cell = sum(max(c.values()) for c in cells.values())
+        baselines.append(ConstantBaseline(question_type, total, answer, round(hits / total, 4), len(counts),
+                                          round(per_cell / total, 4), len(cells)))
     return baselines
 
 
@@ -113,9 +143,10 @@ def baseline_lines(baselines: list[ConstantBaseline]) -> list[str]:
     if not baselines:
         return []
     width = max(len("question type"), *(len(b.question_type) for b in baselines))
-    lines = ["best constant answer per question type (balanced answers keep it near 1/distinct):",
-             f"  {'question type':<{width}}  questions  answer  accuracy  distinct"]
+    lines = ["best constant answer per question type (scheduled answers keep it near 1/distinct; "
+             "per cell: the best constant within each grid cell):",
+             f"  {'question type':<{width}}  questions  answer  accuracy  distinct  per cell  cells"]
     for b in baselines:
         lines.append(f"  {b.question_type:<{width}}  {b.questions:>9}  {b.best_answer:>6}  {b.accuracy:>8.3f}  "
-                     f"{b.distinct_answers:>8}")
+                     f"{b.distinct_answers:>8}  {b.per_cell_accuracy:>8.3f}  {b.cells:>5}")
     return lines

@@ -11,6 +11,7 @@ from stim3d.render.cli.common import UsageError
 def cmd_score(args: argparse.Namespace) -> int:
     import json
 
+    from stim3d.render.batch.summary import cell_key
     from stim3d.scoring.records import read_records
     from stim3d.scoring.report import format_report, read_predictions, score
 
@@ -23,7 +24,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     try:
         records = read_records(records_path)
         predictions, count = read_predictions(Path(args.predictions))
-        report = score(records, predictions, count, by=args.by)
+        report = score(records, predictions, count, by=args.by, cell_of=cell_key)
     except ValueError as exc:  # ScoringInputError, a bad record or rule: one line naming it
         raise UsageError(str(exc)) from None
     for line in format_report(report):

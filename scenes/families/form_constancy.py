@@ -94,6 +94,10 @@ class FormConstancyParams(FamilyParams):
         1.0, ge=0.5, le=10.0, description="largest angle between the camera's lines of sight to the two groups"
     )
 
+    def answer_space(self) -> list[str] | None:
+        """yes and no when the answer is random (a batch then schedules them evenly); None when fixed."""
+        return ["yes", "no"] if self.answer == "random" else None
+
     @field_validator("answer", mode="before")
     @classmethod
     def _yaml_booleans(cls, value):

@@ -4,19 +4,20 @@ Each present shape type comes in 1..max_colors_per_shape palette colours; each
 (shape, colour) pair has 1..max_instances instances. The answer is drawn first,
 uniformly over 0..max_instances. A zero answer asks either about a present shape
 in an absent colour (so shape alone does not answer it) or, when a shape type is
-absent, about a present colour on an absent shape, half the time each.
+absent, about a present colour on an absent shape, half the time each. `answer`
+fixes the count instead (a batch schedules it: scenes/balance.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ..colors import COLOR_NAMES
 from ..model import SHAPES, Question
 from .base import Composed, Family, FamilyParams, Frame
 from .counting import PLURAL, Spec, compose_counting, scale_for_crowd
-from .shape_count import draw_answer
+from .shape_count import check_answer, draw_answer
 
 QUESTION = "How many {color} {plural} are in the scene?"
 
@@ -28,6 +29,15 @@ class ShapeColorCountParams(FamilyParams):
     min_visibility: float = Field(0.8, gt=0.0, le=1.0, description="every object at least this visible (beta_occ)")
     band: float = Field(0.05, ge=0.01, le=0.5, description="least visible object lands in [min_visibility, min_visibility + band]")
     size_range: tuple[float, float] = Field((0.75, 1.05), description="object size in metres, before crowd scaling")
+    answer: int | None = Field(None, ge=0, le=5, description="the gold count; none draws it uniformly (a batch schedules it)")
+
+    def answer_space(self) -> list[int]:
+        """Every count 0..max_instances: a zero can always ask about a colour a present shape lacks."""
+        return list(range(0, self.max_instances + 1))
+
+    @model_validator(mode="after")
+    def _answer_realisable(self) -> ShapeColorCountParams:
+        return check_answer(self)
 
 
 def _pick(rng: np.random.Generator, options: list) -> object:
@@ -42,7 +52,7 @@ def compose(params: ShapeColorCountParams, rng: np.random.Generator, frame: Fram
     }
     pairs = [(shape, color) for shape in present for color in colors[shape]]
     counts = {pair: int(rng.integers(1, params.max_instances + 1)) for pair in pairs}
-    gold = draw_answer(rng, 0, params.max_instances)
+    gold = draw_answer(rng, 0, params.max_instances) if params.answer is None else params.answer
     if gold == 0:
         absent_shapes = [s for s in SHAPES if s not in present]
         if absent_shapes and rng.random() < 0.5:

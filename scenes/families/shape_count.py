@@ -1,8 +1,10 @@
 """DYSM 3D shape discrimination: "How many spheres are in the scene?"
 
 The answer is drawn first, uniformly over 0..max_instances (0 only when some
-shape type is absent, i.e. n_shape_types < 5), then a scene is built that
-realises it: the queried shape gets exactly that many instances, every other
+shape type is absent, i.e. n_shape_types < 5), or fixed by `answer` (a batch
+schedules it over the task so answers are balanced across cells:
+scenes/balance.py), then a scene is built that realises it: the queried shape
+gets exactly that many instances, every other
 present type 1..max_instances. Colours are drawn from the palette and do not
 matter to the answer.
 """
@@ -10,7 +12,7 @@ matter to the answer.
 from __future__ import annotations
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ..colors import COLOR_NAMES
 from ..model import SHAPES, Question
@@ -26,17 +28,33 @@ class ShapeCountParams(FamilyParams):
     min_visibility: float = Field(0.8, gt=0.0, le=1.0, description="every object at least this visible (beta_occ)")
     band: float = Field(0.05, ge=0.01, le=0.5, description="least visible object lands in [min_visibility, min_visibility + band]")
     size_range: tuple[float, float] = Field((0.75, 1.05), description="object size in metres, before crowd scaling")
+    answer: int | None = Field(None, ge=0, le=5, description="the gold count; none draws it uniformly (a batch schedules it)")
+
+    def answer_space(self) -> list[int]:
+        """The counts this cell can realise: 0 only when some shape type is absent."""
+        return list(range(0 if self.n_shape_types < len(SHAPES) else 1, self.max_instances + 1))
+
+    @model_validator(mode="after")
+    def _answer_realisable(self) -> ShapeCountParams:
+        return check_answer(self)
 
 
 def draw_answer(rng: np.random.Generator, low: int, high: int) -> int:
-    """Uniform over low..high inclusive: answers balanced by construction."""
+    """Uniform over low..high inclusive (an item on its own; a batch schedules answers instead)."""
     return int(rng.integers(low, high + 1))
+
+
+def check_answer(params):
+    """A fixed `answer` must be one the cell can realise: one clear line otherwise."""
+    if params.answer is not None and params.answer not in params.answer_space():
+        raise ValueError(f"answer {params.answer} cannot be realised here; allowed: {params.answer_space()}")
+    return params
 
 
 def compose(params: ShapeCountParams, rng: np.random.Generator, frame: Frame) -> Composed:
     present = [SHAPES[i] for i in sorted(rng.choice(len(SHAPES), params.n_shape_types, replace=False))]
     absent = [s for s in SHAPES if s not in present]
-    gold = draw_answer(rng, 0 if absent else 1, params.max_instances)
+    gold = draw_answer(rng, 0 if absent else 1, params.max_instances) if params.answer is None else params.answer
     if gold == 0:
         queried = absent[int(rng.integers(len(absent)))]
         counts = {s: int(rng.integers(1, params.max_instances + 1)) for s in present}

@@ -11,7 +11,9 @@ jitter inside cells) is rejected and redrawn. No object hides another: every
 object's measured visibility is at least MIN_VISIBILITY, none is cut by the frame.
 
 The answer is drawn first, uniformly over 0..max(R, C) - 1 (every value some
-direction of this grid can realise), then a direction whose line is long enough,
+direction of this grid can realise), or fixed by `answer` (a batch schedules it
+over the task so answers are balanced across grid sizes: scenes/balance.py),
+then a direction whose line is long enough,
 a reference cell with at least max(answer, 1) cells that way, the target shape
 and a different reference shape; exactly `answer` cells of that line get the
 target, the rest of the line other shapes, every other cell any shape. When the
@@ -25,7 +27,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ..camera import geometry, look_at
 from ..colors import COLOR_NAMES, named
@@ -67,6 +69,18 @@ class SpatialGridParams(FamilyParams):
     rows: int = Field(3, ge=2, le=9, description="grid rows (R)")
     cols: int = Field(3, ge=2, le=9, description="grid columns (C)")
     jitter: float = Field(0.08, ge=0.0, le=0.2, description="largest shift of an object from its cell centre, as a share of the pitch")
+    answer: int | None = Field(None, ge=0, le=8, description="the gold count; none draws it uniformly (a batch schedules it)")
+
+    def answer_space(self) -> list[int]:
+        """Every count some direction of this grid can realise: 0..max(R, C) - 1."""
+        return list(range(max(self.rows, self.cols)))
+
+    @model_validator(mode="after")
+    def _answer_realisable(self) -> SpatialGridParams:
+        if self.answer is not None and self.answer not in self.answer_space():
+            raise ValueError(f"answer {self.answer} cannot be realised in a {self.rows}x{self.cols} grid; "
+                             f"allowed: 0..{max(self.rows, self.cols) - 1}")
+        return self
 
 
 def cells_toward(row: int, col: int, direction: str, rows: int, cols: int) -> list[tuple[int, int]]:
@@ -84,9 +98,10 @@ def _pick(rng: np.random.Generator, options: list):
     return options[int(rng.integers(len(options)))]
 
 
-def plan_grid(rows: int, cols: int, rng: np.random.Generator) -> tuple[dict[tuple[int, int], str], dict]:
-    """Draw the answer, then a question and a grid of shapes that realise it. Returns (shapes by cell, question)."""
-    answer = int(rng.integers(0, max(rows, cols)))
+def plan_grid(rows: int, cols: int, rng: np.random.Generator, answer: int | None = None) -> tuple[dict[tuple[int, int], str], dict]:
+    """Draw the answer (unless given), then a question and a grid of shapes that realise it. Returns (shapes by cell, question)."""
+    if answer is None:
+        answer = int(rng.integers(0, max(rows, cols)))
     need = max(answer, 1)
     cells = [(r, c) for r in range(1, rows + 1) for c in range(1, cols + 1)]
     directions = [d for d in STEP if any(len(cells_toward(r, c, d, rows, cols)) >= need for r, c in cells)]
@@ -178,7 +193,7 @@ def _layout(params: SpatialGridParams, grid: dict, colors: dict, camera: Camera,
 
 
 def compose(params: SpatialGridParams, rng: np.random.Generator, frame: Frame) -> Composed:
-    grid, plan = plan_grid(params.rows, params.cols, rng)
+    grid, plan = plan_grid(params.rows, params.cols, rng, params.answer)
     colors = {cell: COLORS[int(rng.integers(len(COLORS)))] for cell in grid}
     rejected = "placement"
     for _ in range(LAYOUT_ATTEMPTS):
@@ -225,7 +240,7 @@ FAMILY = Family(
     description="An R x C grid of the five primitives in named colours: starting from the shape at (row r, column c), "
     "how many shapes of a kind lie to its right/left in the same row or above/below it in the same column? "
     "(DYSM 3D spatial grids); rows and columns 1-based from the image's top-left, checked by projection; "
-    "every object at least 95 % visible; answers uniform over 0..max(R, C) - 1.",
+    "every object at least 95 % visible; answers uniform over 0..max(R, C) - 1 (a batch balances them over its grid).",
     params_model=SpatialGridParams,
     compose=compose,
     answer_types=("integer",),
