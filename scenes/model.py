@@ -14,6 +14,7 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stim3d.scenes.names import ItemId, SplitName
 from stim3d.scoring.answers import AnswerType, Gold
 
 SCHEMA_VERSION = "1.0"
@@ -203,12 +204,12 @@ class Item(Strict):
     """Everything about one stimulus; serialised as item.json."""
 
     schema_version: str = SCHEMA_VERSION
-    item_id: str
+    item_id: ItemId
     family: str
     params: dict[str, Any]
     seed: int
     seed_entropy: list[int]
-    split: str = "test"
+    split: SplitName = "test"
     scene: Scene
     ground_truth: GroundTruth
     questions: list[Question]

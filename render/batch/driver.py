@@ -6,10 +6,15 @@ for items that could not be made (with the reason and the number of attempts),
 `records.jsonl` built from the item folders in item-id order, and `summary.json`
 (counts, failures, seconds per item, the best constant answer per question type).
 
+One run at a time: the folder is locked for the run (`render.batch.lock`; a shard
+locks only its own slice), so a second run into it is refused with one line.
+
 Resume: a rerun of the same config skips every complete item whose `item_key`
-matches and redoes the rest (temporary folders left by a killed run are removed
+matches and whose files match the checksums recorded when it was written
+(`item_folder.verify_item`), and redoes the rest (temporary folders left by a killed run are removed
 first), so a run killed at any moment and rerun ends with the same files as an
-uninterrupted one. A different config in the same folder is refused unless forced.
+uninterrupted one. A different config in the same folder is refused unless forced;
+`force` also removes item folders and failures the new plan does not have.
 
 Shards: `Shard(k, n)` selects the items whose index in the plan is k-1 modulo n.
 Shards may write into separate folders or one shared folder; a sharded run writes
@@ -26,6 +31,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +42,7 @@ from stim3d.render.batch.config import BatchConfig, ConfigError, ItemPlan, expan
 from stim3d.render.batch.executors.jobs import Job, JobContext, Outcome, available_cpus, threads_per_worker
 from stim3d.render.batch.executors.local import run_local
 from stim3d.render.batch.executors.ray_cluster import check_ray, run_ray
-from stim3d.render.batch.item_folder import install_item_files, is_complete, load_item
+from stim3d.render.batch.item_folder import install_item_files, is_complete, load_item, verify_item
 from stim3d.render.batch.layout import (
     FAILURES_DIR,
     ITEMS_DIR,
@@ -47,9 +53,10 @@ from stim3d.render.batch.layout import (
     read_manifest,
     remove_item_temporaries,
 )
+from stim3d.render.batch.lock import folder_lock
 from stim3d.render.batch.records import records_for
 from stim3d.render.batch.summary import BatchReport, constant_baselines
-from stim3d.render.files import file_sha256, write_jsonl_atomic, write_text_atomic
+from stim3d.render.files import file_sha256, remove_temporaries, write_jsonl_atomic, write_text_atomic
 from stim3d.scenes.model import RenderSettings
 from stim3d.scoring.records import Record
 
@@ -96,6 +103,7 @@ class ProgressEvent:
     seconds: float = 0.0
     reason: str = ""
     attempts: int = 1
+    retries: int = 0  # extra attempts so far in this run (after a worker died or raised)
 
 
 ProgressFn = Callable[[ProgressEvent], None]
@@ -129,13 +137,45 @@ def expected_keys(config: BatchConfig, plans: list[ItemPlan] | None = None) -> d
 
 
 def stored_key(folder: Path) -> str | None:
-    """The item_key a complete item folder was rendered with (None if incomplete or unreadable)."""
-    if not is_complete(folder):
-        return None
+    """The item_key a complete, intact item folder was rendered with (None if incomplete, corrupt or unreadable).
+
+    Intact means every file matches checksums.json, so a truncated image, a hand-edited
+    item.json or a folder without checksums is re-rendered rather than counted as done.
+    """
+    return None if verify_item(folder) else _key_of(folder)
+
+
+def _key_of(folder: Path) -> str | None:
     try:
-        return (json.loads((folder / "item.json").read_text()).get("provenance") or {}).get("item_key")
-    except (OSError, ValueError):
+        provenance = load_item(folder).provenance
+    except (OSError, ValueError):  # unreadable, not UTF-8, not JSON, not a valid item
         return None
+    return provenance.item_key if provenance else None
+
+
+def check_item(folder: Path) -> str | None:
+    """Why an existing item folder cannot count as done (None if it can): a file fails its checksum, item.json is invalid."""
+    problem = verify_item(folder)
+    if problem is None:
+        try:
+            load_item(folder)
+        except (OSError, ValueError) as exc:
+            problem = f"item.json is not a valid item: {str(exc).splitlines()[0]}"
+    return problem
+
+
+def remove_unplanned(out: Path, planned: set[str]) -> int:
+    """Delete item folders and failures of items not in `planned` (after --force with a smaller config)."""
+    removed = 0
+    items, failures = out / ITEMS_DIR, out / FAILURES_DIR
+    for folder in sorted(items.iterdir()) if items.is_dir() else []:
+        if not folder.name.startswith(".") and folder.name not in planned:
+            shutil.rmtree(folder) if folder.is_dir() else folder.unlink()
+            removed += 1
+    for failure in sorted(failures.glob("*.json")) if failures.is_dir() else []:
+        if failure.stem not in planned:
+            failure.unlink()
+    return removed
 
 
 def code_mismatch(previous: dict, code: dict) -> str | None:
@@ -218,18 +258,35 @@ def render_batch(
         raise ConfigError(f"executor = {executor!r}: allowed: local, ray")
     if executor == "ray":
         check_ray(address)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: exists and is not a folder")
+    with folder_lock(out, str(shard) if shard else None):
+        return _render_locked(config, out, force, progress, workers, shard, executor, address, recycle_after)
+
+
+def _render_locked(config: BatchConfig, out: Path, force: bool, progress: ProgressFn | None, workers: int | None,
+                   shard: Shard | None, executor: Executor, address: str | None, recycle_after: int) -> BatchReport:
+    """render_batch's work, with the folder locked."""
     _check_manifest(out, config, force)
     plans = expand(config)
+    if force:
+        remove_unplanned(out, {plan.item_id for plan in plans})
     if shard is not None:
         plans = shard.select(plans)
         remove_item_temporaries(out, {plan.item_id for plan in plans})
     else:
         remove_item_temporaries(out)
+        remove_temporaries(out)  # records.jsonl or summary.json of a run killed while writing them
+        remove_temporaries(out / FAILURES_DIR)
     keys = expected_keys(config, plans)
     todo = [Job(plan, keys[plan.item_id]) for plan in plans
             if force or stored_key(item_dir(out, plan.item_id)) != keys[plan.item_id]]
     report = BatchReport(total=len(plans), skipped=len(plans) - len(todo), shard=str(shard) if shard else None,
                          executor=executor, workers=workers or 1)
+    for job in todo:  # name the folders that exist but did not verify: they are redone, never shipped
+        folder = item_dir(out, job.item_id)
+        if not force and folder.is_dir() and (problem := check_item(folder)):
+            report.redone[job.item_id] = problem
     if progress:
         progress(ProgressEvent("start", total=len(todo), skipped=report.skipped))
 
@@ -249,7 +306,8 @@ def render_batch(
             progress(ProgressEvent("item", total=len(todo), done=report.done, failed=len(report.failed),
                                    skipped=report.skipped, item_id=outcome.item_id,
                                    status="rendered" if outcome.status == "rendered" else "failed",
-                                   seconds=outcome.seconds, reason=outcome.reason, attempts=outcome.attempts))
+                                   seconds=outcome.seconds, reason=outcome.reason, attempts=outcome.attempts,
+                                   retries=report.retries))
 
     try:
         if todo and executor == "ray":
@@ -290,7 +348,10 @@ def collect_records(out: Path, expected: dict[str, str] | None = None) -> list[R
     for folder in folders:
         if not is_complete(folder) or (expected is not None and stored_key(folder) != expected[folder.name]):
             continue
-        item = load_item(folder)
+        try:
+            item = load_item(folder)
+        except (OSError, ValueError):  # not a valid item: not done (a rerun redoes it and says why)
+            continue
         image = folder / "image.png"
         rows.extend(records_for(item, os.path.relpath(image, out), file_sha256(image)))
     return rows

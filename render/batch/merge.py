@@ -8,6 +8,11 @@ a filesystem, copied otherwise; temporary name, then rename), carries over the
 failures of items no shard completed, and writes `records.jsonl` and `summary.json`
 in item-id order, so the result does not depend on the order in which shards
 finished or are named. The output may be one of the shard folders (merge in place).
+
+Each shard's batch.json must hold a config whose hash is the hash it records (a
+hand-edited config is refused, not trusted). The output folder is locked for the
+merge (`render.batch.lock`), and temporaries a killed merge left there are removed
+first.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import os
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from pydantic import ValidationError
 
 from stim3d.provenance import code_identity
 from stim3d.render.batch.config import BatchConfig, ConfigError
@@ -28,7 +35,16 @@ from stim3d.render.batch.driver import (
     record_failure,
     stored_key,
 )
-from stim3d.render.batch.layout import FAILURES_DIR, MANIFEST, RECORDS, SUMMARY, item_dir, read_manifest
+from stim3d.render.batch.layout import (
+    FAILURES_DIR,
+    MANIFEST,
+    RECORDS,
+    SUMMARY,
+    item_dir,
+    read_manifest,
+    remove_item_temporaries,
+)
+from stim3d.render.batch.lock import folder_lock
 from stim3d.render.batch.summary import (
     ConstantBaseline,
     baseline_lines,
@@ -37,7 +53,7 @@ from stim3d.render.batch.summary import (
     seconds_lines,
     seconds_stats,
 )
-from stim3d.render.files import atomic_folder, write_jsonl_atomic, write_text_atomic
+from stim3d.render.files import atomic_folder, remove_temporaries, write_jsonl_atomic, write_text_atomic
 from stim3d.version import __version__
 
 
@@ -94,6 +110,20 @@ def _item_seconds(folder: Path) -> float | None:
         return None
 
 
+def _check_config_hash(folder: Path, manifest: dict) -> BatchConfig:
+    """The config in `folder`'s batch.json, if it still has the hash recorded beside it; else ConfigError."""
+    try:
+        config = BatchConfig.model_validate(manifest["config"])
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise ConfigError(f"{folder / MANIFEST}: corrupt config at {'.'.join(map(str, error['loc']))}: "
+                          f"{error['msg']}") from None
+    if config.content_hash() != manifest.get("config_hash"):
+        raise ConfigError(f"{folder / MANIFEST}: its config hashes to {config.content_hash()}, not to the recorded "
+                          f"{manifest.get('config_hash')} (edited by hand?); re-render that shard")
+    return config
+
+
 def _shard_manifests(shard_dirs: list[Path]) -> dict:
     if not shard_dirs:
         raise ConfigError("merge needs at least one shard folder")
@@ -102,6 +132,7 @@ def _shard_manifests(shard_dirs: list[Path]) -> dict:
         manifest = read_manifest(folder) if folder.is_dir() else None
         if manifest is None:
             raise ConfigError(f"{folder}: not a batch folder (no {MANIFEST})")
+        _check_config_hash(folder, manifest)
         if first is None:
             first = (folder, manifest)
         elif manifest.get("config_hash") != first[1].get("config_hash"):
@@ -115,7 +146,17 @@ def merge_shards(shard_dirs: list[Path], out: Path) -> MergeReport:
     """Build one batch folder `out` from shard folders; see the module docstring. ConfigError for mismatched inputs."""
     shard_dirs = [Path(d) for d in shard_dirs]
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: exists and is not a folder")
     manifest = _shard_manifests(shard_dirs)
+    with folder_lock(out):
+        remove_item_temporaries(out)
+        remove_temporaries(out)
+        remove_temporaries(out / FAILURES_DIR)
+        return _merge_locked(shard_dirs, out, manifest)
+
+
+def _merge_locked(shard_dirs: list[Path], out: Path, manifest: dict) -> MergeReport:
     existing = read_manifest(out) if out.is_dir() else None
     if existing is not None and existing.get("config_hash") != manifest.get("config_hash"):
         raise ConfigError(f"{out} holds a batch of a different config (hash {existing.get('config_hash')} != "
@@ -149,7 +190,11 @@ def merge_shards(shard_dirs: list[Path], out: Path) -> MergeReport:
         if failure is None:
             report.missing.append(item_id)
             continue
-        data = json.loads(failure.read_text())
+        try:
+            data = json.loads(failure.read_text(encoding="utf-8"))
+            data = data if isinstance(data, dict) else {}
+        except (UnicodeDecodeError, ValueError):
+            data = {"reason": f"{failure} is corrupt"}
         report.failed[item_id] = data.get("reason", "")
         report.attempts[item_id] = data.get("attempts", 1)
         record_failure(out, item_id, report.failed[item_id], report.attempts[item_id])

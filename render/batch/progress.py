@@ -11,11 +11,16 @@
 - `quiet`: failures only, plus a status line at most every `interval` seconds.
 
 Rate and ETA count only items rendered in this run (skipped ones are instant).
+Retries (an item tried again after its worker died or raised) are counted on
+the status line. When the stream closes (`stim3d render ... 2>&1 | head`), the
+display goes silent and the batch keeps rendering: progress is never a reason
+to stop work.
 This module is the command line's presentation layer: it prints; the library does not.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import Literal, TextIO
@@ -48,6 +53,7 @@ class BatchProgress:
         self._skipped = 0
         self._progress = None
         self._task = None
+        self.closed = False  # the stream's reader went away; nothing more is written
 
     # -- rate and ETA from this run's own clock -----------------------------------------------
     def rate_per_minute(self, done: int) -> float | None:
@@ -61,11 +67,29 @@ class BatchProgress:
     def status_text(self, event: ProgressEvent) -> str:
         rate = self.rate_per_minute(event.done)
         rate_text = f"{rate:.1f} items/min" if rate is not None else "- items/min"
-        return (f"done {event.done}/{event.total}  failed {event.failed}  remaining {event.total - event.done}  "
+        retried = f"  retried {event.retries}" if event.retries else ""
+        return (f"done {event.done}/{event.total}  failed {event.failed}{retried}  remaining {event.total - event.done}  "
                 f"{rate_text}  ETA {format_duration(self.eta_seconds(event.done))}")
 
     # -- the callback -------------------------------------------------------------------------
     def __call__(self, event: ProgressEvent) -> None:
+        if self.closed:
+            return
+        try:
+            self._show(event)
+        except (BrokenPipeError, OSError):
+            self._went_away()
+
+    def _went_away(self) -> None:
+        """The reader closed the stream: stop displaying, and point the stream at /dev/null so later writes are harmless."""
+        self.closed = True
+        self._progress = None
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self.stream.fileno())
+        except (OSError, ValueError, AttributeError):  # not a real file (a StringIO in tests)
+            pass
+
+    def _show(self, event: ProgressEvent) -> None:
         if event.kind == "start":
             self._start(event)
             return
@@ -128,7 +152,10 @@ class BatchProgress:
 
     def close(self) -> None:
         if self._progress is not None:
-            self._progress.stop()
+            try:
+                self._progress.stop()
+            except (BrokenPipeError, OSError):
+                self._went_away()
             self._progress = None
 
     def __enter__(self) -> BatchProgress:

@@ -35,11 +35,36 @@ def cmd_families(args: argparse.Namespace) -> int:
     return 0
 
 
+TRIAL_WIDTH = 320  # `validate` composes one item per task at most this wide: enough to catch what cannot be built
+
+
+def compose_one_per_task(config, plans) -> None:
+    """Compose (no render) the first item of every task, so parameters that cannot be met fail here, not in the batch."""
+    from stim3d.render.batch.config import ConfigError
+    from stim3d.scenes.families.base import Frame
+    from stim3d.scenes.items import make_item
+    from stim3d.scenes.placement import InfeasibleError
+
+    scale = min(1.0, TRIAL_WIDTH / config.render.width)
+    frame = Frame(max(8, round(config.render.width * scale)), max(8, round(config.render.height * scale)))
+    first = {}
+    for plan in plans:
+        first.setdefault(plan.task_index, plan)
+    for t, plan in sorted(first.items()):
+        try:
+            make_item(plan.family, plan.params, [config.seed, t, plan.item_index], plan.item_id, frame, plan.split,
+                      plan.scene_id)
+        except (InfeasibleError, ValueError) as exc:
+            raise ConfigError(f"{plan.item_id} (tasks[{t}], {plan.family}) cannot be composed: "
+                              f"{str(exc).splitlines()[0]}") from None
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from stim3d.render.batch.config import expand, load_config
 
     config = load_config(args.config)
     plans = expand(config)
+    compose_one_per_task(config, plans)
     per_family: dict[str, int] = {}
     for plan in plans:
         per_family[plan.family] = per_family.get(plan.family, 0) + 1
@@ -139,8 +164,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add this group's subcommands to the `stim3d` parser."""
     p = sub.add_parser("families", help="list task families and their parameters")
     p.set_defaults(func=cmd_families)
-    p = sub.add_parser("validate", help="check a config without rendering")
-    p.add_argument("config")
+    p = sub.add_parser("validate", help="check a config and compose one item per task, without rendering")
+    p.add_argument("config", help="YAML config, or - for standard input")
     p.set_defaults(func=cmd_validate)
     p = sub.add_parser("render", help="render a config into item folders and records.jsonl")
     p.add_argument("config")

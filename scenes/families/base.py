@@ -11,16 +11,33 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from stim3d.scenes.params_checks import check_ranges, reject_bools
 
 from ..model import Question, Scene
 from ..visibility import VisibilityResult
 
 
 class FamilyParams(BaseModel):
-    """Base of every family's parameters: unknown keys are an error."""
+    """Base of every family's parameters: unknown keys are an error.
+
+    Shared checks for every family (scenes/params_checks.py): `true` is not taken as
+    a number, and every `*_range` pair is finite, positive and ordered, so a config
+    that cannot render fails `stim3d validate` instead of every item at render time.
+    """
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bools_as_numbers(cls, data: Any) -> Any:
+        return reject_bools(cls, data)
+
+    @model_validator(mode="after")
+    def _ranges_usable(self) -> FamilyParams:
+        check_ranges(self)
+        return self
 
 
 @dataclass(frozen=True)
