@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from stim3d.scenes.balance import ANSWER_KEY, task_answers
 from stim3d.scenes.families import FAMILIES, get_family
 from stim3d.scenes.model import RenderSettings
+from stim3d.scenes.names import SplitName
 
 
 VARIANT_NAME = re.compile(r"[a-z0-9_]{1,20}")
@@ -42,10 +43,10 @@ class TaskConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     family: str
-    count: int = Field(ge=1, le=1_000_000)
+    count: int = Field(ge=1, le=1_000_000, strict=True)  # strict: `count: true` is not 1
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     params: dict[str, Any] = Field(default_factory=dict)
-    split: str = "test"
+    split: SplitName = "test"
     variants: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="renders of the same composed scene: name -> parameter overrides; every variant of an item "
@@ -86,7 +87,7 @@ class TaskConfig(BaseModel):
 class BatchConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    seed: int = Field(0, ge=0, le=2**63 - 1)
+    seed: int = Field(0, ge=0, le=2**63 - 1, strict=True)
     render: RenderSettings = Field(default_factory=RenderSettings)
     tasks: list[TaskConfig] = Field(min_length=1)
 
@@ -146,12 +147,44 @@ def parse_config(data: Any, source: str = "config") -> BatchConfig:
     return config
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses a key given twice in one mapping (plain YAML keeps the last silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            try:
+                duplicate = key in seen
+            except TypeError:  # an unhashable key: SafeLoader reports it below
+                continue
+            if duplicate:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (the first one would be silently ignored)", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_config(path: str | Path) -> BatchConfig:
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"{path}: no such config file")
+    """Read and validate a YAML config; `-` reads standard input. ConfigError (one line) for anything wrong."""
+    import sys
+
+    if str(path) == "-":
+        raw, path = sys.stdin.buffer.read(), Path("<stdin>")
+    else:
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"{path}: no such config file")
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     try:
-        data = yaml.safe_load(path.read_text())
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the config as UTF-8") from None
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

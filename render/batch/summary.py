@@ -32,6 +32,7 @@ class BatchReport:
     skipped: int = 0
     failed: dict[str, str] = field(default_factory=dict)
     attempts: dict[str, int] = field(default_factory=dict)  # items that needed more than one attempt
+    redone: dict[str, str] = field(default_factory=dict)  # items found on disk but not intact: why they were redone
     seconds: list[float] = field(default_factory=list)
     records: int = 0
     baselines: list[ConstantBaseline] = field(default_factory=list)
@@ -43,10 +44,20 @@ class BatchReport:
     def done(self) -> int:
         return self.rendered + len(self.failed)
 
+    @property
+    def retries(self) -> int:
+        """Extra attempts this run needed: each is an item tried again after its worker died or raised."""
+        return sum(n - 1 for n in self.attempts.values())
+
     def summary_lines(self) -> list[str]:
         where = f" (shard {self.shard})" if self.shard else ""
         lines = [f"items{where}: {self.total}  rendered: {self.rendered}  skipped (already done): {self.skipped}  "
                  f"failed: {len(self.failed)}   [{self.executor}, {self.workers} worker(s)]"]
+        for item_id, problem in sorted(self.redone.items()):
+            lines.append(f"redone {item_id}: the folder on disk did not verify ({problem})")
+        if self.retries:
+            lines.append(f"retried after a worker died or raised: {self.retries} attempt(s) of "
+                         f"{len(self.attempts)} item(s)")
         lines += seconds_lines(self.seconds)
         lines += failure_lines(self.failed, self.attempts)
         lines += baseline_lines(self.baselines)
@@ -60,6 +71,8 @@ class BatchReport:
         return {
             "items": self.total, "rendered": self.rendered, "skipped": self.skipped,
             "failed": {k: {"reason": v, "attempts": self.attempts.get(k, 1)} for k, v in sorted(self.failed.items())},
+            "retries": self.retries, "attempts": dict(sorted(self.attempts.items())),
+            "redone": dict(sorted(self.redone.items())),
             "seconds_per_item": seconds_stats(self.seconds), "records": self.records,
             "constant_baseline": [asdict(b) for b in self.baselines],
             "executor": self.executor, "workers": self.workers,
