@@ -131,7 +131,10 @@ class RecordProvenance(Strict):
 class Record(Strict):
     """One question about one image, with everything needed to score an answer to it."""
 
-    schema_version: str = RECORD_SCHEMA_VERSION
+    schema_version: str = Field(
+        RECORD_SCHEMA_VERSION, pattern=rf"^{RECORD_SCHEMA_VERSION.split('.')[0]}\.[0-9]+$",
+        description="MAJOR.MINOR; readers accept their own MAJOR only (required in the JSON Schema)",
+    )
     item_id: str = Field(description="the image (item folder) this question is about")
     question_id: str = Field(description="unique within a batch; predictions name it")
     scene_id: str = Field(
@@ -195,6 +198,8 @@ def read_records(path: Path) -> list[Record]:
 def record_json_schema() -> dict[str, Any]:
     """The JSON Schema of a record (draft 2020-12), as checked in at SCHEMA_PATH."""
     schema = Record.model_json_schema()
+    # A record without schema_version cannot be read (parse_record refuses it): the schema says so too.
+    schema["required"] = ["schema_version", *schema["required"]]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "description": f"stim3d hand-off record, schema_version {RECORD_SCHEMA_VERSION}. {schema.pop('description', '')}".strip(),
