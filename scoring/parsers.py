@@ -55,7 +55,15 @@ _YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 _YES_NO_FINAL = re.compile(r"\b(yes|no)\b(?=\s*(?:[.,!;:)\]\"']|$))", re.IGNORECASE)
 _LETTER_SEPARATORS = re.compile(r"(?:[\s,;/&+|\-]|\band\b|\bthen\b)+", re.IGNORECASE)
 _UPPER_TOKEN = re.compile(r"\b[A-Z0-9]{1,10}\b")
-_RUN_GAP = re.compile(r"^(?:[\s,;/&+|\-]|\band\b|\bthen\b|\bor\b)+$")
+_RUN_GAP = re.compile(r"^(?:[\s,;/&+|\-\"'“”‘’]|\band\b|\bthen\b|\bor\b)+$")  # 'The letters are "D" and "A".'
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4,
+             "5th": 5}
+_ORDINAL_LETTER = re.compile(
+    r"(?i:\b(first|second|third|fourth|fifth|1st|2nd|3rd|4th|5th)\b)[^.;\n]*?(?i:\b(?:is|reads|:))\s*(?:(?i:an?)\s+)?"
+    r"[\"'“‘]?([A-Z0-9])[\"'”’]?(?=[\s.,;!)]|$)"
+)
+_OPTIONS_ECHO = re.compile(r"\b(?:yes|no)\s*(?:/|\bor\b)\s*(?:yes|no)\s*\?", re.IGNORECASE)  # "Yes or no? ..."
+_YES_AND_NO = re.compile(r"\b(?:yes\s*(?:/|\bor\b|\band\b|&)\s*no|no\s*(?:/|\bor\b|\band\b|&)\s*yes)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -155,7 +163,7 @@ def _letters_short_form(span: str) -> str | None:
 def _letters_last_run(text: str) -> str | None:
     """The last run of upper-case letter tokens joined only by separators ("I see Q and P." -> "QP")."""
     tokens = [m for m in _UPPER_TOKEN.finditer(text)
-              if not (m.group() == "I" and re.match(r"\s+[a-z]", text[m.end():])  # the pronoun "I think"
+              if not (m.group() == "I" and re.match(r"\s+[a-z]|['’][a-z]", text[m.end():])  # "I think", "I'm"
                       and not re.match(r"\s+(?:and|then|or)\b", text[m.end():]))]
     if not tokens:
         return None
@@ -167,10 +175,28 @@ def _letters_last_run(text: str) -> str | None:
     return "".join(m.group() for m in run)
 
 
+def _letters_by_ordinal(text: str) -> str | None:
+    """"The first letter is D and the second is A." -> "DA": letters named by ordinals 1..k, each once."""
+    named: dict[int, str] = {}
+    for m in _ORDINAL_LETTER.finditer(text):
+        named.setdefault(_ORDINALS[m.group(1).lower()], m.group(2))
+    if len(named) < 2 or sorted(named) != list(range(1, len(named) + 1)):
+        return None
+    return "".join(named[i] for i in sorted(named))
+
+
 def parse_letters(response: str) -> Parsed:
-    """Letters in reading order, case and separators ignored: "Q, P" -> "QP", "The letters are Q and P." -> "QP"."""
+    """Letters in reading order, case and separators ignored: "Q, P" -> "QP", "The letters are Q and P." -> "QP".
+
+    Every letter of the answer is kept: a run of letters joined by separators or
+    quotes ('The letters are "D" and "A".' -> "DA"), or letters named by ordinals
+    ("The first letter is D and the second is A." -> "DA").
+    """
     text = normalise(response)
     span, source = answer_span(text)
+    ordinal = _letters_by_ordinal(span)
+    if ordinal:
+        return Parsed(ordinal, source=source)
     if source != "text":
         short = _letters_short_form(span.split("\n")[0]) or _letters_last_run(span)
         return Parsed(short, source=source) if short else _invalid(f"no letters in the {source} answer")
@@ -183,24 +209,34 @@ def parse_letters(response: str) -> Parsed:
 
 # -- yes / no ----------------------------------------------------------------------------------------
 
+def _yes_no_words(text: str) -> set[str]:
+    """The answer words of a text: a yes/no at its start, or alone at a sentence's end; both for "yes/no"."""
+    text = _OPTIONS_ECHO.sub(" ", text)  # the question's options echoed ("Yes or no? I'd say no.")
+    if _YES_AND_NO.search(text):
+        return {"yes", "no"}
+    words = {m.group(1).lower() for m in _YES_NO_FINAL.finditer(text)}
+    leading = re.match(r"^\W*(yes|no)\b", text, re.IGNORECASE)
+    return words | {leading.group(1).lower()} if leading else words
+
+
 def parse_yes_no(response: str) -> Parsed:
     """"Yes, they match." -> "yes"; a yes/no at the start, in the answer span, or alone at a sentence end.
 
     "no" inside a sentence ("there are no differences") is not an answer; a response
-    that ends sentences with both "yes" and "no" is ambiguous and invalid.
+    whose answer words are both yes and no ("No. Wait, yes.", "Yes and no.", "yes/no")
+    is ambiguous and invalid.
     """
     text = normalise(response)
     span, source = answer_span(text)
+    words = _yes_no_words(span)
+    if len(words) == 2:
+        return _invalid("both yes and no")
+    if words:
+        return Parsed(words.pop(), source=source)
     if source != "text":
         found = _YES_NO.search(span)
         return Parsed(found.group(1).lower(), source=source) if found else _invalid(f"no yes/no in the {source} answer")
-    leading = re.match(r"^\W*(yes|no)\b(?!\s*(?:/|or)\s*(?:yes|no)\b)", text, re.IGNORECASE)
-    if leading:
-        return Parsed(leading.group(1).lower(), source="text")
-    final = {m.group(1).lower() for m in _YES_NO_FINAL.finditer(text)}
-    if len(final) == 1:
-        return Parsed(final.pop(), source="text")
-    return _invalid("both yes and no" if final else "no yes/no answer")
+    return _invalid("no yes/no answer")
 
 
 # -- cells -------------------------------------------------------------------------------------------
