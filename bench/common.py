@@ -1,8 +1,9 @@
 """Shared helpers of the benchmarks: the machine, medians, tables, and the results file.
 
-Every benchmark records the machine it ran on (CPU model, cores, bpy version) and
-the load average before and after it, so a figure measured while other work was
-running on the same cores says so in its file. A `--quick` run writes to a
+Every benchmark records the code it measured (git commit, stim3d version,
+generator revisions), the command, the machine it ran on (CPU model, cores, bpy
+version) and the load average before and after it, so a figure measured while
+other work was running on the same cores, or at an older commit, says so in its file. A `--quick` run writes to a
 scratch file, never over the committed `bench/results/<name>.json`.
 """
 
@@ -54,6 +55,16 @@ def machine() -> dict[str, Any]:
         "trimesh": package_version("trimesh"),
         "embreex": package_version("embreex"),
     }
+
+
+def code() -> dict[str, Any]:
+    """Which code was measured: the git commit of the checkout (None for an install), version, generator revisions."""
+    from stim3d.provenance import code_identity
+    from stim3d.scenes.families import FAMILIES
+
+    identity = code_identity(set(FAMILIES))
+    return {"git_commit": identity["git_commit"], "stim3d_version": identity["stim3d_version"],
+            "generator_revisions": identity["generator_revisions"]}
 
 
 def load_average() -> float:
@@ -145,6 +156,7 @@ class Run:
             "benchmark": self.name,
             "quick": self.quick,
             "command": " ".join(["python -m", f"bench.{self.name}", *sys.argv[1:]]),
+            "code": code(),
             "machine": machine(),
             "load_average": {"start": self.load_start, "end": self.loads[-1], "max_sampled": max(self.loads)},
             "wall_seconds": round(time.perf_counter() - self.started, 1),
@@ -155,7 +167,7 @@ class Run:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(document, indent=2) + "\n")
         print(
-            f"\nmachine: {document['machine']['cpu_model']}, {document['machine']['cores']} cores, "
+            f"\ncommit {document['code']['git_commit']}; machine: {document['machine']['cpu_model']}, {document['machine']['cores']} cores, "
             f"bpy {document['machine']['bpy_version']}; load average {self.load_start} at start, "
             f"max {max(self.loads)} sampled; wrote {path}"
         )

@@ -348,7 +348,8 @@ def _copy_batch(source: Path, target: Path, copies: int) -> None:
 
 
 @pytest.mark.browser
-def test_thousands_of_items_load_lazily_and_thumbnails_are_reused(batch, tmp_path):
+def test_many_items_load_lazily_and_thumbnails_are_reused(batch, tmp_path):
+    """200 items: enough for lazy loading to show. How long thousands take is measured in bench/gallery_scale.py."""
     big = tmp_path / "big"
     _copy_batch(batch, big, 200)
     first = build_gallery(big)

@@ -84,11 +84,21 @@ def test_rows_top_down_and_sky_is_infinitely_far():
     assert np.nonzero(out.instance_map == 1)[1].mean() < 96 / 2  # red sphere at x < 0: left half
 
 
-def test_deterministic():
+def test_deterministic_and_nothing_leaks_from_the_previous_scene():
+    """Renderers are cached per image size: a scene rendered after another must come out exactly as alone.
+
+    (The raster backend draws no samples, so the seed cannot matter; what can go wrong is state kept by
+    the cached renderer: meshes, lights or materials of the previous scene.)
+    """
     scene = mixed_scene()
-    first, second = (render_scene(scene, settings_for(scene), seed) for seed in (0, 1))
-    assert first.image.tobytes() == second.image.tobytes()
-    assert np.array_equal(first.instance_map, second.instance_map)
+    first = render_scene(scene, settings_for(scene), 0)
+    other = mixed_scene()
+    other.objects = [o.model_copy(update={"location": (o.location[0] + 0.7, *o.location[1:])}) for o in other.objects[:3]]
+    between = render_scene(other, settings_for(other), 0)
+    assert between.image.tobytes() != first.image.tobytes()  # a different scene really was drawn in between
+    again = render_scene(scene, settings_for(scene), 0)
+    assert again.image.tobytes() == first.image.tobytes()
+    assert np.array_equal(again.instance_map, first.instance_map)
 
 
 def test_missing_egl_is_one_clear_line(monkeypatch):
