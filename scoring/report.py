@@ -15,6 +15,10 @@ Counting rules (what a user relies on when reading the table):
   cell (when the caller says which cell a record is from, `cell_of`): what a model
   reaches that knows the cell's parameters and answers that cell's most frequent gold.
 
+A response longer than MAX_RESPONSE_CHARS is not parsed: it is scored invalid
+(and kept in the report as its first characters), so a runaway answer of many
+megabytes costs nothing instead of minutes of parsing.
+
 A breakdown key is a difficulty key (`min_visibility`), or `answer_type`, `split`,
 `subject.<name>`; `KEY:WIDTH` bins a numeric key into [lo, lo + WIDTH).
 """
@@ -29,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .parsers import canonical_gold, parse
+from .parsers import Parsed, canonical_gold, parse
 from .records import Record
 from .rules import applicable_rules, apply, check_rule
 
@@ -174,13 +178,22 @@ def read_predictions(path: Path) -> tuple[dict[str, str | None], int]:
     return predictions, count
 
 
+MAX_RESPONSE_CHARS = 100_000  # far above a long chain of thought (~30,000 characters)
+SHOWN_CHARS = 1_000  # what the report keeps of a response over the limit
+
+
 def score_record(record: Record, response: str | None, answered: bool = True) -> QuestionResult:
     """Parse one response and score it by exact match and every rule that applies to the record."""
     kind = record.answer.type
     params = record.scoring.params
     check_rule(record.scoring.rule, kind, params)
     gold = canonical_gold(kind, record.answer.gold)
-    parsed = parse(kind, response)
+    if response is not None and len(response) > MAX_RESPONSE_CHARS:
+        parsed = Parsed(None, reason=f"response of {len(response)} characters is over the {MAX_RESPONSE_CHARS} "
+                                     "parsed; scored invalid")
+        response = f"{response[:SHOWN_CHARS]}... [{len(response)} characters, not parsed]"
+    else:
+        parsed = parse(kind, response)
     rules = {name: apply(name, parsed.value, gold, params) for name in applicable_rules(kind, params)}
     return QuestionResult(
         question_id=record.question_id,

@@ -62,6 +62,15 @@ def positive(text: str) -> int:
     return value
 
 
+def writable_file(path: Path, option: str) -> Path:
+    """`path` if a file can be written there (its folder exists, it is not a folder); else UsageError, before any work."""
+    if path.is_dir():
+        raise UsageError(f"{option} {path}: is a folder; name a file")
+    if not path.parent.is_dir():
+        raise UsageError(f"{option} {path}: the folder {path.parent} does not exist")
+    return path
+
+
 def load_scoring_core(spec: str | None):
     from stim3d.scoring.cores import ScoringCoreError, load_core
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from stim3d.render.cli.common import UsageError
@@ -22,9 +23,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         report = export(batches, dest)
     except ExportError as exc:
         raise UsageError(str(exc)) from None
+    for where, reason in sorted(report.skipped.items()):
+        print(f"skipped {where}: {reason}", file=sys.stderr)
     print(f"{args.format}: {report.summary()}")
     print(f"wrote {dest}")
-    return 0
+    return 1 if report.skipped else 0  # the export is complete but for the items named above
 
 
 def register(sub: argparse._SubParsersAction) -> None:

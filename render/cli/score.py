@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from stim3d.render.cli.common import UsageError
+from stim3d.render.cli.common import UsageError, writable_file
 
 
 def cmd_score(args: argparse.Namespace) -> int:
     import json
 
     from stim3d.render.batch.summary import cell_key
+    from stim3d.render.files import write_text_atomic
     from stim3d.scoring.records import read_records
     from stim3d.scoring.report import format_report, read_predictions, score
 
@@ -21,24 +22,31 @@ def cmd_score(args: argparse.Namespace) -> int:
     for path in (records_path, Path(args.predictions)):
         if not path.is_file():
             raise UsageError(f"{path}: no such file")
+    out = writable_file(Path(args.out) if args.out else Path(args.predictions).with_suffix(".scores.json"), "--out")
     try:
+        stage = records_path
         records = read_records(records_path)
-        predictions, count = read_predictions(Path(args.predictions))
+        if not records:
+            raise UsageError(f"{records_path}: no records in it (an empty batch?); nothing to score")
+        stage = Path(args.predictions)
+        predictions, count = read_predictions(stage)
         report = score(records, predictions, count, by=args.by, cell_of=cell_key)
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{stage}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     except ValueError as exc:  # ScoringInputError, a bad record or rule: one line naming it
-        raise UsageError(str(exc)) from None
+        raise UsageError(str(exc).splitlines()[0]) from None
     for line in format_report(report):
         print(line)
-    out = Path(args.out) if args.out else Path(args.predictions).with_suffix(".scores.json")
-    out.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+    write_text_atomic(out, json.dumps(report.to_dict(), indent=2) + "\n")
     print(f"wrote {out}")
     return 0
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    from stim3d.render.files import write_text_atomic
     from stim3d.scoring.records import record_schema_text
 
     if args.out:
-        Path(args.out).write_text(record_schema_text())
+        write_text_atomic(writable_file(Path(args.out), "--out"), record_schema_text())
         print(f"wrote {args.out}")
     else:
         print(record_schema_text(), end="")

@@ -11,6 +11,7 @@ from stim3d.render.cli.common import CliParser, UsageError, positive
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from stim3d.render.batch.executors import ExecutorUnavailable, check_ray
+    from stim3d.render.batch.lock import folder_lock
     from stim3d.render.sweep import parse_levels, run_occlusion_sweep
     from stim3d.scenes.sweep import SweepError
 
@@ -25,10 +26,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         scores = Path(args.scores) if args.scores else None
         if scores is not None and not scores.is_file():
             raise UsageError(f"--scores {scores}: no such file (write it with 'stim3d score ... --out')")
-        report = run_occlusion_sweep(Path(args.source), levels, Path(args.out), target_id=args.target,
-                                     occluder_id=args.occluder, engine=args.engine, samples=args.samples,
-                                     plot=args.plot, scores=scores, progress=progress, workers=args.workers,
-                                     executor=args.executor, address=args.address)
+        _check_object_ids(Path(args.source), {"--target": args.target, "--occluder": args.occluder})
+        out = Path(args.out)
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"--out {out}: exists and is not a folder")
+        with folder_lock(out):
+            report = run_occlusion_sweep(Path(args.source), levels, out, target_id=args.target,
+                                         occluder_id=args.occluder, engine=args.engine, samples=args.samples,
+                                         plot=args.plot, scores=scores, progress=progress, workers=args.workers,
+                                         executor=args.executor, address=args.address)
+    except KeyError as exc:  # an item of a config source lacks the --target/--occluder id
+        if "has no object" not in str(exc):
+            raise
+        raise UsageError(f"--target/--occluder: {exc.args[0]}") from None
     except SweepError as exc:
         raise UsageError(str(exc)) from None
     except ExecutorUnavailable as exc:
@@ -38,6 +48,24 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     for path in report.outputs:
         print(f"wrote {path}")
     return 1 if report.failed else 0
+
+
+def _check_object_ids(source: Path, ids: dict[str, int | None]) -> None:
+    """For an item folder source, refuse an object id its scene does not have, naming the ids it has."""
+    from pydantic import ValidationError
+
+    from stim3d.render.batch.item_folder import load_item
+
+    if not (source / "item.json").is_file() or all(v is None for v in ids.values()):
+        return
+    try:
+        item = load_item(source)
+    except (ValidationError, ValueError) as exc:
+        raise UsageError(f"{source / 'item.json'}: not a stim3d item: {str(exc).splitlines()[0]}") from None
+    present = sorted(o.id for o in item.scene.objects)
+    for option, object_id in ids.items():
+        if object_id is not None and object_id not in present:
+            raise UsageError(f"{option} {object_id}: {item.item_id} has no object with that id (it has {present})")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -21,7 +21,7 @@ def cmd_gallery(args: argparse.Namespace) -> int:
     except GalleryError as exc:
         raise UsageError(str(exc)) from None
     for item_id, reason in sorted(report.unreadable.items()):
-        print(f"skipped {item_id}: item.json does not parse: {reason}", file=sys.stderr)
+        print(f"skipped {item_id}: {reason}", file=sys.stderr)
     print(report.summary())
     print(f"wrote {report.index}")
     return 0
@@ -35,6 +35,8 @@ def cmd_contact_sheet(args: argparse.Namespace) -> int:
                               filters=parse_filters(args.filter), thumb_width=args.thumb_width)
     except GalleryError as exc:
         raise UsageError(str(exc)) from None
+    for item_id, reason in sorted(sheet.skipped.items()):
+        print(f"skipped {item_id}: {reason}", file=sys.stderr)
     sheet.save(Path(args.output))
     print(f"contact sheet: {len(sheet.cells)} items ({sheet.columns} x {sheet.rows}) of {sheet.available}, "
           f"{sheet.image.width}x{sheet.image.height} px")

@@ -65,14 +65,24 @@ def coco_annotations(item: Item, mask: np.ndarray, image_id: int, first_id: int)
 
 def export_coco(batches: Sequence[Path], dest: Path) -> ExportReport:
     """Write DEST/annotations.json (COCO instances, RLE masks from mask.png) and DEST/images/."""
-    items, duplicates = collect_items(batches)
-    report = ExportReport(Path(dest), batches=len(batches), duplicates_skipped=duplicates)
+    report = ExportReport(Path(dest), batches=len(batches))
+    items, report.duplicates_skipped = collect_items(batches, report.skipped)
     with export_folder(dest) as tmp:
         (tmp / "images").mkdir()
         images, annotations = [], []
-        for image_id, entry in enumerate(items, start=1):
-            item = load_item(entry.folder)
-            mask = load_mask(entry.folder)
+        for entry in items:
+            try:
+                item = load_item(entry.folder)
+            except (ValueError, OSError) as exc:
+                report.skipped[f"{entry.folder.parent.parent}/{entry.item_id}"] = \
+                    f"item.json does not parse: {str(exc).splitlines()[0]}"
+                continue
+            mask, cam = load_mask(entry.folder), item.scene.camera
+            if mask.shape != (cam.height, cam.width):  # an error, not an image with 0 annotations
+                report.skipped[f"{entry.folder.parent.parent}/{entry.item_id}"] = \
+                    f"mask.png is {mask.shape[1]}x{mask.shape[0]}, the item's camera {cam.width}x{cam.height}"
+                continue
+            image_id = len(images) + 1
             file_name = f"{entry.uid}.png"
             shutil.copyfile(entry.folder / "image.png", tmp / "images" / file_name)
             images.append({

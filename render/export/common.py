@@ -1,5 +1,10 @@
 """What both exports share: reading batches through their records, naming items so ids never clash, and
-publishing the export folder atomically."""
+publishing the export folder atomically.
+
+Names read from records (item ids, splits, image paths) are checked before they
+become paths, and every image and mask is decoded before it is exported: an item
+whose image.png or mask.png is corrupt, or whose mask is not the image's size, is
+skipped and named in the report, never shipped and never fatal to the rest."""
 
 from __future__ import annotations
 
@@ -10,8 +15,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from PIL import Image
+
 from stim3d.render.batch.layout import MANIFEST, RECORDS
-from stim3d.render.files import atomic_folder, file_sha256
+from stim3d.render.files import OutsideDestination, atomic_folder, file_sha256, inside
+from stim3d.scenes.names import check_name
 from stim3d.scoring.records import Record, read_records
 
 
@@ -40,6 +48,7 @@ class ExportReport:
     annotations: int = 0
     duplicates_skipped: int = 0
     objects_without_pixels: int = 0
+    skipped: dict[str, str] = field(default_factory=dict)  # "<batch>/<item_id>" -> why it was not exported
 
     def summary(self) -> str:
         parts = [f"{self.items} images from {self.batches} batch folder(s)"]
@@ -51,20 +60,54 @@ class ExportReport:
             parts.append(f"{self.duplicates_skipped} duplicate items skipped")
         if self.objects_without_pixels:
             parts.append(f"{self.objects_without_pixels} fully hidden objects not annotated")
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} items skipped (corrupt files)")
         return ", ".join(parts)
 
 
 def batch_namespace(batch: Path) -> str:
     manifest = batch / MANIFEST
     if manifest.is_file():
-        config_hash = json.loads(manifest.read_text()).get("config_hash")
-        if isinstance(config_hash, str) and config_hash:
+        try:
+            config_hash = json.loads(manifest.read_text(encoding="utf-8")).get("config_hash")
+        except (UnicodeDecodeError, ValueError, AttributeError):
+            raise ExportError(f"{manifest}: corrupt; restore it (its config hash names the batch's items)") from None
+        if isinstance(config_hash, str) and config_hash and config_hash.isalnum():
             return config_hash[:8]
     return hashlib.sha256((batch / RECORDS).read_bytes()).hexdigest()[:8]
 
 
-def collect_items(batches: Sequence[Path]) -> tuple[list[ExportedItem], int]:
-    """Every item of the batches with its records, in batch then record order; and the duplicates skipped."""
+def image_problem(folder: Path) -> str | None:
+    """Why an item's image.png and mask.png cannot be exported (None if both decode and have one size)."""
+    try:
+        with Image.open(folder / "image.png") as image:
+            image.load()
+            size = image.size
+        with Image.open(folder / "mask.png") as mask:
+            mask.load()
+            mask_size = mask.size
+    except (OSError, SyntaxError) as exc:  # Pillow: truncated, not a PNG
+        return f"image.png or mask.png unreadable: {str(exc).splitlines()[0]}"
+    if mask_size != size:
+        return f"mask.png is {mask_size[0]}x{mask_size[1]} but image.png is {size[0]}x{size[1]}"
+    return None
+
+
+def _checked_names(record: Record, records_path: Path) -> None:
+    try:
+        check_name(record.item_id, "item id")
+        check_name(record.split, "split")
+    except ValueError as exc:
+        raise ExportError(f"{records_path}: {exc}") from None
+
+
+def collect_items(batches: Sequence[Path],
+                  skipped: dict[str, str] | None = None) -> tuple[list[ExportedItem], int]:
+    """Every item of the batches with its records, in batch then record order; and the duplicates skipped.
+
+    Items whose image or mask does not decode (or differ in size) are left out and,
+    when `skipped` is given, named there ("<batch folder>/<item id>" -> reason).
+    """
     items: dict[str, ExportedItem] = {}
     duplicates = 0
     for batch in map(Path, batches):
@@ -77,15 +120,29 @@ def collect_items(batches: Sequence[Path]) -> tuple[list[ExportedItem], int]:
             raise ExportError(str(exc)) from None
         namespace = batch_namespace(batch)
         seen_here: dict[str, ExportedItem] = {}
+        unusable: set[str] = set()
         for record in records:
+            if record.item_id in unusable:
+                continue
             entry = seen_here.get(record.item_id)
             if entry is None:
+                _checked_names(record, records_path)
                 folder = batch / Path(record.image.path).parent
                 image = batch / record.image.path
+                try:
+                    inside(batch, image)
+                except OutsideDestination:
+                    raise ExportError(f"{records_path}: image path {record.image.path!r} leads outside {batch}") from None
                 if not image.is_file() or not (folder / "mask.png").is_file():
                     raise ExportError(f"{batch}: item {record.item_id} is missing image.png or mask.png")
                 if file_sha256(image) != record.image.sha256:
                     raise ExportError(f"{records_path}: stale: {record.image.path} no longer has the recorded sha256")
+                problem = image_problem(folder)
+                if problem is not None:
+                    unusable.add(record.item_id)
+                    if skipped is not None:
+                        skipped[f"{batch}/{record.item_id}"] = problem
+                    continue
                 entry = ExportedItem(namespace, folder, record.item_id, f"{namespace}-{record.item_id}", record.image.sha256)
                 seen_here[record.item_id] = entry
             entry.records.append(record)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from stim3d.render.export.common import ExportedItem, ExportReport, collect_items, export_folder
+from stim3d.render.files import inside
 from stim3d.scoring.records import Record, answer_text
 
 
@@ -36,14 +37,14 @@ def imagefolder_row(entry: ExportedItem, record: Record, file_name: str) -> dict
 
 def export_imagefolder(batches: Sequence[Path], dest: Path) -> ExportReport:
     """Write DEST/<split>/metadata.jsonl and the images: one row per question."""
-    items, duplicates = collect_items(batches)
-    report = ExportReport(Path(dest), batches=len(batches), duplicates_skipped=duplicates)
+    report = ExportReport(Path(dest), batches=len(batches))
+    items, report.duplicates_skipped = collect_items(batches, report.skipped)
     with export_folder(dest) as tmp:
         rows: dict[str, list[dict[str, Any]]] = {}
         for entry in items:
             for split in dict.fromkeys(r.split for r in entry.records):
                 file_name = f"{entry.uid}.png"
-                (tmp / split).mkdir(exist_ok=True)
+                inside(tmp, tmp / split).mkdir(exist_ok=True)  # split names are checked; this is the second line
                 shutil.copyfile(entry.folder / "image.png", tmp / split / file_name)
                 rows.setdefault(split, []).extend(
                     imagefolder_row(entry, r, file_name) for r in entry.records if r.split == split

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
@@ -45,6 +45,7 @@ class ContactSheet:
     columns: int
     rows: int
     available: int  # items that matched; the sheet shows min(n, available) of them
+    skipped: dict[str, str] = field(default_factory=dict)  # item id -> why it could not be shown (corrupt files)
 
     def save(self, path: Path) -> None:
         """Write the PNG atomically, with the cells' item ids in the `stim3d:items` text chunk."""
@@ -131,12 +132,21 @@ def contact_sheet(
         raise GalleryError(f"--columns {columns}: must be at least 1")
     if not 32 <= thumb_width <= 2048:
         raise GalleryError(f"thumb width {thumb_width}: allowed 32..2048 pixels")
-    folders = item_folders(Path(out))
+    skipped: dict[str, str] = {}
+    folders = item_folders(Path(out), skipped)
+
+    def readable(folder: Path) -> Item | None:  # a corrupt item is skipped and named, never fatal
+        try:
+            return load_item(folder)
+        except (ValueError, OSError) as exc:
+            skipped[folder.name] = f"item.json does not parse: {str(exc).splitlines()[0]}"
+            return None
+
     if family is None and not filters:  # no need to read every item.json of a large batch
         available = len(folders)
-        items = [load_item(folders[k]) for k in spread(len(folders), n)]
+        items = [i for i in (readable(folders[k]) for k in spread(len(folders), n)) if i is not None]
     else:
-        matching = select_items([load_item(f) for f in folders], family, filters or {})
+        matching = select_items([i for i in map(readable, folders) if i is not None], family, filters or {})
         available = len(matching)
         items = [matching[k] for k in spread(len(matching), n)]
     by_id = {f.name: f for f in folders}
@@ -144,10 +154,18 @@ def contact_sheet(
     font_px = max(10, round(thumb_width / 20))
     font = ImageFont.load_default(size=font_px)
     line_h = round(font_px * 1.3)
-    thumbs = []
+    shown, thumbs = [], []
     for item in items:
-        with Image.open(by_id[item.item_id] / "image.png") as image:
-            thumbs.append(thumbnail(image, thumb_width))
+        try:
+            with Image.open(by_id[item.item_id] / "image.png") as image:
+                thumbs.append(thumbnail(image, thumb_width))
+        except (OSError, SyntaxError, KeyError) as exc:  # Pillow: truncated or not a PNG; KeyError: id != folder
+            skipped[item.item_id] = f"image.png unreadable: {str(exc).splitlines()[0]}"
+            continue
+        shown.append(item)
+    items = shown
+    if not items:
+        raise GalleryError(f"{out}: no readable items ({len(skipped)} skipped: {', '.join(sorted(skipped)[:3])})")
     thumb_h = max(t.height for t in thumbs)
     caption_h = CAPTION_LINES * line_h + GAP // 2
     cols = min(columns, len(items))
@@ -172,4 +190,4 @@ def contact_sheet(
             cy += line_h
         cells.append(SheetCell(item.item_id, (x, top, x + thumb.width, top + thumb.height),
                                (x, y + thumb_h, x + cell_w, y + cell_h)))
-    return ContactSheet(sheet, cells, cols, rows, available)
+    return ContactSheet(sheet, cells, cols, rows, available, skipped)

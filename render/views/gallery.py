@@ -32,9 +32,9 @@ import yaml
 from PIL import Image
 from pydantic import ValidationError
 
-from stim3d.render.batch.item_folder import is_complete, load_item, load_mask
+from stim3d.render.batch.item_folder import load_item, load_mask, verify_item
 from stim3d.render.batch.layout import ITEMS_DIR
-from stim3d.render.files import atomic_path, write_text_atomic
+from stim3d.render.files import atomic_path, inside, write_text_atomic
 from stim3d.render.views.gallery_page import THUMB_WIDTH, GalleryEntry, render_index
 from stim3d.render.views.overlays import LAYERS, OVERLAY_STYLE, OVERLAYS_DIR, grid_cells, overlay_paths, write_overlays
 from stim3d.scenes.model import Item
@@ -70,10 +70,22 @@ class GalleryReport:
 
 # -- selecting items -----------------------------------------------------------------------------------
 
-def item_folders(out: Path) -> list[Path]:
-    """Complete item folders of a batch, in item-id order; a clear error when there are none."""
+def item_folders(out: Path, skipped: dict[str, str] | None = None) -> list[Path]:
+    """Complete item folders of a batch, in item-id order; a clear error when there are none.
+
+    A folder that is incomplete or fails its checksums.json is left out and, when
+    `skipped` is given, named there with the reason.
+    """
     items = Path(out) / ITEMS_DIR
-    folders = sorted(p for p in items.iterdir() if not p.name.startswith(".") and is_complete(p)) if items.is_dir() else []
+    folders = []
+    for path in sorted(items.iterdir()) if items.is_dir() else []:
+        if path.name.startswith("."):
+            continue
+        problem = verify_item(path, require_checksums=False)
+        if problem is None:
+            folders.append(path)
+        elif skipped is not None:
+            skipped[path.name] = problem
     if not folders:
         raise GalleryError(f"{out}: no rendered items (expected {items}/<item_id>/ with item.json, image.png, mask.png)")
     return folders
@@ -180,12 +192,28 @@ def _overlays_fresh(item: Item, folder: Path, gallery: Path) -> bool:
     return all(_is_fresh(paths[name], sources) for name in expected) and ("grid" in expected or not paths["grid"].exists())
 
 
-def _make_files(item: Item, folder: Path, gallery: Path, thumb: bool, overlays: bool) -> tuple[str, list[str] | None]:
-    """Worker: (re)make one item's thumbnail and/or overlay layers. Returns (item id, layers written or None)."""
-    if thumb:
-        write_thumbnail(folder / "image.png", _thumb_path(gallery, item.item_id))
-    layers = write_overlays(item, load_mask(folder), overlay_paths(gallery, item.item_id)) if overlays else None
-    return item.item_id, layers
+def _make_files(item: Item, folder: Path, gallery: Path, thumb: bool,
+                overlays: bool) -> tuple[str, list[str] | None, str | None]:
+    """Worker: (re)make one item's thumbnail and/or overlay layers.
+
+    Returns (item id, layers written or None, why the item was skipped or None): a
+    corrupt image.png or mask.png skips that item, never the gallery. A target that
+    resolves outside the batch folder (a symlinked gallery/) raises OutsideDestination.
+    """
+    for path in (_thumb_path(gallery, item.item_id), *overlay_paths(gallery, item.item_id).values()):
+        inside(gallery.parent, path)
+    try:
+        if thumb:
+            write_thumbnail(folder / "image.png", _thumb_path(gallery, item.item_id))
+        layers = None
+        if overlays:
+            mask, cam = load_mask(folder), item.scene.camera
+            if mask.shape != (cam.height, cam.width):
+                return item.item_id, None, f"mask.png is {mask.shape[1]}x{mask.shape[0]}, the item {cam.width}x{cam.height}"
+            layers = write_overlays(item, mask, overlay_paths(gallery, item.item_id))
+    except (OSError, SyntaxError) as exc:  # Pillow: unreadable, truncated or not a PNG
+        return item.item_id, None, f"image.png or mask.png unreadable: {str(exc).splitlines()[0]}"
+    return item.item_id, layers, None
 
 
 def _drop_other_style(overlays: Path) -> None:
@@ -223,11 +251,11 @@ def build_gallery(
     gallery = out / GALLERY_DIR
     report = GalleryReport(index=gallery / "index.html")
     loaded: list[tuple[Item, Path]] = []
-    for folder in item_folders(out):
+    for folder in item_folders(out, report.unreadable):
         try:
             loaded.append((load_item(folder), folder))
-        except (ValidationError, ValueError) as exc:
-            report.unreadable[folder.name] = str(exc).splitlines()[0]
+        except (ValidationError, ValueError, OSError) as exc:
+            report.unreadable[folder.name] = f"item.json does not parse: {str(exc).splitlines()[0]}"
     if not loaded:
         raise GalleryError(f"{out}: no readable items ({len(report.unreadable)} item.json files failed to parse)")
     chosen = select_items([item for item, _ in loaded], family, filters or {})
@@ -249,14 +277,18 @@ def build_gallery(
             jobs.append((item, folder, gallery, thumb, overlays))
     report.thumbs_reused = len(chosen) - report.thumbs_made
     report.overlays_reused = len(chosen) - report.overlays_made
-    for done, (item_id, written) in enumerate(_run(jobs, workers or _default_workers()), start=1):
-        if written is not None:
+    for done, (item_id, written, problem) in enumerate(_run(jobs, workers or _default_workers()), start=1):
+        if problem is not None:
+            report.unreadable[item_id] = problem
+        elif written is not None:
             layers[item_id] = written
         if progress:
             progress(done, len(jobs), item_id)
 
     entries = []
     for item in chosen:
+        if item.item_id in report.unreadable:
+            continue
         with Image.open(_thumb_path(gallery, item.item_id)) as thumb_image:  # reads the header only
             size = thumb_image.size
         entries.append(GalleryEntry(item, f"{THUMBS_DIR}/{quote(item.item_id)}.jpg", size, tuple(layers[item.item_id])))
@@ -270,7 +302,7 @@ def build_gallery(
 PARALLEL_FROM = 16  # fewer files to make than this: not worth starting threads
 
 
-def _run(jobs: list[tuple], workers: int) -> Iterator[tuple[str, list[str] | None]]:
+def _run(jobs: list[tuple], workers: int) -> Iterator[tuple[str, list[str] | None, str | None]]:
     """Results of `_make_files` over jobs, in completion order.
 
     Threads, not processes: Pillow releases the GIL while it resizes and encodes,

@@ -10,6 +10,10 @@ laptop and on a cluster:
 - a worker that dies (segfault, abort, out-of-memory kill) or raises an unexpected
   exception costs only its current item: the item is retried once in a *fresh*
   worker and, if that fails too, reported failed with the reason; the batch goes on;
+  the fresh worker takes the place of the one that died: never more than `workers`
+  processes exist at once (a retry waits for a free place);
+- one worker dying while it starts up is not fatal while others start fine;
+  several start-up deaths in a row stop the run (`BatchAborted`);
 - an item whose constraints cannot be met (`InfeasibleError`) is deterministic, so
   it is reported failed at once, naming the constraint;
 - a worker is recycled (stopped, replaced) after `recycle_after` items, so Blender
@@ -28,10 +32,10 @@ bytes; the driver installs them with the same temporary-name-then-rename step as
 a local worker. The bytes are the files `produce_item` wrote, so the output is
 identical to the local executor's.
 
-Test-only fault hook: when the environment variable `STIM3D_FAULT_ITEM` equals an
-item id, the worker that receives that item calls `os.abort()` before rendering
-it. It exists so tests can prove that a dying worker costs only its item; never
-set it outside tests.
+Test-only fault hook: when the environment variable `STIM3D_FAULT_ITEM` holds an
+item id (or several, comma-separated), the worker that receives that item calls
+`os.abort()` before rendering it. It exists so tests can prove that a dying
+worker costs only its item; never set it outside tests.
 """
 
 

@@ -48,10 +48,15 @@ def _worker_main(conn: Connection, context: JobContext, parent_pid: int, home: s
     """A local worker: import the backend once, then render the jobs the parent sends until told to stop.
 
     `home` is a folder the parent owns (and removes, even after a crash): the worker's
-    scratch space and `worker.log`, which takes its stdout and stderr (Blender's chatter,
-    a crash backtrace) and whose tail the parent quotes when the worker dies.
+    scratch space, its temporary folder (TMPDIR, where Blender makes its own temp
+    folder, which `os._exit` would otherwise leave behind in /tmp) and `worker.log`,
+    which takes its stdout and stderr (Blender's chatter, a crash backtrace) and whose
+    tail the parent quotes when the worker dies.
     """
     _die_with_parent(parent_pid)
+    tmp = os.path.join(home, "tmp")
+    os.makedirs(tmp, exist_ok=True)
+    os.environ["TMPDIR"] = tempfile.tempdir = tmp
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     log_fd = os.open(os.path.join(home, "worker.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(log_fd, 1)
