@@ -40,7 +40,15 @@ in Blender 5.0 it offers no Object Index pass (only Combined and Depth), so its
 
 Blender prints "Fra:" progress lines on stdout; file descriptor 1 is pointed at
 `workdir/blender.log` while Blender works, and the tail of that log is put into
-the exception when the render fails. stderr is left alone.
+the exception when the render fails. stderr is left alone, except that a Workbench
+render's `EGL Error (0x3009): EGL_BAD_MATCH` lines are dropped: Blender's headless
+GPU context prints them while it probes EGL surface configurations, and the render
+completes unaffected (the image and depth are checked in tests), so they only
+alarm a user. Every other stderr line of the render is passed through.
+
+On Windows `ctypes.CDLL(None)` raises TypeError (there is no "this process" C
+library handle), so the C-level flush is skipped there: the module, and the
+Blender add-on that imports it, must load on Windows and macOS too.
 """
 
 from __future__ import annotations
@@ -68,23 +76,62 @@ RENDER_LAYER_SOCKETS_4X = {"Object Index": "IndexOB"}
 GPU_KINDS = ("OPTIX", "CUDA")
 GPU_ERROR = "GPU requested but no CUDA/OptiX device found"
 
-_LIBC = ctypes.CDLL(None)
+EGL_NOISE = b"EGL_BAD_MATCH"  # stderr lines of a Workbench render that are dropped (module docstring)
+
+
+def _c_library() -> Any:
+    """The process's C library for fflush, or None where ctypes cannot open it (Windows: TypeError)."""
+    try:
+        return ctypes.CDLL(None)
+    except (TypeError, OSError):
+        return None
+
+
+_LIBC = _c_library()
+
+
+def _flush_c() -> None:
+    if _LIBC is not None:
+        _LIBC.fflush(None)
 
 
 @contextmanager
 def _stdout_to(path: Path):
     """Point fd 1 (Blender's C-level prints) at `path`; restore it afterwards."""
     sys.stdout.flush()
-    _LIBC.fflush(None)
+    _flush_c()
     saved = os.dup(1)
     try:
         with open(path, "wb") as log:
             os.dup2(log.fileno(), 1)
         yield
     finally:
-        _LIBC.fflush(None)
+        _flush_c()
         os.dup2(saved, 1)
         os.close(saved)
+
+
+@contextmanager
+def _stderr_without(noise: bytes, path: Path, active: bool = True):
+    """Collect fd 2 in `path` while active, then pass every line not containing `noise` to the real stderr."""
+    if not active:
+        yield
+        return
+    sys.stderr.flush()
+    _flush_c()
+    saved = os.dup(2)
+    try:
+        with open(path, "wb") as log:
+            os.dup2(log.fileno(), 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        _flush_c()
+        os.dup2(saved, 2)
+        os.close(saved)
+        kept = [line for line in path.read_bytes().splitlines(keepends=True) if noise not in line]
+        if kept:
+            os.write(2, b"".join(kept))
 
 
 def _log_tail(path: Path, lines: int = 20) -> str:
@@ -278,7 +325,7 @@ def render_scene(scene: Scene, settings: RenderSettings, seed: int, workdir: Pat
     cycles = settings.engine == "cycles"
     want_depth = settings.depth
 
-    with _stdout_to(log_path):
+    with _stdout_to(log_path), _stderr_without(EGL_NOISE, workdir / "blender.stderr.log", active=not cycles):
         try:
             bpy.ops.wm.read_factory_settings(use_empty=True)
             scene_bpy = bpy.context.scene

@@ -26,8 +26,35 @@ from stim3d.scenes.primitives import unit_mesh
 
 ROUGHNESS = {"matte": 0.5, "glossy": 0.15}
 GROUND_ROUGHNESS = 0.8
-CLIP_START = 0.01
-CLIP_END = 1000.0
+CLIP_START = 0.01  # the least clip start (metres)
+CLIP_END = 1000.0  # the least clip end (metres)
+NEAR_SHARE = 0.5  # clip start: this share of the distance to the nearest geometry (ground or object)
+FAR_MARGIN = 1.5  # clip end: this many times the distance to the farthest geometry
+
+
+def clip_range(scene: Scene) -> tuple[float, float]:
+    """Camera clip start and end scaled with the scene's distance from the camera.
+
+    A fixed 0.01 m near clip with a camera 200-320 m away (form constancy) leaves a
+    depth buffer too coarse for Workbench: coplanar-looking faces z-fight into
+    speckles that differ between two identical groups. The near clip is half the
+    distance to the nearest geometry (an object's bounding sphere, or the ground,
+    which is no nearer than the camera's height), so nothing in the scene is ever
+    clipped; the far clip takes the farthest object and ground corner with a margin.
+    The same range goes to every engine.
+    """
+    location = np.asarray(scene.camera.location, dtype=float)
+    half = scene.stage.ground_size / 2.0
+    corners = np.array([(x, y, 0.0) for x in (-half, half) for y in (-half, half)])
+    nearest = [abs(location[2])]
+    farthest = [float(np.linalg.norm(corners - location, axis=1).max())]
+    for obj in scene.objects:
+        distance = float(np.linalg.norm(np.asarray(obj.location) - location))
+        radius = 0.5 * float(np.linalg.norm(obj.dimensions))
+        nearest.append(distance - radius)
+        farthest.append(distance + radius)
+    start = max(CLIP_START, NEAR_SHARE * min(nearest))
+    return start, max(CLIP_END, FAR_MARGIN * max(farthest), 10.0 * start)
 
 
 def object_name(obj: SceneObject) -> str:
@@ -137,7 +164,7 @@ def add_light(scene_bpy, light: Light, index: int):
     return obj
 
 
-def add_camera(scene_bpy, camera: Camera):
+def add_camera(scene_bpy, camera: Camera, clip: tuple[float, float] = (CLIP_START, CLIP_END)):
     lens = blender_lens(camera)
     data = bpy.data.cameras.new("camera")
     data.type = "PERSP"
@@ -146,8 +173,7 @@ def add_camera(scene_bpy, camera: Camera):
     data.lens = lens["lens"]
     data.shift_x = lens["shift_x"]
     data.shift_y = lens["shift_y"]
-    data.clip_start = CLIP_START
-    data.clip_end = CLIP_END
+    data.clip_start, data.clip_end = clip
     obj = bpy.data.objects.new("camera", data)
     obj.rotation_mode = "QUATERNION"
     obj.rotation_quaternion = camera.rotation_quat
@@ -165,7 +191,7 @@ def add_camera(scene_bpy, camera: Camera):
 
 def build(scene_bpy, scene: Scene) -> None:
     """Populate an empty Blender scene with `scene`'s camera, stage, lights and objects."""
-    add_camera(scene_bpy, scene.camera)
+    add_camera(scene_bpy, scene.camera, clip_range(scene))
     set_world(scene_bpy, scene.stage)
     add_ground(scene_bpy, scene.stage)
     for index, light in enumerate(scene.lights):
