@@ -88,9 +88,10 @@ def load_mask(folder: Path) -> np.ndarray:
 
 
 def write_item_folder(
-    out: Path, item: Item, output: RenderOutput, mask: np.ndarray, timing: dict[str, float]
+    out: Path, item: Item, output: RenderOutput, mask: np.ndarray, timing: dict[str, float],
+    extra_images: dict[str, np.ndarray] | None = None,
 ) -> Path:
-    """Write image, mask, item.json (and depth.npy, timing.json); return the final folder.
+    """Write image, mask, item.json (and depth.npy, timing.json, `extra_images` as PNGs); return the final folder.
 
     `timing` (seconds per stage) goes to timing.json, not item.json: item.json must be
     byte-for-byte reproducible. The write stage's own time is added here.
@@ -99,6 +100,8 @@ def write_item_folder(
     final = item_dir(out, item.item_id)
     with atomic_folder(final) as tmp:
         Image.fromarray(output.image).save(tmp / "image.png")
+        for name, extra in (extra_images or {}).items():  # e.g. image_raw.png under markers (render/markers.py)
+            Image.fromarray(extra).save(tmp / name)
         save_png16(tmp / "mask.png", mask)
         if output.depth is not None:
             np.save(tmp / "depth.npy", output.depth.astype(np.float32))

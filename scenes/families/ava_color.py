@@ -1,0 +1,113 @@
+"""AVA-3D colour: "What colour is the object in the white box?" over the named palette.
+
+The gold is the object's nominal palette colour. A colour counts as ambiguous when
+the nearest *other* palette colour is within `ambiguity_de` (CIEDE2000) of it; such
+colours are never drawn (the composer cannot see the render, so it decides on the
+nominal colours). The nominal distances to every palette colour are recorded at
+compose time (`nominal_de_<name>`); after rendering, `stim3d.render.markers` records
+the measured colour's distances (`measured_de_<name>`, `measured_nearest`,
+`measured_margin_de`) from `ground_truth.objects[*].measured_srgb`, the median
+rendered sRGB of the object's visible pixels in the unmarked image.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from ..colors import COLOR_NAMES, PALETTE, delta_e_srgb
+from ..model import SHAPES, Question, round6
+from .ava_common import (
+    ObjectSpec,
+    box_area_fraction,
+    boxes_overlap,
+    check_answer,
+    distractor_specs,
+    finish,
+    marker_box,
+    options_text,
+    pick,
+    scatter,
+    truth_of,
+)
+from .base import Composed, Family, FamilyParams, Frame
+
+QUESTION = "What colour is the {shape} in the {marker} box? Choose one: {options}."
+
+
+class AvaColorParams(FamilyParams):
+    answer: str | None = Field(None, description="the gold colour; None = drawn (a batch schedules it)")
+    ambiguity_de: float = Field(10.0, ge=0.0, le=50.0, description="colours whose nearest other palette colour is "
+                                "within this CIEDE2000 distance are never asked about")
+    marker: Literal["white", "red", "blue"] = Field("white", description="colour of the box drawn around the object")
+    min_area: float = Field(0.004, gt=0.0, lt=1.0, description="smallest visible box area, fraction of the image")
+    max_distractors: int = Field(3, ge=0, le=12, description="unmarked objects: 0..this many")
+    min_visibility: float = Field(0.8, gt=0.0, le=1.0, description="every object at least this visible")
+    size_range: tuple[float, float] = Field((0.6, 1.4), description="object size in metres")
+
+    def answer_space(self) -> list[str]:
+        return unambiguous_colors(self.ambiguity_de)
+
+    @model_validator(mode="after")
+    def _answer_realisable(self) -> AvaColorParams:
+        if not self.answer_space():
+            raise ValueError(f"ambiguity_de {self.ambiguity_de}: every palette colour has a neighbour that close")
+        return check_answer(self)
+
+
+def palette_distances(srgb) -> dict[str, float]:
+    """CIEDE2000 distance from an sRGB colour to every palette colour, in palette order."""
+    names = list(PALETTE)
+    distances = delta_e_srgb(np.asarray(srgb, dtype=float)[None, :], np.array([PALETTE[n] for n in names]))
+    return {name: round6(float(d)) for name, d in zip(names, distances)}
+
+
+def unambiguous_colors(ambiguity_de: float) -> list[str]:
+    """Palette colours whose nearest other palette colour is at least `ambiguity_de` away."""
+    keep = []
+    for name in COLOR_NAMES:
+        others = [d for other, d in palette_distances(PALETTE[name]).items() if other != name]
+        if min(others) >= ambiguity_de:
+            keep.append(name)
+    return keep
+
+
+def compose(params: AvaColorParams, rng: np.random.Generator, frame: Frame) -> Composed:
+    color = params.answer or str(pick(rng, params.answer_space()))
+    target = ObjectSpec(str(pick(rng, SHAPES)), color, float(rng.uniform(*params.size_range)),
+                        role="target")
+    n_distractors = int(rng.integers(0, params.max_distractors + 1))
+    specs = [target, *distractor_specs(rng, n_distractors, [(target.shape, target.color)], params.size_range)]
+
+    def accept(layout, truth) -> str | None:
+        box = truth_of(truth, 1).bbox_visible
+        if box_area_fraction(box, frame) < params.min_area:
+            return "box_area"
+        others = [marker_box(t.bbox_visible, frame) for t in truth.truths if t.id != 1]
+        return "marker_overlap" if any(boxes_overlap(marker_box(box, frame), o) for o in others) else None
+
+    layout, truth = scatter(specs, frame, rng, params.min_visibility, accept)
+    question = Question(
+        question_id="q0",
+        text=QUESTION.format(shape=target.shape, marker=params.marker, options=options_text(COLOR_NAMES)),
+        answer_type="choice",
+        gold=target.color,
+        subject={"shape": target.shape, "color": target.color, "object_id": 1, "options": "|".join(COLOR_NAMES),
+                 "ability": "color"},
+    )
+    nominal = palette_distances(PALETTE[target.color])
+    difficulty = {"ability": "color", "n_distractors": n_distractors, "ambiguity_de": params.ambiguity_de,
+                  "de_formula": "CIEDE2000", **{f"nominal_de_{name}": d for name, d in nominal.items()}}
+    return finish(layout, truth, question, difficulty, markers={1: params.marker}, frame=frame)
+
+
+FAMILY = Family(
+    name="ava_color",
+    description="AVA-3D colour: name the palette colour of the boxed object; nominally ambiguous colours "
+    "(CIEDE2000) are never drawn; measured rendered colour and its distances recorded after rendering.",
+    params_model=AvaColorParams,
+    compose=compose,
+    answer_types=("choice",),
+)
