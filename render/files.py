@@ -10,11 +10,14 @@ which no reader ever takes for the real thing.
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import hashlib
 import json
 import os
 import shutil
 import socket
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -79,8 +82,11 @@ def atomic_folder(final: Path) -> Iterator[Path]:
 
     The files are fsynced before the rename that publishes the folder, so a
     published folder is complete even after a power loss. An existing `final` is
-    moved aside first and deleted after the new one is in place, so a reader finds
-    either the old or the new folder, never a half-written one.
+    swapped with the new folder in one step (Linux `renameat2(RENAME_EXCHANGE)`)
+    and then deleted, so a concurrent reader always finds the old or the new
+    folder, never none and never a half-written one. Where the filesystem cannot
+    swap, the old folder is moved aside first (a reader may then miss it for an
+    instant, but never sees a partial one).
     """
     final = Path(final)
     tmp = temporary_sibling(final)
@@ -92,7 +98,9 @@ def atomic_folder(final: Path) -> Iterator[Path]:
             if child.is_file():
                 _fsync(child)
         _fsync(tmp)
-        if final.exists():
+        if final.exists() and _exchange(tmp, final):
+            shutil.rmtree(tmp, ignore_errors=True)  # tmp now holds the old folder
+        elif final.exists():
             old = final.with_name(f".{final.name}{TMP_MARK}old-{socket.gethostname()}-{os.getpid()}")
             os.replace(final, old)
             os.replace(tmp, final)
@@ -101,6 +109,25 @@ def atomic_folder(final: Path) -> Iterator[Path]:
             os.replace(tmp, final)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two existing paths atomically (Linux renameat2); False where the system or filesystem cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if renameat2 is None:  # glibc older than 2.28
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(a), None, str(b))
 
 
 def remove_temporaries(folder: Path) -> int:
