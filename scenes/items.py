@@ -14,6 +14,7 @@ import numpy as np
 
 from .families import Frame, get_family
 from .model import GroundTruth, Item
+from .rubrics import describe_question
 
 
 def seed_entropy(batch_seed: int, task_index: int, item_index: int) -> list[int]:
@@ -33,12 +34,15 @@ def make_item(
     frame: Frame,
     split: str = "test",
     scene_id: str | None = None,
+    question_sets: tuple[str, ...] = ("default",),
 ) -> Item:
     """Compose and measure one item. Raises placement.InfeasibleError when constraints cannot be met.
 
     `scene_id` names the scene that several variants of one item share (same seed,
     different parameter overrides, e.g. with and without a cue); it is recorded as
     `difficulty.scene_id`, which the hand-off records use as their `scene_id`.
+    `question_sets` (a task's `questions:`) picks the questions: "default" the family's own,
+    "describe" a free-form description scored by a rubric from the ground truth (scenes/rubrics.py).
     """
     family = get_family(family_name)
     validated = family.params_model.model_validate(params)
@@ -47,7 +51,7 @@ def make_item(
     questions = [
         q.model_copy(update={"question_id": f"{item_id}-{q.question_id}"}) for q in composed.questions
     ]
-    return Item(
+    item = Item(
         item_id=item_id,
         family=family_name,
         params=validated.model_dump(mode="json"),
@@ -59,3 +63,9 @@ def make_item(
         questions=questions,
         difficulty={**composed.difficulty, "scene_id": scene_id} if scene_id else composed.difficulty,
     )
+    if "default" not in question_sets:
+        item.questions = []
+    if "describe" in question_sets:
+        describe = describe_question(item)
+        item.questions.append(describe.model_copy(update={"question_id": f"{item_id}-{describe.question_id}"}))
+    return item

@@ -8,5 +8,8 @@ from __future__ import annotations
 
 from typing import Literal, Union
 
-AnswerType = Literal["integer", "letters", "yes_no", "cell", "cell_set"]
-Gold = Union[int, str, tuple[int, int], list[tuple[int, int]]]
+from .rubric import Rubric
+
+AnswerType = Literal["integer", "letters", "yes_no", "cell", "cell_set", "rubric"]
+Gold = Union[int, str, tuple[int, int], list[tuple[int, int]], Rubric]
+"""A `rubric` gold is a Rubric (scoring/rubric.py): Must-Right and Easy-Wrong items and a golden caption."""

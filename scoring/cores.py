@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .parsers import canonical_gold, parse
 from .records import Record, answer_text
+from .judges import caption_failures
 from .rules import RuleError, check_rule
 
 GROUP = "stim3d.scoring_cores"
@@ -71,6 +72,11 @@ def check_scorable(record: Record) -> None:
         check_rule(record.scoring.rule, kind, record.scoring.params)
     except RuleError as exc:
         raise ScoringCoreError(f"record {record.question_id}: {exc}") from None
+    if kind == "rubric":  # the golden caption must satisfy every item of its rubric under the reference judge
+        failed = caption_failures(record.answer.gold)  # type: ignore[arg-type]
+        if failed:
+            raise ScoringCoreError(f"record {record.question_id}: its golden caption fails rubric item(s) {', '.join(failed)}")
+        return
     gold = canonical_gold(kind, record.answer.gold)
     written = answer_text(kind, gold)
     if parse(kind, written).value != gold:

@@ -19,6 +19,10 @@ carry the grid size in `scoring.params` when the family reports `rows` and `cols
 1.2 (from 1.1): added `provenance.generator_revision` and `provenance.library_versions`;
 `provenance.samples` and `provenance.denoise` are null for engines that use neither
 (workbench, raster) instead of repeating the config's Cycles settings.
+
+1.3 (from 1.2): answer type `rubric` (the `describe` question): `answer.gold` is a rubric
+(Must-Right and Easy-Wrong items, each with a structured fact and a weight, and a golden
+caption; scoring/rubric.py), scored with the rule `gated` (docs/rubrics.md).
 """
 
 from __future__ import annotations
@@ -30,8 +34,9 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .answers import AnswerType, Gold
+from .rubric import Rubric
 
-RECORD_SCHEMA_VERSION = "1.2"
+RECORD_SCHEMA_VERSION = "1.3"
 SCHEMA_PATH = Path(__file__).parent / "schema" / "record.schema.json"
 
 PROTOCOL: dict[str, str] = {
@@ -40,6 +45,7 @@ PROTOCOL: dict[str, str] = {
     "yes_no": "Answer yes or no.",
     "cell": "Answer as Row X, Column Y (1-based, row 1 at the top, column 1 at the left).",
     "cell_set": "Answer with every cell as Row X, Column Y, separated by semicolons, or none if there is none.",
+    "rubric": "Answer in plain sentences.",
 }
 # The partial-credit rule each answer type is scored with (exact-match accuracy is always reported too).
 DEFAULT_RULE: dict[str, str] = {
@@ -48,8 +54,9 @@ DEFAULT_RULE: dict[str, str] = {
     "yes_no": "exact",
     "cell": "cell_tolerance",
     "cell_set": "set_f1",
+    "rubric": "gated",
 }
-RuleName = Literal["exact", "count_soft", "cell_tolerance", "cell_distance", "set_f1"]
+RuleName = Literal["exact", "count_soft", "cell_tolerance", "cell_distance", "set_f1", "gated"]
 Scalar = Union[str, int, float, bool, None]
 
 
@@ -73,7 +80,7 @@ class Answer(Strict):
 
     integer: a non-negative int; letters: upper-case letters/digits in reading order;
     yes_no: "yes" or "no"; cell: [row, col], 1-based from the top-left ([0, 0] = none);
-    cell_set: a list of distinct [row, col].
+    cell_set: a list of distinct [row, col]; rubric: a Rubric (scoring/rubric.py).
     """
 
     type: AnswerType
@@ -96,6 +103,7 @@ class Answer(Strict):
             "cell": isinstance(gold, tuple) and all(v >= 0 for v in gold),
             "cell_set": isinstance(gold, list) and len(set(map(tuple, gold))) == len(gold)
             and all(v >= 1 for cell in gold for v in cell),
+            "rubric": isinstance(gold, Rubric),
         }[kind]
         if not ok:
             raise ValueError(f"gold {gold!r} is not a valid {kind} answer")
@@ -163,6 +171,8 @@ def answer_text(answer_type: str, gold: Any) -> str:
         return f"Row {gold[0]}, Column {gold[1]}"
     if answer_type == "cell_set":
         return "; ".join(f"Row {r}, Column {c}" for r, c in gold) if gold else "none"
+    if answer_type == "rubric":  # its golden caption
+        return gold.caption if isinstance(gold, Rubric) else str(Rubric.model_validate(gold).caption)
     return str(gold)
 
 

@@ -35,6 +35,8 @@ from typing import Any
 
 from .parsers import Parsed, canonical_gold, parse
 from .records import Record
+from .rubric import Judge
+from .rubric_report import format_rubric, rubric_fields, rubric_summary
 from .rules import applicable_rules, apply, check_rule
 
 NONE_LABEL = "(none)"
@@ -60,6 +62,7 @@ class QuestionResult:
     correct: bool
     score: float
     rules: dict[str, float]
+    rubric: dict[str, Any] | None = None  # rubric records: both parts and every verdict (scoring/rubric_report.py)
 
 
 @dataclass
@@ -128,6 +131,7 @@ class ScoreReport:
     missing_ids: list[str]
     unknown_ids: list[str]
     by: list[str]
+    judge: str = "reference"  # the judge of rubric records (scoring/judges.py)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -140,6 +144,7 @@ class ScoreReport:
             "by": self.by,
             "rows": [row.to_dict() for row in self.rows],
             "questions": [asdict(q) for q in self.questions],
+            **({"rubric": {"judge": self.judge, "rows": summary}} if (summary := rubric_summary(self.questions)) else {}),
         }
 
 
@@ -182,11 +187,13 @@ MAX_RESPONSE_CHARS = 100_000  # far above a long chain of thought (~30,000 chara
 SHOWN_CHARS = 1_000  # what the report keeps of a response over the limit
 
 
-def score_record(record: Record, response: str | None, answered: bool = True) -> QuestionResult:
+def score_record(record: Record, response: str | None, answered: bool = True, judge: Judge | None = None) -> QuestionResult:
     """Parse one response and score it by exact match and every rule that applies to the record."""
     kind = record.answer.type
     params = record.scoring.params
     check_rule(record.scoring.rule, kind, params)
+    if kind == "rubric":  # judged item by item, not parsed (scoring/rubric_report.py)
+        return QuestionResult(**rubric_fields(record, response, answered, judge))
     gold = canonical_gold(kind, record.answer.gold)
     if response is not None and len(response) > MAX_RESPONSE_CHARS:
         parsed = Parsed(None, reason=f"response of {len(response)} characters is over the {MAX_RESPONSE_CHARS} "
@@ -266,7 +273,8 @@ def _sort_key(value: Any) -> tuple:
 
 
 def score(records: Sequence[Record], predictions: dict[str, str | None], n_predictions: int | None = None,
-          by: Sequence[str] = (), cell_of: Callable[[Record], str] | None = None) -> ScoreReport:
+          by: Sequence[str] = (), cell_of: Callable[[Record], str] | None = None,
+          judge: Judge | None = None, judge_name: str = "reference") -> ScoreReport:
     """Score every record; rows: all, each family, then each value of each breakdown key (sorted).
 
     `cell_of` names the grid cell a record comes from (for the per-cell constant baseline).
@@ -277,7 +285,7 @@ def score(records: Sequence[Record], predictions: dict[str, str | None], n_predi
         raise ScoringInputError(f"records name question_id {duplicates[0]!r} more than once")
     keys = check_by_keys(records, by)
     known = set(ids)
-    results = [score_record(r, predictions.get(r.question_id), r.question_id in predictions) for r in records]
+    results = [score_record(r, predictions.get(r.question_id), r.question_id in predictions, judge) for r in records]
     rows: dict[tuple[str, Any], Row] = {("all", None): Row("all", None)}
     for record, result in zip(records, results):
         groups = [("all", None), ("family", record.family)]
@@ -296,6 +304,7 @@ def score(records: Sequence[Record], predictions: dict[str, str | None], n_predi
         missing_ids=[r.question_id for r in results if not r.answered],
         unknown_ids=sorted(q for q in predictions if q not in known),
         by=keys,
+        judge=judge_name,
     )
 
 
@@ -324,4 +333,4 @@ def format_report(report: ScoreReport) -> list[str]:
         lines.append(f"missing predictions (scored wrong): {_shorten(report.missing_ids)}")
     if report.unknown_ids:
         lines.append(f"predictions for unknown question ids (not scored): {_shorten(report.unknown_ids)}")
-    return lines
+    return lines + format_rubric(report.questions, report.judge)

@@ -15,6 +15,8 @@ Every rule takes canonical values (see parsers.py) and gives 0 for an invalid
 - `set_f1`: ROSE's strict coordinate-set F1: 2|P & G| / (|P| + |G|), 1 when both are
   empty, 0 when exactly one is, and 0 when the answer repeats a cell or names a cell
   outside the grid (when params give `rows` and `cols`).
+- `gated` (rubric answers, PerceptionRubrics): 0 if any Must-Right item fails, else the
+  weighted fraction of Easy-Wrong items satisfied (scoring/rubric.py, docs/rubrics.md).
 
 For the cell rules, (0, 0) means "no cell" (OddGridBench's `Row 0, Column 0`): it
 earns credit only from an exact match, never from being near a real cell.
@@ -95,6 +97,11 @@ def set_f1(pred: tuple, gold: tuple, params: Params) -> float:
     return 2.0 * len(predicted & truth) / (len(predicted) + len(truth))
 
 
+def gated(pred: Any, gold: Any, params: Params) -> float:
+    """A rubric's gated score (scoring/rubric.py): `pred` is the judged RubricScore; undecided counts 0 here."""
+    return pred.score or 0.0
+
+
 RULES: dict[str, Rule] = {
     rule.name: rule
     for rule in (
@@ -103,6 +110,7 @@ RULES: dict[str, Rule] = {
         Rule("cell_tolerance", ("cell",), (), cell_tolerance),
         Rule("cell_distance", ("cell",), ("rows", "cols"), cell_distance),
         Rule("set_f1", ("cell_set",), (), set_f1),
+        Rule("gated", ("rubric",), (), gated),
     )
 }
 

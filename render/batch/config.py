@@ -21,10 +21,10 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer
 
 from stim3d.scenes.balance import ANSWER_KEY, task_answers
 from stim3d.scenes.families import FAMILIES, get_family
@@ -52,6 +52,26 @@ class TaskConfig(BaseModel):
         description="renders of the same composed scene: name -> parameter overrides; every variant of an item "
         "uses the item's seed, so the scenes differ only by what the overrides change (they share a scene_id)",
     )
+    questions: list[Literal["default", "describe"]] = Field(
+        default_factory=lambda: ["default"], min_length=1,
+        description="question sets of every item: default (the family's own questions) and/or describe "
+        "(a free-form description scored by a rubric from the ground truth, docs/rubrics.md)",
+    )
+
+    @field_validator("questions")
+    @classmethod
+    def _distinct_question_sets(cls, questions: list[str]) -> list[str]:
+        if len(set(questions)) != len(questions):
+            raise ValueError(f"questions {questions}: name each question set once")
+        return questions
+
+    @model_serializer(mode="wrap")
+    def _omit_default_questions(self, handler: Any) -> dict[str, Any]:
+        """Leave `questions` out while it is the default, so older configs keep their content hash."""
+        data = handler(self)
+        if self.questions == ["default"]:
+            data.pop("questions", None)
+        return data
 
     @field_validator("variants")
     @classmethod
@@ -107,6 +127,7 @@ class ItemPlan:
     item_index: int
     split: str
     scene_id: str | None = None  # set for variants: the id their shared scene goes by
+    questions: tuple[str, ...] = ("default",)  # the task's question sets (scenes/items.py make_item)
 
 
 def _format_error(source: str, error: dict[str, Any], prefix: str = "") -> str:
@@ -209,8 +230,8 @@ def expand(config: BatchConfig) -> list[ItemPlan]:
             if answers is not None:
                 params = {**params, ANSWER_KEY: answers[i]}
             if not task.variants:
-                plans.append(ItemPlan(base_id, task.family, params, t, i, task.split))
+                plans.append(ItemPlan(base_id, task.family, params, t, i, task.split, questions=tuple(task.questions)))
             for name, overrides in task.variants.items():
                 plans.append(ItemPlan(f"{base_id}-{name}", task.family, {**params, **overrides}, t, i, task.split,
-                                      scene_id=base_id))
+                                      scene_id=base_id, questions=tuple(task.questions)))
     return plans

@@ -128,6 +128,8 @@ def item_key(plan: ItemPlan, batch_seed: int, settings: RenderSettings) -> str:
     payload = {"family": plan.family, "params": plan.params, "entropy": [batch_seed, plan.task_index, plan.item_index],
                "split": plan.split, "render": settings.model_dump(mode="json"),
                "code": code_identity({plan.family}, with_commit=False)}
+    if plan.questions != ("default",):  # only then: keys of items without a describe question stay as they were
+        payload["questions"] = list(plan.questions)
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

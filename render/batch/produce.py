@@ -107,5 +107,5 @@ def produce_item(plan: ItemPlan, batch_seed: int, settings: RenderSettings, out:
     started = time.perf_counter()
     frame = Frame(settings.width, settings.height, settings.rays_per_pixel)
     entropy = [batch_seed, plan.task_index, plan.item_index]
-    item = make_item(plan.family, plan.params, entropy, plan.item_id, frame, plan.split, plan.scene_id)
+    item = make_item(plan.family, plan.params, entropy, plan.item_id, frame, plan.split, plan.scene_id, plan.questions)
     return render_item(item, settings, out, workdir, key, {"compose_and_visibility": time.perf_counter() - started})

@@ -53,7 +53,7 @@ def compose_one_per_task(config, plans) -> None:
     for t, plan in sorted(first.items()):
         try:
             make_item(plan.family, plan.params, [config.seed, t, plan.item_index], plan.item_id, frame, plan.split,
-                      plan.scene_id)
+                      plan.scene_id, plan.questions)
         except (InfeasibleError, ValueError) as exc:
             raise ConfigError(f"{plan.item_id} (tasks[{t}], {plan.family}) cannot be composed: "
                               f"{str(exc).splitlines()[0]}") from None
@@ -140,6 +140,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         error = exc.errors()[0]
         raise UsageError(f"{folder / 'item.json'}: not a stim3d item: {'.'.join(map(str, error['loc']))}: {error['msg']}") from None
+    except ValueError as exc:  # not UTF-8
+        raise UsageError(str(exc)) from None
     cam = item.scene.camera
     print(f"{item.item_id}  family {item.family}  seed {item.seed}  {cam.width}x{cam.height}")
     if item.provenance:

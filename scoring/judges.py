@@ -1,0 +1,447 @@
+"""Judges of rubric items: the deterministic reference judge, and the hook for a model-based judge.
+
+A judge is `judge(response, rubric_item) -> (satisfied, evidence)`: satisfied is True,
+False, or None when the judge cannot decide (reported as undecided, never guessed);
+evidence quotes what decided it. The reference judge (`reference_judge`) reads the
+structured fact of each item with fixed word lists and the number words of
+parsers.py; it decides:
+
+- count: the first number phrase for the shape (and colour), e.g. "two red cubes",
+  "a blue cube", "no cylinders"; a shape's total is the sum over its colours when no
+  phrase counts the shape alone. Not named at all -> 0. Named without a number
+  ("the cubes") -> undecided.
+- presence / colour: the shape or colour word occurs outside a negation ("no", "not",
+  "without", ... within four words before it).
+- absence: satisfied unless the shape is named outside a negation (a hallucination).
+- relation: a sentence naming both objects (colour + shape) with "left of", "right of",
+  "in front of", "behind", "closer than", "farther than"; the mirrored claim fails.
+  Both named but no relation word it knows -> undecided; never named together -> False.
+- attribute: the letter string, the grid's rows and columns, which group is turned,
+  the odd cell (parsers.parse_cell), and heavy occlusion ("hidden", "occluded", ...
+  in a sentence naming the object).
+
+Model-based judges plug in through the entry-point group `stim3d.judges`
+(`name = "package.module:function"`, same signature); `JUDGE_PROMPT` is the prompt
+such a judge is meant to send, and `parse_judge_reply` reads its one-word verdict.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+
+from .parsers import NUMBER_WORDS, normalise, parse_cell
+from .rubric import Judge, Rubric, RubricItem
+
+GROUP = "stim3d.judges"
+REFERENCE = "reference"
+
+SHAPE_WORDS: dict[str, tuple[str, ...]] = {
+    "sphere": ("sphere", "spheres", "ball", "balls"),
+    "cube": ("cube", "cubes", "box", "boxes", "block", "blocks"),
+    "cone": ("cone", "cones"),
+    "cylinder": ("cylinder", "cylinders"),
+    "torus": ("torus", "tori", "toruses", "ring", "rings", "donut", "donuts", "doughnut", "doughnuts"),
+}
+COLOUR_WORDS: dict[str, tuple[str, ...]] = {
+    "red": ("red",), "green": ("green",), "blue": ("blue",), "orange": ("orange",), "purple": ("purple", "violet"),
+    "black": ("black",), "gray": ("gray", "grey"), "yellow": ("yellow",), "white": ("white",), "brown": ("brown",),
+    "pink": ("pink",),
+}
+_SHAPE_OF = {word: shape for shape, words in SHAPE_WORDS.items() for word in words}
+_COLOUR_OF = {word: colour for colour, words in COLOUR_WORDS.items() for word in words}
+_ONE = {"a": 1, "an": 1, "single": 1, "lone": 1, "both": 2, "no": 0, "zero": 0}
+_NEGATORS = {"no", "not", "without", "nor", "neither", "none", "zero", "never", "0"}
+_VAGUE = {"some", "several", "many", "few", "multiple", "various", "numerous", "more", "most", "all"}
+_STOP = {"the", "this", "that", "these", "those", "its", "their", "is", "are", "of", "to", "and", "or", "with",
+         "there", "which", "other", "another", "each", "every", "in", "on", "at", "by", "from", "than", "as"}
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_SENTENCE = re.compile(r"(?<!\d)[.!?](?!\d)|[;\n]")
+_LEFT_RIGHT = re.compile(r"\b(left|right)(?:\s+(?:side|hand\s+side))?\s+(?:of|than)\b")
+_FRONT = re.compile(r"\bin\s+front\s+of\b|\b(?:closer|nearer)\s+(?:to\s+(?:the\s+)?(?:camera|viewer)\s+)?than\b")
+_BEHIND = re.compile(r"\bbehind\b|\bin\s+back\s+of\b|\b(?:farther|further)\s+(?:back\s+|away\s+)?"
+                     r"(?:from\s+(?:the\s+)?(?:camera|viewer)\s+)?than\b")
+_OCCLUDED = re.compile(r"\b(?:hidden|occluded|obscured|blocked|covered|partly\s+visible|partially\s+visible|"
+                       r"half[\s-]hidden|peeks?|peeking)\b")
+_OUT_OF_VIEW = re.compile(r"\b(?:cut\s+off|out\s+of\s+(?:the\s+)?(?:view|frame|picture|image)|cropped|clipped|"
+                          r"(?:partly|partially)\s+outside|outside\s+(?:the\s+)?(?:frame|image|picture)|"
+                          r"beyond\s+the\s+edge)")
+_SAME_ORIENTATION = re.compile(r"\bsame\s+(?:orientations?|way)\b|\bidentically\s+oriented\b|"
+                               r"\boriented\s+(?:the\s+same|alike|identically)\b|"
+                               r"\b(?:not|n't|never|no)\s+(?:\w+\s+)?(?:rotated|turned|tilted)\b|\bno\s+rotation\b")
+_TURNED = re.compile(r"\b(?:rotated|turned|tilted|twisted|oriented\s+differently|different\s+orientations?|"
+                     r"differ\s+in\s+orientation)\b")
+_LETTER_TALK = re.compile(r"\b(?:letters?|spell\w*|reads?|digits?|characters?|word)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A shape word in the response, with the colour and the count written before it."""
+
+    shape: str
+    colour: str | None
+    count: int | None
+    negated: bool
+    sentence: int
+    start: int  # character offset in the lower-cased response
+
+
+def _sentences(text: str) -> list[tuple[int, str]]:
+    """(offset, sentence) pieces of the lower-cased text."""
+    pieces, last = [], 0
+    for m in _SENTENCE.finditer(text):
+        pieces.append((last, text[last:m.start()]))
+        last = m.end()
+    pieces.append((last, text[last:]))
+    return [(offset, s) for offset, s in pieces if s.strip()]
+
+
+def _number(token: str) -> int | None:
+    if token.isdigit() and len(token) <= 6:
+        return int(token)
+    return NUMBER_WORDS.get(token, _ONE.get(token))
+
+
+def mentions(response: str) -> list[Mention]:
+    """Every shape word of the response, read back to the nearest number (up to two adjectives between)."""
+    text = normalise(response).lower()
+    found = []
+    for index, (offset, sentence) in enumerate(_sentences(text)):
+        tokens = list(_TOKEN.finditer(sentence))
+        for i, token in enumerate(tokens):
+            shape = _SHAPE_OF.get(token.group())
+            if shape is None:
+                continue
+            colour, count, skipped, after = None, None, 0, token.start()
+            for back in reversed(tokens[max(0, i - 4):i]):
+                word = back.group()
+                if sentence[back.end():after].strip(" -"):  # punctuation ends the phrase: "objects: cubes"
+                    break
+                after = back.start()
+                if word in _COLOUR_OF and colour is None:
+                    colour = _COLOUR_OF[word]
+                    continue
+                value = _number(word)
+                if value is not None:
+                    count = value
+                    break
+                if word in _STOP or word in _SHAPE_OF or word in _VAGUE or skipped == 2:
+                    break
+                skipped += 1
+            window = {t.group() for t in tokens[max(0, i - 4):i]}
+            negated = count == 0 if count is not None else (
+                bool(window & _NEGATORS) or any(w.endswith("n't") for w in window))
+            found.append(Mention(shape, colour, count, negated, index, offset + token.start()))
+    return found
+
+
+def _snippet(response: str, start: int, width: int = 70) -> str:
+    text = normalise(response)
+    begin = max(0, start - 25)
+    return ("..." if begin else "") + text[begin:begin + width].replace("\n", " ").strip() + "..."
+
+
+def _words(response: str) -> list[str]:
+    return _TOKEN.findall(normalise(response).lower())
+
+
+# -- the structured types ----------------------------------------------------------------------------
+
+def _count(response: str, fact: dict) -> tuple[bool | None, str]:
+    if fact.get("state") == "out_of_view":
+        return _out_of_view(response, int(fact["count"]))
+    shape, colour, gold = fact["shape"], fact.get("color"), int(fact["count"])
+    named = [m for m in mentions(response) if m.shape == shape]
+    label = f"{colour} {shape}" if colour else str(shape)
+    if colour:
+        own = [m for m in named if m.colour == colour]
+        explicit = [m for m in own if m.count is not None]
+        if explicit:
+            claimed, where = explicit[0].count, explicit[0].start
+        elif own or (named and any(_COLOUR_OF.get(w) == colour for w in _words(response))):
+            return None, f"mentions {label}s without a number it can read"
+        else:
+            return gold == 0, f"no {label} named (count 0)"
+    else:
+        alone = [m for m in named if m.colour is None and m.count is not None]
+        firsts: dict[str, Mention] = {}
+        for m in named:
+            if m.colour is not None and m.count is not None:
+                firsts.setdefault(m.colour, m)
+        if alone:
+            claimed, where = alone[0].count, alone[0].start
+        elif firsts:
+            claimed, where = sum(m.count or 0 for m in firsts.values()), min(m.start for m in firsts.values())
+        elif named:
+            return None, f"mentions {shape}s without a number it can read"
+        else:
+            return gold == 0, f"no {shape} named (count 0)"
+    return claimed == gold, f"reads {claimed} {label}(s) (gold {gold}): {_snippet(response, where)}"
+
+
+def _out_of_view(response: str, gold: int) -> tuple[bool | None, str]:
+    text = normalise(response).lower()
+    for _, sentence in _sentences(text):
+        match = _OUT_OF_VIEW.search(sentence)
+        if not match:
+            continue
+        numbers = [n for n in (_number(t) for t in _TOKEN.findall(sentence[:match.start()])) if n is not None]
+        if not numbers:
+            return None, f"mentions objects out of view without a number: {sentence.strip()[:70]}"
+        return numbers[0] == gold, f"reads {numbers[0]} out of view (gold {gold}): {sentence.strip()[:70]}"
+    return False, "no object out of view is mentioned"
+
+
+def _presence(response: str, fact: dict) -> tuple[bool | None, str]:
+    if "shape" in fact:
+        named = [m for m in mentions(response) if m.shape == fact["shape"] and not m.negated]
+        if named:
+            return True, f"names {fact['shape']}: {_snippet(response, named[0].start)}"
+        return False, f"no {fact['shape']} named"
+    return _colour(response, fact)
+
+
+def _colour(response: str, fact: dict) -> tuple[bool | None, str]:
+    words = _words(response)
+    for i, word in enumerate(words):
+        if _COLOUR_OF.get(word) == fact["color"] and not set(words[max(0, i - 3):i]) & _NEGATORS:
+            return True, f"names the colour {word}"
+    return False, f"the colour {fact['color']} is not named"
+
+
+def _absence(response: str, fact: dict) -> tuple[bool | None, str]:
+    named = [m for m in mentions(response) if m.shape == fact["shape"]]
+    claimed = [m for m in named if not m.negated]
+    if claimed:
+        return False, f"claims a {fact['shape']}: {_snippet(response, claimed[0].start)}"
+    return True, f"says there is no {fact['shape']}" if named else f"names no {fact['shape']}"
+
+
+def _relation_words(sentence: str) -> list[tuple[int, int, str]]:
+    """(start, end, direction) of every relation phrase, in order: left, right, front, behind."""
+    found = [(m.start(), m.end(), m.group(1)) for m in _LEFT_RIGHT.finditer(sentence)]
+    found += [(m.start(), m.end(), "front") for m in _FRONT.finditer(sentence)]
+    found += [(m.start(), m.end(), "behind") for m in _BEHIND.finditer(sentence)]
+    return sorted(found)
+
+
+def _relation(response: str, fact: dict) -> tuple[bool | None, str]:
+    """X rel Y: X is the last name between the previous relation phrase and this one, Y the first name after it
+    (before the next phrase); "To the left of Y is X" (no name before) reads the two names after it."""
+    subject = (fact["subject_color"], fact["subject_shape"])
+    other = (fact["object_color"], fact["object_shape"])
+    lateral = fact["relation"] == "left_of"
+    primary, axis = ("left", ("left", "right")) if lateral else ("front", ("front", "behind"))
+    text = normalise(response).lower()
+    by_sentence: dict[int, list[Mention]] = {}
+    for m in mentions(response):
+        if (m.colour, m.shape) in (subject, other):
+            by_sentence.setdefault(m.sentence, []).append(m)
+    claims: list[tuple[bool, str]] = []
+    together = False
+    for index, (offset, sentence) in enumerate(_sentences(text)):
+        named = by_sentence.get(index, [])
+        if not {(m.colour, m.shape) for m in named} >= {subject, other}:
+            continue
+        together = True
+        phrases = _relation_words(sentence)
+        for k, (start, end, direction) in enumerate(phrases):
+            if direction not in axis:
+                continue
+            low = offset + (phrases[k - 1][1] if k else 0)
+            high = offset + (phrases[k + 1][0] if k + 1 < len(phrases) else len(sentence))
+            before = [m for m in named if low <= m.start < offset + start]
+            after = [m for m in named if offset + end <= m.start < high]
+            if before and after:
+                x, y = before[-1], after[0]
+            elif not before and len(after) >= 2:
+                x, y = after[1], after[0]
+            else:
+                continue
+            if (x.colour, x.shape) == (y.colour, y.shape):
+                continue
+            holds = ((x.colour, x.shape) == subject) == (direction == primary)
+            claims.append((holds, sentence.strip()[:90]))
+    if claims:
+        verdicts = {holds for holds, _ in claims}
+        if verdicts == {True}:
+            return True, f"states it: {claims[0][1]}"
+        if verdicts == {False}:
+            return False, f"states the opposite: {claims[0][1]}"
+        return False, f"states both ways: {claims[0][1]}"
+    if together:
+        return None, "names both objects together without a relation it can read"
+    return False, "never names both objects in one sentence"
+
+
+def _occluded(response: str, fact: dict) -> tuple[bool | None, str]:
+    target = (fact.get("color"), fact["shape"])
+    text = normalise(response).lower()
+    sentences = _sentences(text)
+    named = {m.sentence for m in mentions(response) if (m.colour, m.shape) == target
+             or (target[0] is None and m.shape == target[1])}
+    for index in sorted(named):
+        if _OCCLUDED.search(sentences[index][1]):
+            return True, f"says it is hidden: {sentences[index][1].strip()[:90]}"
+    if not _OCCLUDED.search(text):
+        return False, "says nothing about any object being hidden"
+    return None, "mentions hiding, but not in a sentence naming this object"
+
+
+def _letters(response: str, gold: str) -> tuple[bool | None, str]:
+    text = normalise(response)
+    joint = r"[\s,\-/'\"“”‘’]*(?:and\s+|then\s+)?[\s'\"“”‘’]*"
+    pattern = r"(?<![A-Za-z0-9])" + joint.join(re.escape(c) for c in gold) + r"(?![A-Za-z0-9])"
+    if re.search(pattern, text):
+        return True, f"reads {gold}"
+    for _, sentence in _sentences(text):
+        if _LETTER_TALK.search(sentence):
+            tokens = [m.group() for m in re.finditer(r"\b[A-Z0-9]{1,8}\b", sentence)
+                      if not re.match(r"\s+[a-z]", sentence[m.end():])]
+            if tokens:
+                return False, f"reads {''.join(tokens)} (gold {gold})"
+            return None, f"talks about letters without naming them it can read: {sentence.strip()[:70]}"
+    return False, "names no letters"
+
+
+def _grid(response: str, rows: int, cols: int) -> tuple[bool | None, str]:
+    text = " ".join(str(_number(w)) if _number(w) is not None and not w.isdigit() and w not in _ONE else w
+                    for w in _words(response))
+    said_rows = re.search(r"\b(\d+)\s+rows?\b", text)
+    said_cols = re.search(r"\b(\d+)\s+col(?:umn)?s?\b", text)
+    if said_rows or said_cols:
+        got = (int(said_rows.group(1)) if said_rows else None, int(said_cols.group(1)) if said_cols else None)
+        if (got[0] is not None and got[0] != rows) or (got[1] is not None and got[1] != cols):
+            return False, f"reads {got[0]} rows, {got[1]} columns (gold {rows} x {cols})"
+        if None in got:
+            return None, f"reads only one of rows/columns: {got}"
+        return True, f"reads {rows} rows and {cols} columns"
+    pair = re.search(r"\b(\d+)\s*(?:x|by)\s*(\d+)\b", text)
+    if pair:
+        got = (int(pair.group(1)), int(pair.group(2)))
+        if got == (rows, cols):
+            return True, f"reads a {got[0]} x {got[1]} grid"
+        return (None, "reads the grid size in the other order") if got == (cols, rows) else (False, f"reads {got}")
+    return (None, "mentions a grid without its size") if "grid" in text else (False, "no grid size stated")
+
+
+def _turned(response: str, gold: str) -> tuple[bool | None, str]:
+    said = set()
+    for _, sentence in _sentences(normalise(response).lower()):
+        if _SAME_ORIENTATION.search(sentence):
+            said.add("none")
+        elif _TURNED.search(sentence):
+            said.add("turned")
+    if not said:
+        return False, "says nothing about the groups' orientations"
+    if len(said) > 1:
+        return None, "says both that the groups match and that one is turned"
+    claim = said.pop()
+    expected = "none" if gold == "none" else "turned"
+    return claim == expected, f"says {'no group is' if claim == 'none' else 'a group is'} turned (gold: {gold})"
+
+
+def _attribute(response: str, fact: dict) -> tuple[bool | None, str]:
+    kind = fact["attribute"]
+    if kind == "letters":
+        return _letters(response, str(fact["value"]))
+    if kind == "grid":
+        return _grid(response, int(fact["rows"]), int(fact["cols"]))
+    if kind == "turned_group":
+        return _turned(response, str(fact["value"]))
+    if kind == "odd_cell":
+        parsed = parse_cell(response)
+        gold = (int(fact["row"]), int(fact["col"]))
+        if not parsed.valid:
+            return False, "names no cell"
+        return parsed.value == gold, f"names row {parsed.value[0]}, column {parsed.value[1]} (gold {gold})"
+    if kind == "occluded":
+        return _occluded(response, fact)
+    return None, f"the reference judge does not know attribute {kind!r}"
+
+
+_BY_TYPE: dict[str, Callable[[str, dict], tuple[bool | None, str]]] = {
+    "count": _count, "presence": _presence, "colour": _colour, "absence": _absence,
+    "relation": _relation, "attribute": _attribute,
+}
+
+
+def reference_judge(response: str, item: RubricItem) -> tuple[bool | None, str]:
+    """The deterministic reference judge: see the module docstring for what it reads."""
+    try:
+        return _BY_TYPE[item.type](response, item.fact)
+    except KeyError as exc:
+        return None, f"the fact lacks {exc} for a {item.type} item"
+
+
+# -- model-based judges ------------------------------------------------------------------------------
+
+JUDGE_PROMPT = """You check one fact about an image against a description of that image.
+
+Fact ({type}, {part}): {statement}
+The fact as data: {fact}
+
+Description:
+\"\"\"
+{response}
+\"\"\"
+
+Does the description state this fact correctly? Rules:
+- A description that contradicts the fact does not satisfy it.
+- A count, colour, letter string, grid size or relation the description never states is not satisfied.
+- An absence fact ("there is no cylinder") is satisfied unless the description claims the thing is there.
+- Judge only what the description says, not what is likely.
+Reply with one word on the first line, SATISFIED, NOT_SATISFIED or UNKNOWN, then one line quoting the words
+of the description that decide it."""
+
+
+def judge_prompt(response: str, item: RubricItem, part: str = "") -> str:
+    """The prompt a model-based judge sends for one rubric item (the text of JUDGE_PROMPT, filled in)."""
+    return JUDGE_PROMPT.format(type=item.type, part=part or "rubric item", statement=item.statement,
+                               fact=json.dumps(item.fact, sort_keys=True), response=response.strip())
+
+
+def parse_judge_reply(reply: str) -> tuple[bool | None, str]:
+    """A model judge's reply -> (satisfied, evidence); anything but the three words is UNKNOWN."""
+    first, _, rest = reply.strip().partition("\n")
+    word = re.sub(r"[^A-Z_]", "", first.upper())
+    verdict = {"SATISFIED": True, "NOT_SATISFIED": False, "NOTSATISFIED": False}.get(word)
+    return verdict, rest.strip() or first.strip()
+
+
+def available_judges() -> dict[str, str]:
+    """{name: "module:function"} of every registered judge, the reference judge included."""
+    found = {ep.name: ep.value for ep in entry_points(group=GROUP)}
+    return {REFERENCE: "stim3d.scoring.judges:reference_judge", **found}
+
+
+class JudgeError(ValueError):
+    """A judge that cannot be found or loaded."""
+
+
+def load_judge(spec: str | None) -> tuple[str, Judge]:
+    """(name, judge) for an entry-point name of group stim3d.judges or a `module:function`; None = reference."""
+    spec = spec or REFERENCE
+    judges = available_judges()
+    target = spec if ":" in spec else judges.get(spec)
+    if target is None:
+        raise JudgeError(f"--judge {spec}: no judge of that name in entry-point group {GROUP} "
+                         f"(registered: {', '.join(sorted(judges))}); or give module:function")
+    module_name, _, attribute = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise JudgeError(f"judge {spec} ({target}): cannot import {module_name!r}: {exc}") from None
+    judge = getattr(module, attribute, None)
+    if not callable(judge):
+        raise JudgeError(f"judge {spec} ({target}): {module_name} has no function {attribute!r}")
+    return spec, judge
+
+
+def caption_failures(rubric: Rubric) -> list[str]:
+    """Ids of the rubric items its own golden caption does not satisfy under the reference judge ([] = consistent)."""
+    return [item.id for item in rubric.items() if reference_judge(rubric.caption, item)[0] is not True]

@@ -1,0 +1,351 @@
+"""Rubric records: every rubric fact recomputed from item.json, the reference judge on hand-written
+descriptions, gated scoring in `stim3d score`, the versioned schema, and the config switch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from itertools import combinations
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from stim3d.render.batch.config import expand, parse_config
+from stim3d.render.batch.driver import item_key
+from stim3d.render.batch.records import records_for
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.items import make_item
+from stim3d.scenes.model import SHAPES, GroundTruth, Item, ObjectTruth, Provenance
+from stim3d.scenes.rubrics import (
+    DEPTH_MARGIN_M,
+    HEAVY_OCCLUSION,
+    LATERAL_MARGIN,
+    MAX_RELATIONS,
+    MIN_NAMED_VISIBILITY,
+    OUT_OF_VIEW,
+    build_rubric,
+)
+from stim3d.scoring.cores import check_scorable
+from stim3d.scoring.judges import caption_failures, judge_prompt, load_judge, parse_judge_reply, reference_judge
+from stim3d.scoring.records import RECORD_SCHEMA_VERSION, SCHEMA_PATH, Answer, Record, record_schema_text
+from stim3d.scoring.report import format_report, score
+from stim3d.scoring.rubric import Rubric, judge_rubric
+from tests.helpers import obj, scene
+
+ROOT = Path(__file__).resolve().parents[1]
+FRAME = Frame(160, 120)
+BOTH = ("default", "describe")
+# One item per family, and counting scenes swept down to heavy occlusion.
+CASES = [
+    ("shape_count", {}, 0), ("shape_count", {"min_visibility": 0.3, "n_shape_types": 4}, 3),
+    ("shape_color_count", {"min_visibility": 0.35}, 2), ("letters", {}, 3), ("form_constancy", {"answer": "no"}, 4),
+    ("form_constancy", {"answer": "yes"}, 5), ("spatial_grid", {"rows": 3, "cols": 4}, 6),
+]
+
+
+def describe_item(family: str, params: dict, index: int) -> tuple[Item, dict]:
+    """The item with its describe question, and its item.json read back as plain JSON."""
+    item = make_item(family, params, [19, 0, index], f"{family}-t0-{index:05d}", FRAME, question_sets=BOTH)
+    return item, json.loads(item.to_json())
+
+
+def rubric_of(data: dict) -> dict:
+    (question,) = [q for q in data["questions"] if q["answer_type"] == "rubric"]
+    return question["gold"]
+
+
+def facts(rubric: dict, kind: str, part: str | None = None) -> list[dict]:
+    parts = [part] if part else ["must_right", "easy_wrong"]
+    return [i["fact"] for p in parts for i in rubric[p] if i["type"] == kind]
+
+
+# -- every fact recomputed from item.json --------------------------------------------------------------
+
+@pytest.mark.parametrize("family, params, index", CASES)
+def test_rubric_facts_match_item_json(family, params, index):
+    item, data = describe_item(family, params, index)
+    rubric = rubric_of(data)
+    objects = [o for o in data["scene"]["objects"] if o["countable"]]
+    truth = {t["id"]: t for t in data["ground_truth"]["objects"]}
+    dots = [o for o in objects if "letter" in o["attributes"]]
+    counted = [o for o in objects if "letter" not in o["attributes"]]
+    count_facts = [f for f in facts(rubric, "count", "must_right")]
+    # counts of each shape and of each shape-colour pair, colours present
+    assert {(f["shape"], f.get("color")): f["count"] for f in count_facts} == {
+        **{(s, None): n for s, n in Counter(o["shape"] for o in counted).items()},
+        **{(s, c): n for (s, c), n in Counter((o["shape"], o["color"]["name"]) for o in counted).items()},
+    }
+    assert {f["color"] for f in facts(rubric, "colour")} == {o["color"]["name"] for o in objects}
+    # absent shapes: exactly the primitives not in the scene
+    assert {f["shape"] for f in facts(rubric, "absence")} == set(SHAPES) - {o["shape"] for o in objects}
+    attributes = {f["attribute"]: f for f in facts(rubric, "attribute")}
+    if dots:
+        by_index = {o["attributes"]["letter_index"]: o["attributes"]["letter"] for o in dots}
+        assert attributes["letters"]["value"] == "".join(by_index[i] for i in sorted(by_index)) == data["questions"][0]["gold"]
+        assert {f["shape"] for f in facts(rubric, "presence")} == {o["shape"] for o in dots}
+    if family == "spatial_grid":
+        assert (attributes["grid"]["rows"], attributes["grid"]["cols"]) == (params["rows"], params["cols"])
+    if family == "form_constancy":
+        turned = any(o["attributes"]["group"] == "right" and o["attributes"]["rotation_deg"] != 0 for o in objects)
+        assert attributes["turned_group"]["value"] == ("right" if turned else "none")
+        assert turned == (data["questions"][0]["gold"] == "no")
+    # heavy occlusion: every uniquely named object at occlusion >= HEAVY_OCCLUSION, with its visibility
+    names = Counter((o["color"]["name"], o["shape"]) for o in objects)
+    unique = {o["id"]: o for o in counted if names[(o["color"]["name"], o["shape"])] == 1}
+    occluded = {f["object_id"]: f["visibility"] for f in facts(rubric, "attribute") if f["attribute"] == "occluded"}
+    assert occluded == {i: truth[i]["visibility"] for i in unique
+                        if truth[i]["visible_px"] > 0 and truth[i]["occlusion"] >= HEAVY_OCCLUSION}
+    # relations: recomputed margins, all above their thresholds, the smallest qualifying ones kept
+    width = data["scene"]["camera"]["width"]
+    named = [i for i in unique if truth[i]["visibility"] >= MIN_NAMED_VISIBILITY]
+    lateral, depth = [], []
+    for a, b in combinations(sorted(named), 2):
+        for left, right in ((a, b), (b, a)):
+            box_l, box_r = truth[left]["bbox_visible"], truth[right]["bbox_visible"]
+            if box_l and box_r and box_r[0] - box_l[2] >= LATERAL_MARGIN * width:
+                lateral.append((round((box_r[0] - box_l[2]) / width, 6), left, right))
+        da, db = truth[a]["depth_centroid"], truth[b]["depth_centroid"]
+        if abs(da - db) >= DEPTH_MARGIN_M:
+            depth.append((round(abs(da - db), 6), a if da < db else b, b if da < db else a))
+    relations = facts(rubric, "relation")
+    for kind, expected in (("left_of", lateral), ("in_front_of", depth)):
+        got = [(f["margin"], f["subject_id"], f["object_id"]) for f in relations if f["relation"] == kind]
+        assert got == sorted(expected)[:MAX_RELATIONS]
+        for f in (f for f in relations if f["relation"] == kind):
+            assert (f["subject_shape"], f["subject_color"]) == (unique[f["subject_id"]]["shape"],
+                                                                unique[f["subject_id"]]["color"]["name"])
+    # objects partly out of view
+    cut = sum(1 for o in objects if truth[o["id"]]["visible_px"] > 0 and truth[o["id"]]["truncation"] >= OUT_OF_VIEW)
+    assert [f["count"] for f in count_facts_easy(rubric)] == ([cut] if cut else [])
+    # the golden caption satisfies its own rubric, and the record is scorable by the built-in core
+    assert caption_failures(Rubric.model_validate(rubric)) == []
+    assert item.questions[-1].gold.caption == rubric["caption"]
+
+
+def count_facts_easy(rubric: dict) -> list[dict]:
+    return [f for f in facts(rubric, "count", "easy_wrong") if f.get("state") == "out_of_view"]
+
+
+def test_heavy_occlusion_appears_in_a_swept_scene():
+    """The occlusion rule is exercised: a counting scene at min_visibility 0.3 has a heavily hidden object."""
+    found = []
+    for index in range(3, 7):
+        _, data = describe_item("shape_count", {"min_visibility": 0.3, "n_shape_types": 4}, index)
+        found += [f for f in facts(rubric_of(data), "attribute") if f["attribute"] == "occluded"]
+    assert found and all(f["occlusion"] >= HEAVY_OCCLUSION and f["visibility"] < 0.7 for f in found)
+
+
+def test_objects_out_of_view_are_counted():
+    """Truncation in item.json (edited by hand) turns into the Easy-Wrong count and a caption sentence."""
+    _, data = describe_item("shape_count", {}, 0)
+    for t in data["ground_truth"]["objects"][:2]:
+        t["truncation"] = 0.4
+    item = Item.model_validate(data)
+    rubric = build_rubric(item)
+    (fact,) = [i.fact for i in rubric.easy_wrong if i.id == "out_of_view"]
+    assert fact["count"] == 2
+    assert "Two objects are partly out of view." in rubric.caption
+
+
+# -- the reference judge on hand-written descriptions ----------------------------------------------------
+
+def hand_item() -> Item:
+    """Four objects with hand-set ground truth: which relations, occlusions and cuts the rubric holds is known."""
+    def truth(i, box, depth, occlusion=0.0, truncation=0.0):
+        vis = round((1 - occlusion) * (1 - truncation), 6)
+        return ObjectTruth(id=i, visible_px=100 * vis, amodal_px=100, visibility=vis, occlusion=occlusion,
+                           truncation=truncation, bbox_visible=box, bbox_amodal=box,
+                           centroid_px=((box[0] + box[2]) / 2, (box[1] + box[3]) / 2),
+                           depth_min=depth - 0.3, depth_centroid=depth)
+
+    objects = [obj(1, "cube", 1.0, -2, -1, color="red"), obj(2, "cube", 1.0, 0, -1.5, color="yellow"),
+               obj(3, "cone", 1.0, 0.3, 0.5, color="green"), obj(4, "sphere", 1.0, 2, 2, color="blue")]
+    truths = [truth(1, (10, 60, 40, 90), 5.0), truth(2, (50, 60, 80, 95), 5.5),
+              truth(3, (60, 50, 90, 80), 7.0, occlusion=0.5), truth(4, (100, 30, 140, 60), 9.0, truncation=0.2)]
+    return Item(item_id="hand-0", family="hand", params={}, seed=0, seed_entropy=[0, 0, 0], scene=scene(objects),
+                ground_truth=GroundTruth(objects=truths), questions=[])
+
+
+CORRECT = (
+    "There are four objects: two cubes (one red cube and one yellow cube), one blue sphere and one green cone. "
+    "The green cone is partly hidden behind the yellow cube. The red cube is to the left of the yellow cube, "
+    "and the green cone is to the left of the blue sphere. The yellow cube is in front of the green cone; "
+    "the red cube is also in front of the green cone. One object, the blue sphere, is cut off by the edge of the image. "
+    "There are no cylinders or tori."
+)
+DESCRIPTIONS = {
+    "correct": CORRECT,
+    "miscount": CORRECT.replace("two cubes (one red cube and one yellow cube)", "three cubes (two red cubes and one yellow cube)"),
+    "hallucinated": CORRECT.replace("There are no cylinders or tori.", "Behind them stands a small cylinder; there are no tori."),
+    "mirrored": CORRECT.replace("The red cube is to the left of the yellow cube", "The yellow cube is to the left of the red cube"),
+    "evasive": "It is a simple rendered scene with a few objects on a grey floor. I cannot say much more about it.",
+}
+
+
+def judged(name: str):
+    return judge_rubric(build_rubric(hand_item()), DESCRIPTIONS[name], reference_judge)
+
+
+def failed(result) -> set[str]:
+    return {v.item_id for v in result.verdicts if v.satisfied is False}
+
+
+def test_hand_rubric_is_what_the_ground_truth_says():
+    rubric = build_rubric(hand_item())
+    assert [i.id for i in rubric.easy_wrong] == [
+        "occluded.green_cone", "left_of.red_cube.yellow_cube", "left_of.green_cone.blue_sphere",
+        "in_front_of.yellow_cube.green_cone", "in_front_of.red_cube.green_cone", "out_of_view",
+        "absent.cylinder", "absent.torus"]
+    assert {i.id: i.fact["count"] for i in rubric.must_right if i.type == "count"} == {
+        "count.sphere": 1, "count.cube": 2, "count.cone": 1, "count.blue_sphere": 1, "count.red_cube": 1,
+        "count.yellow_cube": 1, "count.green_cone": 1}
+    relation = next(i for i in rubric.easy_wrong if i.id == "left_of.red_cube.yellow_cube")
+    assert relation.fact["margin"] == pytest.approx(10 / 160) and relation.fact["margin_unit"] == "image_width"
+
+
+def test_correct_description_scores_one():
+    result = judged("correct")
+    assert failed(result) == set() and result.undecided == 0
+    assert (result.must_right_passed, result.easy_wrong_fraction, result.score) == (True, 1.0, 1.0)
+
+
+def test_one_miscount_gates_the_score_to_zero():
+    result = judged("miscount")
+    assert failed(result) == {"count.cube", "count.red_cube"}
+    assert result.must_right_passed is False and result.score == 0.0
+    assert result.easy_wrong_fraction == 1.0  # both parts are reported: the details were right
+
+
+def test_hallucinated_shape_costs_its_easy_wrong_weight():
+    result = judged("hallucinated")
+    assert failed(result) == {"absent.cylinder"}
+    assert result.must_right_passed is True
+    assert result.score == pytest.approx(1 - 0.5 / 7.0)  # six items of weight 1, two absences of 0.5
+
+
+def test_mirrored_relation_fails_only_that_relation():
+    result = judged("mirrored")
+    assert failed(result) == {"left_of.red_cube.yellow_cube"}
+    assert result.score == pytest.approx(1 - 1 / 7.0)
+
+
+def test_evasive_answer_fails_the_gate():
+    result = judged("evasive")
+    assert result.must_right_passed is False and result.score == 0.0
+    assert {"count.cube", "colour.red", "count.green_cone"} <= failed(result)
+
+
+def test_undecidable_count_is_reported_not_guessed():
+    text = CORRECT.replace("two cubes (one red cube and one yellow cube)", "some cubes, red and yellow")
+    result = judge_rubric(build_rubric(hand_item()), text, reference_judge)
+    undecided = {v.item_id for v in result.verdicts if v.satisfied is None}
+    assert "count.cube" in undecided
+    assert result.must_right_passed is None and result.score is None
+    assert result.bounds == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("There are 3 red cubes.", True), ("I count three red cubes.", True), ("There are two red cubes.", False),
+    ("A red cube, a red cube and another red cube.", False),  # the first number phrase counts: "a" = 1
+])
+def test_count_reads_digits_and_number_words(text, expected):
+    item = next(i for i in build_rubric(hand_item()).must_right if i.id == "count.red_cube")
+    assert reference_judge(text, item.model_copy(update={"fact": {**item.fact, "count": 3}}))[0] is expected
+
+
+def test_model_judge_hook():
+    """A judge named module:function loads; the prompt carries the fact; replies map to three verdicts."""
+    name, judge = load_judge("stim3d.scoring.judges:reference_judge")
+    assert judge is reference_judge and load_judge(None)[1] is reference_judge
+    item = build_rubric(hand_item()).must_right[0]
+    prompt = judge_prompt("There is one blue sphere.", item, "must_right")
+    assert item.statement in prompt and '"shape": "sphere"' in prompt and "SATISFIED" in prompt
+    assert parse_judge_reply("SATISFIED\n'one blue sphere'") == (True, "'one blue sphere'")
+    assert parse_judge_reply("NOT_SATISFIED\nsays two")[0] is False
+    assert parse_judge_reply("maybe")[0] is None
+    with pytest.raises(ValueError, match="no judge of that name"):
+        load_judge("nonexistent")
+
+
+# -- records, schema, score --------------------------------------------------------------------------------
+
+def rendered(item: Item) -> Item:
+    provenance = Provenance(stim3d_version="test", blender_version=None, engine="raster", samples=None, device="cpu",
+                            denoise=None)
+    return item.model_copy(update={"provenance": provenance})
+
+
+def describe_records() -> list[Record]:
+    records = []
+    for family, params, index in CASES[:4]:
+        item, _ = describe_item(family, params, index)
+        records += records_for(rendered(item), f"items/{item.item_id}/image.png", "ab" * 32)
+    return records
+
+
+def test_rubric_records_validate_against_the_versioned_schema():
+    assert SCHEMA_PATH.read_text() == record_schema_text()
+    schema = json.loads(SCHEMA_PATH.read_text())
+    assert tuple(map(int, RECORD_SCHEMA_VERSION.split("."))) >= (1, 3)
+    rubric_records = [r for r in describe_records() if r.answer.type == "rubric"]
+    assert len(rubric_records) == 4
+    for record in rubric_records:
+        data = json.loads(record.model_dump_json())
+        jsonschema.validate(data, schema)
+        assert data["scoring"]["rule"] == "gated" and data["answer"]["gold"]["caption"]
+        check_scorable(record)
+        broken = json.loads(json.dumps(data))
+        broken["answer"]["gold"]["must_right"][0]["type"] = "guess"
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, schema)
+    with pytest.raises(ValueError, match="not a valid rubric answer"):
+        Answer(type="rubric", gold=3)
+    with pytest.raises(ValueError, match="not a valid integer answer"):
+        Answer(type="integer", gold=rubric_records[0].answer.gold)
+
+
+def test_score_reports_gated_parts_per_family_and_type(tmp_path):
+    records = describe_records()
+    predictions = {r.question_id: (r.answer.gold.caption if r.family == "shape_count" else "I see some shapes.")
+                   for r in records if r.answer.type == "rubric"}
+    report = score(records, predictions)
+    rows = {row["row"]: row for row in report.to_dict()["rubric"]["rows"]}
+    assert rows["all"]["n"] == 4
+    assert rows["family=shape_count"]["must_right_pass_rate"] == 1.0 and rows["family=shape_count"]["gated_score"] == 1.0
+    assert rows["family=letters"]["gated_score"] == 0.0
+    assert rows["type=count"]["n"] >= 3 and "type=absence" in rows
+    lines = format_report(report)
+    assert any(line.startswith("rubric records (describe): 4") for line in lines)
+    # the CLI prints the same table
+    (tmp_path / "records.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records))
+    (tmp_path / "predictions.jsonl").write_text(
+        "".join(json.dumps({"question_id": q, "response": t}) + "\n" for q, t in predictions.items()))
+    run = subprocess.run([sys.executable, "-m", "stim3d", "score", str(tmp_path), str(tmp_path / "predictions.jsonl")],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    assert "must-right pass" in run.stdout and "family=letters" in run.stdout and "type=relation" in run.stdout
+
+
+# -- the config switch -----------------------------------------------------------------------------------
+
+def test_questions_switch_leaves_unset_configs_unchanged():
+    plain = parse_config({"seed": 3, "tasks": [{"family": "shape_count", "count": 2}]})
+    explicit = parse_config({"seed": 3, "tasks": [{"family": "shape_count", "count": 2, "questions": ["default"]}]})
+    both = parse_config({"seed": 3, "tasks": [{"family": "shape_count", "count": 2, "questions": list(BOTH)}]})
+    assert "questions" not in json.dumps(plain.model_dump(mode="json"))
+    assert plain.content_hash() == explicit.content_hash() != both.content_hash()
+    plan, described = expand(plain)[0], expand(both)[0]
+    assert item_key(plan, 3, plain.render) != item_key(described, 3, both.render)
+    base = make_item("shape_count", {}, [3, 0, 0], plan.item_id, FRAME)
+    with_default = make_item("shape_count", {}, [3, 0, 0], plan.item_id, FRAME, question_sets=plan.questions)
+    with_describe = make_item("shape_count", {}, [3, 0, 0], plan.item_id, FRAME, question_sets=described.questions)
+    assert with_default.to_json() == base.to_json()
+    assert with_describe.questions[:-1] == base.questions
+    assert with_describe.questions[-1].question_id == f"{plan.item_id}-describe"
+    only = make_item("shape_count", {}, [3, 0, 0], plan.item_id, FRAME, question_sets=("describe",))
+    assert [q.answer_type for q in only.questions] == ["rubric"]
+    with pytest.raises(ValueError, match="questions"):
+        parse_config({"seed": 3, "tasks": [{"family": "shape_count", "count": 1, "questions": ["caption"]}]})
