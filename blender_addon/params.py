@@ -85,7 +85,7 @@ def field_spec(name: str, info: Any) -> FieldSpec:
     else:
         default, required = None, True
     low, high = _bounds(info.metadata)
-    common = {"name": name, "description": info.description or "", "required": required}
+    common: dict[str, Any] = {"name": name, "description": info.description or "", "required": required}
     if annotation is bool:
         return FieldSpec(kind="bool", default=bool(default) if default is not None else False, **common)
     if annotation is int:

@@ -11,6 +11,7 @@ step with an edited item.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ class ItemFileError(ValueError):
     """An item.json that cannot be opened: one line naming the file and what is wrong."""
 
 
-def _error_location(error: dict[str, Any]) -> str:
+def _error_location(error: Mapping[str, Any]) -> str:
     return ".".join(str(part) for part in error["loc"]) or "item"
 
 

@@ -62,7 +62,8 @@ def object_name(obj: SceneObject) -> str:
 
 
 def _rgba(srgb) -> tuple[float, float, float, float]:
-    return (*(float(c) for c in srgb_to_linear(srgb)), 1.0)
+    r, g, b = (float(c) for c in srgb_to_linear(srgb))
+    return (r, g, b, 1.0)
 
 
 @lru_cache(maxsize=64)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Literal, TextIO
+from typing import Any, Literal, TextIO
 
 from stim3d.render.batch.driver import ProgressEvent
 
@@ -51,8 +51,8 @@ class BatchProgress:
         self._last_line = self._started
         self._total = 0
         self._skipped = 0
-        self._progress = None
-        self._task = None
+        self._progress: Any = None  # a rich Progress once the bar starts (rich is imported only then)
+        self._task: Any = None
         self.closed = False  # the stream's reader went away; nothing more is written
 
     # -- rate and ETA from this run's own clock -----------------------------------------------

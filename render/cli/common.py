@@ -6,6 +6,7 @@ import argparse
 import errno
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from stim3d.render.batch.layout import RECORDS
 from stim3d.render.files import TMP_MARK
@@ -48,7 +49,7 @@ def error_line(exc: BaseException) -> str:
 
 
 class CliParser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2 (argparse prints usage too; keep it short)
+    def error(self, message: str) -> NoReturn:  # one line, exit 2 (argparse prints usage too; keep it short)
         self.exit(2, f"stim3d: error: {message} (see '{self.prog} --help')\n")
 
 

@@ -132,7 +132,7 @@ def strip(sweep: dict, out: Path, path: Path, panel_height: int = 150, label_px:
         image = None
         if level["item_id"] is not None:
             full = Image.open(item_dir(out, level["item_id"]) / "image.png").convert("RGB")
-            image = np.asarray(full.crop(box).resize((width, panel_height), Image.LANCZOS))
+            image = np.asarray(full.crop(box).resize((width, panel_height), Image.Resampling.LANCZOS))
         panels.append((level, image))
     dpi = 100
     n = len(panels)

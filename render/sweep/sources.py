@@ -64,7 +64,8 @@ def load_sources(source: Path, engine: str | None = None, samples: int | None = 
 def _settings_of(item: Item) -> RenderSettings:
     """Render settings that reproduce how an item folder was made (size from its camera)."""
     camera = item.scene.camera
-    base = {"width": camera.width, "height": camera.height, "rays_per_pixel": item.ground_truth.rays_per_pixel}
+    base: dict[str, object] = {"width": camera.width, "height": camera.height,
+                               "rays_per_pixel": item.ground_truth.rays_per_pixel}
     if item.provenance is not None:
         p = item.provenance
         used = {"engine": p.engine, "samples": p.samples, "device": p.device, "denoise": p.denoise}

@@ -136,7 +136,8 @@ def _card(index: int, entry: GalleryEntry, axes: list[_FilterAxis]) -> str:
     for k, axis in enumerate(axes):
         if axis.key in item.difficulty:  # no attribute: the card never matches a filter on this key
             value = item.difficulty[axis.key]
-            attrs.append(f'data-k{k}="{html.escape(_token(value) if axis.kind == "select" else repr(float(value)))}"')
+            shown = _token(value) if axis.kind == "select" else repr(float(value))  # type: ignore[arg-type]  # numeric axis
+            attrs.append(f'data-k{k}="{html.escape(shown)}"')
     question = item.questions[0] if item.questions else None
     q_html = ""
     if question is not None:
