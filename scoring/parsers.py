@@ -78,6 +78,15 @@ class Parsed:
     def valid(self) -> bool:
         return self.value is not None
 
+    @property
+    def strict(self) -> bool:
+        """Read from the protocol's own format (a \\boxed{} answer or a formal token), not from free text.
+
+        OddGridBench asks for `\\boxed{Row X, Column Y}`: a plain "row 3, column 5" is
+        valid and scored, but not strict.
+        """
+        return self.valid and self.source in ("boxed", "grammar")
+
 
 def _invalid(reason: str) -> Parsed:
     return Parsed(None, reason)

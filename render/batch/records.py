@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.model import Item
 from stim3d.scoring.records import DEFAULT_RULE, PROTOCOL, Answer, ImageRef, Record, RecordProvenance, Scalar, Scoring
 
@@ -28,8 +29,11 @@ def flatten(values: dict[str, Any], prefix: str = "") -> dict[str, Scalar]:
 
 
 def difficulty_of(item: Item) -> dict[str, Scalar]:
-    """The family's own difficulty dict, completed with every parameter it does not already report."""
+    """The family's own difficulty dict and its rendered measures, completed with every parameter it does not report."""
     merged = flatten(item.difficulty)
+    family = FAMILIES.get(item.family)
+    if family is not None and family.rendered_difficulty is not None:
+        merged.update(flatten(family.rendered_difficulty(item)))
     for key, value in flatten(item.params).items():
         merged.setdefault(key, value)
     return merged

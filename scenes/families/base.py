@@ -67,6 +67,11 @@ class Family:
     changes for the same (params, seed), in the same commit as the golden pin in
     tests/test_golden.py. It is recorded in every item's provenance and in the
     resume key, so a batch folder made by another revision is refused, never mixed.
+
+    `rendered_difficulty(item)`, when given, returns difficulty keys that can only be
+    measured on the rendered item (its ground truth then holds `measured_srgb`); the
+    records merge them into their `difficulty` (render/batch/records.py), so
+    `stim3d score --by` can use them.
     """
 
     name: str
@@ -75,3 +80,4 @@ class Family:
     compose: Callable[[Any, np.random.Generator, Frame], Composed]
     answer_types: tuple[str, ...]
     revision: int = 1
+    rendered_difficulty: Callable[[Any], dict[str, Any]] | None = None
