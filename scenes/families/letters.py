@@ -4,9 +4,14 @@ The letters stand upright in a vertical plane facing the camera (the published
 generator laid them flat on the ground, where perspective squashes them), read
 left to right in the image, and float above the ground: the dots do not rest on
 it, the lowest row hangs about one dot pitch above it. The camera looks at the
-plane from 15-20 degrees above and up to 10 degrees to one side, so the ground
-(not the horizon) lies behind every dot. Each dot is a sphere, a
-cube (a face towards the camera) or a cylinder (its axis towards the camera).
+plane from above and up to 10 degrees to one side, and the whole frame shows
+ground, never sky: the horizon appears at the camera's elevation above the optical
+axis, so the elevation is drawn HORIZON_MARGIN_DEG to HORIZON_MARGIN_DEG +
+ELEVATION_SPAN_DEG above half the vertical field of view (14.9-18.9 degrees in a 4:3
+frame), and the ground plane is made large enough to hold where the frame's
+corner rays meet it (tests/test_letters_ground.py checks the rendered top rows).
+Each dot is a sphere, a cube (a face towards the camera) or a cylinder (its axis
+towards the camera).
 
 Parameters follow the paper: `dot_size` is the dot's half-extent in metres (the
 published generator's radius), `spacing` the centre-to-centre distance of
@@ -29,7 +34,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from ..camera import look_at
+from ..camera import geometry, look_at
 from ..colors import COLOR_NAMES, named
 from ..model import Camera, Light, Question, Scene, SceneObject, Stage, round6
 from ..placement import InfeasibleError
@@ -45,11 +50,13 @@ PLURAL = {"sphere": "spheres", "cube": "cubes", "cylinder": "cylinders"}
 GAP_COLUMNS = 2  # blank matrix columns between neighbouring letters
 MIN_DOT_PX = 6.0  # every dot covers at least this many pixels
 CAMERA_ATTEMPTS = 12
-FOCAL_35MM = 50.0
+FOCAL_35MM = 70.0  # long enough that half the vertical field of view (10.9 degrees in 4:3) leaves room below the horizon
 FILL_WIDTH, FILL_HEIGHT = 0.84, 0.6  # largest share of the frame the letter string may span
 DOT_COLORS = tuple(c for c in COLOR_NAMES if c != "gray")  # gray would melt into the ground and sky
-ELEVATION_DEG = (15.0, 20.0)  # enough that, in a 4:3 frame, the horizon stays above the frame: ground behind every dot
-STAGE = Stage(ground_size=400.0)  # the top of the frame looks nearly level: keep the ground's edge far away
+HORIZON_MARGIN_DEG = 4.0  # the frame's top edge looks at least this far below the horizon
+ELEVATION_SPAN_DEG = 4.0  # elevations drawn over this range above the least one (above ~23 degrees dense cubes hide each other)
+GROUND_MARGIN = 1.25  # the ground reaches this many times past the farthest corner ray's hit point
+MIN_GROUND_SIZE = 400.0
 
 
 class LettersParams(FamilyParams):
@@ -144,9 +151,27 @@ def build_dots(text: str, params: LettersParams, color: str) -> tuple[list[Scene
     return objects, centre, half
 
 
+def elevation_range(frame: Frame) -> tuple[float, float]:
+    """Camera elevations (degrees) that keep the horizon above the frame: half the vertical field of view + margin."""
+    fy = FOCAL_35MM / 36.0 * max(frame.width, frame.height)
+    least = float(np.degrees(np.arctan(frame.height / 2.0 / fy))) + HORIZON_MARGIN_DEG
+    return least, least + ELEVATION_SPAN_DEG
+
+
+def ground_for(camera: Camera) -> Stage:
+    """A ground plane that fills the frame: it reaches past where the frame's corner rays hit z = 0."""
+    origins, directions = geometry(camera).rays(np.array([0.0, camera.width, 0.0, camera.width]),
+                                                np.array([0.0, 0.0, camera.height, camera.height]))
+    if not (directions[:, 2] < 0).all():
+        raise InfeasibleError("horizon", "a corner of the frame looks above the horizon")
+    hits = origins - directions * (origins[:, 2] / directions[:, 2])[:, None]
+    reach = float(np.abs(hits[:, :2]).max())
+    return Stage(ground_size=round6(max(MIN_GROUND_SIZE, 2.0 * GROUND_MARGIN * reach)))
+
+
 def letters_camera(frame: Frame, centre: np.ndarray, half: tuple[float, float], rng: np.random.Generator) -> Camera:
-    """A view of the letter plane from a little above and to one side, framing the string."""
-    elevation = np.radians(rng.uniform(*ELEVATION_DEG))
+    """A view of the letter plane from above (horizon out of frame) and a little to one side, framing the string."""
+    elevation = np.radians(rng.uniform(*elevation_range(frame)))
     azimuth = np.radians(rng.uniform(-10.0, 10.0))
     fx = FOCAL_35MM / 36.0 * max(frame.width, frame.height)
     distance = max(fx * half[0] / (FILL_WIDTH / 2 * frame.width), fx * half[1] / (FILL_HEIGHT / 2 * frame.height))
@@ -171,7 +196,7 @@ def compose(params: LettersParams, rng: np.random.Generator, frame: Frame) -> Co
     for _ in range(CAMERA_ATTEMPTS):
         camera = letters_camera(frame, centre, half, rng)
         lights = lights_around(centre, scale=camera_distance(camera, centre) / COUNTING_VIEW_DISTANCE)
-        scene = Scene(camera=camera, lights=lights, stage=STAGE, objects=objects)
+        scene = Scene(camera=camera, lights=lights, stage=ground_for(camera), objects=objects)
         truth = measure(scene, frame.rays_per_pixel)
         broken = _check_dots(truth)
         if broken is None:
