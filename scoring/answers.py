@@ -10,6 +10,8 @@ from typing import Literal, Union
 
 from .rubric import Rubric
 
-AnswerType = Literal["integer", "letters", "yes_no", "cell", "cell_set", "rubric"]
-Gold = Union[int, str, tuple[int, int], list[tuple[int, int]], Rubric]
-"""A `rubric` gold is a Rubric (scoring/rubric.py): Must-Right and Easy-Wrong items and a golden caption."""
+AnswerType = Literal["integer", "letters", "yes_no", "cell", "cell_set", "rubric", "box", "number", "choice"]
+Gold = Union[int, float, str, tuple[int, int], tuple[int, int, int, int], list[tuple[int, int]], Rubric]
+"""A `rubric` gold is a Rubric (scoring/rubric.py): Must-Right and Easy-Wrong items and a golden caption.
+AVA-3D (docs/ava.md): a `box` gold is (x0, y0, x1, y1) in pixels, x1 and y1 exclusive; a `number` gold
+is a float (metres); a `choice` gold is one of the answer's options."""

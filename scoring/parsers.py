@@ -18,6 +18,7 @@ takes every cell named in its span, so a response that names cells while reasoni
 and gives no boxed or marked answer is read as naming all of them.
 
 Canonical values: integer -> int; letters -> upper-case str; yes_no -> "yes"/"no";
+box -> (x0, y0, x1, y1) floats; number -> float metres; choice -> the option as the record lists it;
 cell -> (row, col); cell_set -> tuple of (row, col) in the order given, repeats kept
 (the set F1 rule treats a repeat as ROSE does: the whole answer scores 0).
 """
@@ -289,19 +290,136 @@ def parse_cell_set(response: str) -> Parsed:
     return _invalid(f"no cells in the {source} answer")
 
 
+# -- AVA-3D: boxes, numbers with units, one of a question's options ----------------------------------
+
+_COORD = r"\d{1,9}(?:\.\d+)?"
+_BOX_SEP = r"(?:[\s,;()\[\]\-–]|\bto\b)+"
+_BOX = re.compile(rf"(?<![\w.])({_COORD}){_BOX_SEP}({_COORD}){_BOX_SEP}({_COORD}){_BOX_SEP}({_COORD})(?!\w)(?!\.\d)",
+                  re.IGNORECASE)
+_BOX_KEY = re.compile(r"\b(xmin|ymin|xmax|ymax|left|top|right|bottom|x0|y0|x1|y1|x2|y2|width|height|w|h|x|y)\b"
+                      rf"[\"']?\s*[:=]\s*({_COORD})", re.IGNORECASE)
+_BOX_KEYSETS = (("xmin", "ymin", "xmax", "ymax"), ("left", "top", "right", "bottom"), ("x0", "y0", "x1", "y1"),
+                ("x1", "y1", "x2", "y2"))
+_LENGTH_UNITS = {"mm": 0.001, "millimet": 0.001, "cm": 0.01, "centimet": 0.01, "km": 1000.0, "kilomet": 1000.0,
+                 "m": 1.0, "met": 1.0, "ft": 0.3048, "foot": 0.3048, "feet": 0.3048, "inch": 0.0254}
+_QUANTITY = re.compile(
+    rf"(?<![\w.])({_COORD})(?:\s*(?:-|–|to)\s*({_COORD}))?\s*"
+    r"(millimet(?:er|re)s?|centimet(?:er|re)s?|kilomet(?:er|re)s?|met(?:er|re)s?|mm|cm|km|m|feet|foot|ft|inch(?:es)?)?"
+    r"(?!\w)", re.IGNORECASE)
+_CHOICE_SYNONYMS = {"grey": "gray"}
+
+
+def _keyed_box(span: str) -> tuple[float, float, float, float] | None:
+    """A box written with named coordinates: x_min/y_min/x_max/y_max, left/top/right/bottom, x0..y1, x1..y2, x/y/w/h."""
+    found: dict[str, float] = {}
+    for m in _BOX_KEY.finditer(span):
+        found.setdefault(m.group(1).lower(), float(m.group(2)))
+    for keys in _BOX_KEYSETS:
+        if all(key in found for key in keys):
+            return tuple(found[key] for key in keys)  # type: ignore[return-value]
+    for w, h in (("width", "height"), ("w", "h")):
+        if all(key in found for key in ("x", "y", w, h)):
+            return (found["x"], found["y"], found["x"] + found[w], found["y"] + found[h])
+    return None
+
+
+def parse_box(response: str) -> Parsed:
+    """A box (x_min, y_min, x_max, y_max): "[10, 20, 30, 40]", "(10,20),(30,40)", "x_min=10, y_min=20, ...",
+    "left: 10, top: 20, right: 30, bottom: 40", "x=10, y=20, w=20, h=20", "10 20 30 40", JSON {"bbox_2d": [...]}.
+
+    Values are kept as written (pixels, or fractions of the image when all are <= 1; the
+    `iou` rule scales those). A box whose max is not beyond its min is invalid.
+    """
+    text = normalise(response)
+    span, source = answer_span(text)
+    box = _keyed_box(span)
+    if box is None:
+        found = list(_BOX.finditer(span))
+        if not found:
+            return _invalid(f"no box (four numbers) in the {source} answer")
+        chosen = found[-1] if source == "text" else found[0]
+        box = tuple(float(chosen.group(i)) for i in range(1, 5))  # type: ignore[assignment]
+    if not (box[0] < box[2] and box[1] < box[3]):
+        return _invalid(f"{list(box)} is not a box: x_max and y_max must exceed x_min and y_min")
+    return Parsed(box, source=source)
+
+
+def parse_number(response: str) -> Parsed:
+    """A length in metres: "7.5", "7.5 m", "about 7.5 metres", "750 cm", "seven meters", "25 ft";
+    a range "7-8 m" gives its midpoint. No unit means metres."""
+    text = normalise(response)
+    span, source = answer_span(text)
+    found = list(_QUANTITY.finditer(_word_numbers(span)))
+    if not found:
+        return _invalid(f"no number in the {source} answer")
+    chosen = found[-1] if source == "text" else found[0]
+    low = float(chosen.group(1))
+    value = (low + float(chosen.group(2))) / 2 if chosen.group(2) else low
+    unit = (chosen.group(3) or "m").lower()
+    factor = next(f for prefix, f in sorted(_LENGTH_UNITS.items(), key=lambda kv: -len(kv[0])) if unit.startswith(prefix))
+    return Parsed(value * factor, source=source)
+
+
+def _choice_text(text: str) -> str:
+    text = re.sub(r"[\s\-_]+", " ", text.lower())
+    for word, canonical in _CHOICE_SYNONYMS.items():
+        text = re.sub(rf"\b{word}\b", canonical, text)
+    return text
+
+
+def _options_in(text: str, options: list[str]) -> list[tuple[int, str]]:
+    """(position, option) of every option named in `text`; longer options first ("front left" before "front")."""
+    text = _choice_text(text)
+    taken: list[tuple[int, int]] = []
+    found = []
+    for option in sorted(options, key=len, reverse=True):
+        pattern = r"(?<![a-z])" + re.escape(_choice_text(option)).replace(r"\ ", r"\s+") + r"(?![a-z])"
+        for m in re.finditer(pattern, text):
+            if all(m.end() <= a or m.start() >= b for a, b in taken):
+                taken.append((m.start(), m.end()))
+                found.append((m.start(), option))
+    return sorted(found)
+
+
+def parse_choice(response: str, options: list[str]) -> Parsed:
+    """One of `options`: "front left", "Front-left.", "The red box", "\\boxed{blue}", "2" (the option's number).
+
+    In an explicit span the first option named wins; in free text, the first option of the
+    last sentence that names one ("The cube in the red box is closer than the blue one." -> red).
+    """
+    if not options:
+        return _invalid("the question lists no options")
+    text = normalise(response)
+    span, source = answer_span(text)
+    if source == "text":
+        sentences = [s for s in re.split(r"[.!?\n]+(?:\s|$)", span) if _options_in(s, options)]
+        span = sentences[-1] if sentences else span
+    found = _options_in(span, options)
+    if found:
+        return Parsed(found[0][1], source=source)
+    numbered = re.fullmatch(r"\W*(?:option\s*)?(\d{1,2})\W*", span, re.IGNORECASE)
+    if numbered and 1 <= int(numbered.group(1)) <= len(options):
+        return Parsed(options[int(numbered.group(1)) - 1], source=source)
+    return _invalid(f"none of the options in the {source} answer")
+
+
 PARSERS: dict[str, Callable[[str], Parsed]] = {
     "integer": parse_integer,
     "letters": parse_letters,
     "yes_no": parse_yes_no,
     "cell": parse_cell,
     "cell_set": parse_cell_set,
+    "box": parse_box,
+    "number": parse_number,
 }
 
 
-def parse(answer_type: str, response: str | None) -> Parsed:
-    """Parse a response for an answer type; a missing (None) or empty response is invalid."""
+def parse(answer_type: str, response: str | None, options: list[str] | None = None) -> Parsed:
+    """Parse a response for an answer type (a `choice` among `options`); a missing or empty response is invalid."""
     if response is None or not response.strip():
         return _invalid("empty response")
+    if answer_type == "choice":
+        return parse_choice(response, options or [])
     return PARSERS[answer_type](response)
 
 
@@ -313,4 +431,8 @@ def canonical_gold(answer_type: str, gold: Any) -> Any:
         return tuple((int(r), int(c)) for r, c in gold)
     if answer_type == "letters":
         return str(gold).upper()
+    if answer_type == "box":
+        return tuple(float(v) for v in gold)
+    if answer_type == "number":
+        return float(gold)
     return gold

@@ -23,6 +23,11 @@ carry the grid size in `scoring.params` when the family reports `rows` and `cols
 1.3 (from 1.2): answer type `rubric` (the `describe` question): `answer.gold` is a rubric
 (Must-Right and Easy-Wrong items, each with a structured fact and a weight, and a golden
 caption; scoring/rubric.py), scored with the rule `gated` (docs/rubrics.md).
+
+1.5 (from 1.4): AVA-3D answer types (docs/ava.md) `box` (gold [x0, y0, x1, y1] in pixels;
+`scoring.params` has the image `width` and `height` so a normalised answer can be scored),
+`number` (metres) and `choice` (with the new field `answer.options`); rules `iou`,
+`delta125` and `abs_rel` (normalised absolute error, also reported for integer answers).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .answers import AnswerType, Gold
 from .rubric import Rubric
 
-RECORD_SCHEMA_VERSION = "1.3"
+RECORD_SCHEMA_VERSION = "1.5"
 SCHEMA_PATH = Path(__file__).parent / "schema" / "record.schema.json"
 
 PROTOCOL: dict[str, str] = {
@@ -46,6 +51,9 @@ PROTOCOL: dict[str, str] = {
     "cell": "Answer as Row X, Column Y (1-based, row 1 at the top, column 1 at the left).",
     "cell_set": "Answer with every cell as Row X, Column Y, separated by semicolons, or none if there is none.",
     "rubric": "Answer in plain sentences.",
+    "box": "Answer with the box as [x_min, y_min, x_max, y_max] in pixels (origin at the top-left corner).",
+    "number": "Answer with a single number in metres.",
+    "choice": "Answer with one of the options.",
 }
 # The partial-credit rule each answer type is scored with (exact-match accuracy is always reported too).
 DEFAULT_RULE: dict[str, str] = {
@@ -55,8 +63,12 @@ DEFAULT_RULE: dict[str, str] = {
     "cell": "cell_tolerance",
     "cell_set": "set_f1",
     "rubric": "gated",
+    "box": "iou",
+    "number": "delta125",
+    "choice": "exact",
 }
-RuleName = Literal["exact", "count_soft", "cell_tolerance", "cell_distance", "set_f1", "gated"]
+RuleName = Literal["exact", "count_soft", "cell_tolerance", "cell_distance", "set_f1", "gated", "iou", "delta125",
+                   "abs_rel"]
 Scalar = Union[str, int, float, bool, None]
 
 
@@ -80,11 +92,14 @@ class Answer(Strict):
 
     integer: a non-negative int; letters: upper-case letters/digits in reading order;
     yes_no: "yes" or "no"; cell: [row, col], 1-based from the top-left ([0, 0] = none);
-    cell_set: a list of distinct [row, col]; rubric: a Rubric (scoring/rubric.py).
+    cell_set: a list of distinct [row, col]; rubric: a Rubric (scoring/rubric.py);
+    box: [x0, y0, x1, y1] pixels with x0 < x1, y0 < y1; number: a positive number;
+    choice: one of `options` (which only a choice answer has).
     """
 
     type: AnswerType
     gold: Gold
+    options: list[str] | None = Field(None, description="choice answers: every option, in the order the question lists them")
 
     @field_validator("gold", mode="before")
     @classmethod
@@ -104,7 +119,12 @@ class Answer(Strict):
             "cell_set": isinstance(gold, list) and len(set(map(tuple, gold))) == len(gold)
             and all(v >= 1 for cell in gold for v in cell),
             "rubric": isinstance(gold, Rubric),
+            "box": isinstance(gold, tuple) and len(gold) == 4 and 0 <= gold[0] < gold[2] and 0 <= gold[1] < gold[3],
+            "number": isinstance(gold, (int, float)) and not isinstance(gold, bool) and gold > 0,
+            "choice": isinstance(gold, str) and bool(self.options) and gold in self.options,
         }[kind]
+        if (self.options is not None) != (kind == "choice"):
+            raise ValueError(f"a {kind} answer {'needs' if kind == 'choice' else 'has no'} options")
         if not ok:
             raise ValueError(f"gold {gold!r} is not a valid {kind} answer")
         return self
@@ -171,6 +191,8 @@ def answer_text(answer_type: str, gold: Any) -> str:
         return f"Row {gold[0]}, Column {gold[1]}"
     if answer_type == "cell_set":
         return "; ".join(f"Row {r}, Column {c}" for r, c in gold) if gold else "none"
+    if answer_type == "box":
+        return "[" + ", ".join(f"{v:g}" for v in gold) + "]"
     if answer_type == "rubric":  # its golden caption
         return gold.caption if isinstance(gold, Rubric) else str(Rubric.model_validate(gold).caption)
     return str(gold)

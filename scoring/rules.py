@@ -18,6 +18,18 @@ Every rule takes canonical values (see parsers.py) and gives 0 for an invalid
 - `gated` (rubric answers, PerceptionRubrics): 0 if any Must-Right item fails, else the
   weighted fraction of Easy-Wrong items satisfied (scoring/rubric.py, docs/rubrics.md).
 
+AVA-3D (docs/ava.md):
+- `iou` (box answers): intersection over union of the answered and the gold box
+  (xyxy, continuous); an answer with every coordinate <= 1 is read as normalised
+  and scaled by params `width` and `height`. PASS (`exact`) for a box is IoU >= 0.5,
+  AVA-Bench's localisation accuracy.
+- `delta125` (number answers): 1 when max(pred / gold, gold / pred) < 1.25, the depth
+  estimation threshold accuracy; it is also a number's PASS (`exact`).
+- `abs_rel` (number and integer answers): the normalised absolute error
+  |pred - gold| / gold (|pred - gold| when gold is 0), AVA-Bench's MAE/GT for depth and
+  counting. Unlike every other rule it is an error (lower is better), and an answer that
+  does not parse counts as error 1 (100 %), not 0.
+
 For the cell rules, (0, 0) means "no cell" (OddGridBench's `Row 0, Column 0`): it
 earns credit only from an exact match, never from being near a real cell.
 """
@@ -43,6 +55,7 @@ class Rule:
     answer_types: tuple[str, ...]
     required_params: tuple[str, ...]
     score: Callable[[Any, Any, Params], float]
+    invalid: float = 0.0  # the value an answer that does not parse gets (an error rule's worst case)
 
 
 def _in_grid(cell: tuple[int, int], params: Params) -> bool:
@@ -57,9 +70,38 @@ def _clean_clicks(cells: tuple, params: Params) -> bool:
     return len(set(cells)) == len(cells) and all(_in_grid(cell, params) for cell in cells)
 
 
+def _is_box(value: Any) -> bool:
+    return isinstance(value, tuple) and len(value) == 4 and not isinstance(value[0], tuple)
+
+
+def iou(pred: tuple, gold: tuple, params: Params) -> float:
+    if max(pred) <= 1.0 and "width" in params and "height" in params:
+        w, h = params["width"], params["height"]
+        pred = (pred[0] * w, pred[1] * h, pred[2] * w, pred[3] * h)
+    ix = max(0.0, min(pred[2], gold[2]) - max(pred[0], gold[0]))
+    iy = max(0.0, min(pred[3], gold[3]) - max(pred[1], gold[1]))
+    inter = ix * iy
+    union = (pred[2] - pred[0]) * (pred[3] - pred[1]) + (gold[2] - gold[0]) * (gold[3] - gold[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def delta125(pred: float, gold: float, params: Params) -> float:
+    if pred <= 0:
+        return 0.0
+    return float(max(pred / gold, gold / pred) < 1.25)
+
+
+def abs_rel(pred: float, gold: float, params: Params) -> float:
+    return abs(pred - gold) / gold if gold else float(abs(pred - gold))
+
+
 def exact(pred: Any, gold: Any, params: Params) -> float:
     if isinstance(gold, tuple) and (not gold or isinstance(gold[0], tuple)):  # a cell set
         return float(_clean_clicks(pred, params) and set(pred) == set(gold))
+    if _is_box(gold):
+        return float(iou(pred, gold, params) >= 0.5)
+    if isinstance(gold, float):
+        return delta125(pred, gold, params)
     if isinstance(gold, str):
         return float(isinstance(pred, str) and pred.upper() == gold.upper())
     return float(pred == gold)
@@ -105,12 +147,15 @@ def gated(pred: Any, gold: Any, params: Params) -> float:
 RULES: dict[str, Rule] = {
     rule.name: rule
     for rule in (
-        Rule("exact", ("integer", "letters", "yes_no", "cell", "cell_set"), (), exact),
+        Rule("exact", ("integer", "letters", "yes_no", "cell", "cell_set", "box", "number", "choice"), (), exact),
         Rule("count_soft", ("integer",), (), count_soft),
         Rule("cell_tolerance", ("cell",), (), cell_tolerance),
         Rule("cell_distance", ("cell",), ("rows", "cols"), cell_distance),
         Rule("set_f1", ("cell_set",), (), set_f1),
         Rule("gated", ("rubric",), (), gated),
+        Rule("iou", ("box",), (), iou),
+        Rule("delta125", ("number",), (), delta125),
+        Rule("abs_rel", ("number", "integer"), (), abs_rel, invalid=1.0),
     )
 }
 
@@ -134,5 +179,5 @@ def applicable_rules(answer_type: str, params: Params) -> list[str]:
 
 
 def apply(name: str, pred: Any, gold: Any, params: Params) -> float:
-    """Score one answer; an invalid (None) answer scores 0."""
-    return 0.0 if pred is None else RULES[name].score(pred, gold, params)
+    """Score one answer; an invalid (None) answer scores 0 (an error rule's `invalid`: its worst value)."""
+    return RULES[name].invalid if pred is None else RULES[name].score(pred, gold, params)

@@ -186,7 +186,7 @@ def test_set_f1_is_roses_strict_coordinate_f1():
 
 
 def test_rules_refuse_answer_types_they_do_not_score():
-    assert applicable_rules("integer", {}) == ["exact", "count_soft"]
+    assert applicable_rules("integer", {}) == ["exact", "count_soft", "abs_rel"]
     assert applicable_rules("cell", {"rows": 5, "cols": 5}) == ["exact", "cell_tolerance", "cell_distance"]
     with pytest.raises(RuleError, match="does not score yes_no"):
         check_rule("count_soft", "yes_no", {})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from stim3d.provenance import family_revisions, library_versions
 from stim3d.render.backends.output import RenderOutput
 from stim3d.render.batch.config import ItemPlan
 from stim3d.render.batch.item_folder import write_item_folder
+from stim3d.render.markers import RAW_IMAGE, annotate
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.model import Item, Provenance, RenderSettings, round6
@@ -92,12 +94,16 @@ def render_item(item: Item, settings: RenderSettings, out: Path, workdir: Path, 
         output = render_with(settings, item, workdir)
         elapsed = time.perf_counter() - started
         finished, mask = finish_item(item, output, settings, key)
+        finished, marked = annotate(finished, output.image)
+        extra = {}
+        if marked is not None:  # markers are drawn after measuring; the unmarked render is kept (render/markers.py)
+            extra, output = {RAW_IMAGE: output.image}, replace(output, image=marked)
         if edited_by_hand and finished.provenance is not None:
             finished = finished.model_copy(
                 update={"provenance": finished.provenance.model_copy(update={"edited_by_hand": True})})
         stages = {**(timing or {}), "scene_build_and_passes": elapsed - output.render_seconds,
                   "render_call": output.render_seconds}
-        return write_item_folder(out, finished, output, mask, stages)
+        return write_item_folder(out, finished, output, mask, stages, extra)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -7,6 +7,7 @@ onto it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from stim3d.scenes.families import FAMILIES
@@ -39,8 +40,11 @@ def difficulty_of(item: Item) -> dict[str, Scalar]:
     return merged
 
 
-def scoring_for(answer_type: str, difficulty: dict[str, Scalar]) -> Scoring:
-    """The default rule for an answer type; cell rules get the grid size when the family reports it."""
+def scoring_for(answer_type: str, difficulty: dict[str, Scalar], image_size: tuple[int, int] | None = None) -> Scoring:
+    """The default rule for an answer type; cell rules get the grid size when the family reports it.
+
+    Box answers get the image `width` and `height`, so that a box answered in fractions can be scored.
+    """
     params: dict[str, int | float] = {}
     if answer_type == "cell":
         params["tolerance"] = 1
@@ -48,7 +52,14 @@ def scoring_for(answer_type: str, difficulty: dict[str, Scalar]) -> Scoring:
         rows, cols = difficulty.get("rows"), difficulty.get("cols")
         if isinstance(rows, int) and isinstance(cols, int):
             params.update(rows=rows, cols=cols)
+    if answer_type == "box" and image_size:
+        params.update(width=image_size[0], height=image_size[1])
     return Scoring(rule=DEFAULT_RULE[answer_type], params=params)
+
+
+def options_of(answer_type: str, subject: Mapping[str, Any]) -> list[str] | None:
+    """A choice question's options, which families list in `subject["options"]` as "red|blue"."""
+    return str(subject.get("options", "")).split("|") if answer_type == "choice" else None
 
 
 def records_for(item: Item, image_path: str, image_sha256: str) -> list[Record]:
@@ -84,8 +95,8 @@ def records_for(item: Item, image_path: str, image_sha256: str) -> list[Record]:
             image=image,
             prompt=f"{q.text} {PROTOCOL[q.answer_type]}",
             question=q.text,
-            answer=Answer(type=q.answer_type, gold=q.gold),
-            scoring=scoring_for(q.answer_type, difficulty),
+            answer=Answer(type=q.answer_type, gold=q.gold, options=options_of(q.answer_type, q.subject)),
+            scoring=scoring_for(q.answer_type, difficulty, (image.width, image.height)),
             subject=q.subject,
             difficulty=difficulty,
             provenance=provenance,
