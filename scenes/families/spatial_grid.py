@@ -29,13 +29,14 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from ..camera import geometry, look_at
 from ..colors import COLOR_NAMES, named
 from ..model import SHAPES, Camera, Question, Scene, SceneObject, round6
 from ..placement import Bounds, InfeasibleError, Layout, resting_pose, yaw_quat
 from ..primitives import unit_dimensions
 from .base import Composed, Family, FamilyParams, Frame
 from .counting import PLURAL
+from .grid_layout import cell_centre as grid_cell_centre
+from .grid_layout import framing_camera, order_preserved, view_direction
 from .letters import COUNTING_VIEW_DISTANCE, camera_distance, lights_around
 
 Direction = Literal["right", "left", "above", "below"]
@@ -124,42 +125,17 @@ def plan_grid(rows: int, cols: int, rng: np.random.Generator, answer: int | None
 
 def cell_centre(row: int, col: int, rows: int, cols: int) -> tuple[float, float]:
     """Ground position of a cell: columns along +x (left to right), row 1 farthest from the camera (+y)."""
-    return (col - (cols + 1) / 2.0) * PITCH, ((rows + 1) / 2.0 - row) * ROW_PITCH
+    return grid_cell_centre(row, col, rows, cols, PITCH, ROW_PITCH)
 
 
 def grid_camera(frame: Frame, rows: int, cols: int, rng: np.random.Generator) -> Camera:
     """Camera in front of the grid (-y side), looking down at ELEVATION_DEG, a few degrees off axis, framing it."""
     elevation = np.radians(rng.uniform(*ELEVATION_DEG))
     azimuth = np.radians(rng.uniform(-8.0, 8.0))
-    direction = np.array([np.sin(azimuth) * np.cos(elevation), -np.cos(azimuth) * np.cos(elevation), np.sin(elevation)])
     half_x, half_y = cols / 2.0 * PITCH, rows / 2.0 * ROW_PITCH
     corners = np.array([(x, y, z) for x in (-half_x, half_x) for y in (-half_y, half_y) for z in (0.0, SIZE_RANGE[1] * PITCH)])
-    distance = 2.0 * max(half_x, half_y) + 2.0
-    target = np.zeros(3)
-    for _ in range(8):  # the frame scales about as 1/distance: a few fixed-point steps fit it
-        camera = look_at(target + distance * direction, target, frame.width, frame.height, focal_35mm=FOCAL_35MM)
-        u, v, _ = geometry(camera).project(corners)
-        spread = max(
-            2.0 * np.abs(u - camera.cx).max() / (FILL * frame.width),
-            2.0 * np.abs(v - camera.cy).max() / (FILL * frame.height),
-        )
-        distance *= spread
-    return look_at(target + distance * direction, target, frame.width, frame.height, focal_35mm=FOCAL_35MM)
-
-
-def order_preserved(objects: list[SceneObject], camera: Camera) -> bool:
-    """Rows and columns in the image follow the grid: see the module docstring."""
-    u, v, _ = geometry(camera).project(np.array([o.location for o in objects]))
-    where = {(int(o.attributes["row"]), int(o.attributes["col"])): (u[i], v[i]) for i, o in enumerate(objects)}
-    rows = max(r for r, _ in where)
-    cols = max(c for _, c in where)
-    for r in range(1, rows + 1):
-        if any(where[(r, c)][0] >= where[(r, c + 1)][0] for c in range(1, cols)):
-            return False
-    for r in range(1, rows):
-        if max(where[(r, c)][1] for c in range(1, cols + 1)) >= min(where[(r + 1, c)][1] for c in range(1, cols + 1)):
-            return False
-    return True
+    return framing_camera(frame, np.zeros(3), view_direction(elevation, azimuth), corners,
+                          2.0 * max(half_x, half_y) + 2.0, FOCAL_35MM, FILL)
 
 
 def _make(object_id: int, row: int, col: int, shape: str, color: str, size: float, x: float, y: float, yaw: float) -> SceneObject:
