@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # One-step set-up on a fresh Debian (bookworm) machine with Python 3.11:
 # the system libraries bpy and pyrender need, then a virtual environment in .venv
-# with stim3d installed (editable). `--test` adds the test extras; `--ray` the Ray extra.
+# with stim3d installed (editable). `--test` adds the test and docs extras (CI lints, type-checks,
+# builds the docs site); `--ray` the Ray extra.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 extras=""
 for arg in "$@"; do
   case "$arg" in
-    --test) extras="${extras:+$extras,}test"; with_browser=1 ;;
+    --test) extras="${extras:+$extras,}test,docs"; with_browser=1 ;;
     --ray) extras="${extras:+$extras,}ray" ;;
     *) echo "install.sh: unknown option '$arg' (allowed: --test, --ray)" >&2; exit 2 ;;
   esac
