@@ -76,7 +76,13 @@ def is_complete(folder: Path) -> bool:
 
 
 def load_item(folder: Path) -> Item:
-    return Item.model_validate_json((folder / "item.json").read_text())
+    """The item in `folder`/item.json; ValueError naming the file when it is not UTF-8 (ValidationError if invalid)."""
+    path = folder / "item.json"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    return Item.model_validate_json(text)
 
 
 def save_png16(path: Path, ids: np.ndarray) -> None:

@@ -54,7 +54,7 @@ def compose_one_per_task(config, plans) -> None:
         try:
             make_item(plan.family, plan.params, [config.seed, t, plan.item_index], plan.item_id, frame, plan.split,
                       plan.scene_id, plan.questions)
-        except (InfeasibleError, ValueError) as exc:
+        except InfeasibleError as exc:
             raise ConfigError(f"{plan.item_id} (tasks[{t}], {plan.family}) cannot be composed: "
                               f"{str(exc).splitlines()[0]}") from None
 

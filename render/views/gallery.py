@@ -249,6 +249,7 @@ def build_gallery(
     """
     out = Path(out)
     gallery = out / GALLERY_DIR
+    inside(out, gallery)  # a gallery/ symlinked elsewhere is refused before anything is written
     report = GalleryReport(index=gallery / "index.html")
     loaded: list[tuple[Item, Path]] = []
     for folder in item_folders(out, report.unreadable):
