@@ -11,6 +11,13 @@ tasks:
 ```
 Grid combinations are assigned round-robin (item i gets combination i mod G), so
 every combination gets count/G items, +-1.
+
+A task may ask for distribution-matched splits instead of one `split` and `count`:
+`splits: {train: 3000, val: 300, test: 600}`. Each split is planned like a task of
+its own over the same grid (round-robin from the first combination, answers
+scheduled per split), so every split is drawn from the same parameter distribution;
+item indices run on across the splits, so their seeds, and so their scenes, are
+disjoint. Item ids name the split: `<family>-t<task>-<split>-<index>`.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
 from stim3d.scenes.balance import ANSWER_KEY, task_answers
 from stim3d.scenes.families import FAMILIES, get_family
@@ -43,7 +50,12 @@ class TaskConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     family: str
-    count: int = Field(ge=1, le=1_000_000, strict=True)  # strict: `count: true` is not 1
+    count: int | None = Field(None, ge=1, le=1_000_000, strict=True)  # strict: `count: true` is not 1
+    splits: dict[SplitName, int] = Field(
+        default_factory=dict,
+        description="distribution-matched splits, name -> item count (e.g. train: 3000, test: 600): same grid and "
+        "answer balance per split, disjoint seeds; replaces `split` (and `count`, which is then their total)",
+    )
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     params: dict[str, Any] = Field(default_factory=dict)
     split: SplitName = "test"
@@ -67,11 +79,39 @@ class TaskConfig(BaseModel):
 
     @model_serializer(mode="wrap")
     def _omit_default_questions(self, handler: Any) -> dict[str, Any]:
-        """Leave `questions` out while it is the default, so older configs keep their content hash."""
+        """Leave `questions` and `splits` out while they are the default, so older configs keep their content hash."""
         data = handler(self)
         if self.questions == ["default"]:
             data.pop("questions", None)
+        if not self.splits:
+            data.pop("splits", None)
         return data
+
+    @field_validator("splits")
+    @classmethod
+    def _split_counts(cls, splits: dict[str, int]) -> dict[str, int]:
+        for name, n in splits.items():
+            if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 1_000_000:
+                raise ValueError(f"split {name!r}: {n!r} items; give a whole number from 1 to 1000000")
+        return splits
+
+    @model_validator(mode="after")
+    def _count_or_splits(self) -> TaskConfig:
+        if not self.splits:
+            if self.count is None:
+                raise ValueError("give count (items of the task) or splits ({train: n, test: m})")
+            return self
+        if self.split != "test":  # the default; a dumped config repeats it
+            raise ValueError(f"give split {self.split!r} or splits {dict(self.splits)}, not both")
+        total = sum(self.splits.values())
+        if self.count is not None and self.count != total:
+            raise ValueError(f"count {self.count} is not the splits' total {total}; leave count out")
+        self.count = total
+        return self
+
+    def split_counts(self) -> list[tuple[str, int]]:
+        """(split, items) in plan order: the task's splits, or its one split with its count."""
+        return list(self.splits.items()) or [(self.split, int(self.count or 0))]
 
     @field_validator("variants")
     @classmethod
@@ -222,16 +262,22 @@ def expand(config: BatchConfig) -> list[ItemPlan]:
     plans = []
     for t, task in enumerate(config.tasks):
         combinations = task.combinations()
-        answers = None
-        if ANSWER_KEY not in task.grid and ANSWER_KEY not in task.params:
-            answers = task_answers(get_family(task.family).params_model, combinations, task.count, [config.seed, t])
-        for i in range(task.count):
-            base_id, params = f"{task.family}-t{t}-{i:05d}", combinations[i % len(combinations)]
-            if answers is not None:
-                params = {**params, ANSWER_KEY: answers[i]}
-            if not task.variants:
-                plans.append(ItemPlan(base_id, task.family, params, t, i, task.split, questions=tuple(task.questions)))
-            for name, overrides in task.variants.items():
-                plans.append(ItemPlan(f"{base_id}-{name}", task.family, {**params, **overrides}, t, i, task.split,
-                                      scene_id=base_id, questions=tuple(task.questions)))
+        first = 0  # item indices run on across splits: disjoint seeds
+        for s, (split, count) in enumerate(task.split_counts()):
+            answers = None
+            if ANSWER_KEY not in task.grid and ANSWER_KEY not in task.params:
+                entropy = [config.seed, t, s] if task.splits else [config.seed, t]
+                answers = task_answers(get_family(task.family).params_model, combinations, count, entropy)
+            for j in range(count):
+                i = first + j
+                base_id = f"{task.family}-t{t}-{split}-{j:05d}" if task.splits else f"{task.family}-t{t}-{i:05d}"
+                params = combinations[j % len(combinations)]
+                if answers is not None:
+                    params = {**params, ANSWER_KEY: answers[j]}
+                if not task.variants:
+                    plans.append(ItemPlan(base_id, task.family, params, t, i, split, questions=tuple(task.questions)))
+                for name, overrides in task.variants.items():
+                    plans.append(ItemPlan(f"{base_id}-{name}", task.family, {**params, **overrides}, t, i, split,
+                                          scene_id=base_id, questions=tuple(task.questions)))
+            first += count
     return plans
