@@ -293,3 +293,20 @@ def test_choice_answers_need_their_options_and_gold_parses_back():
         answer = Answer(type=kind, gold=gold, options=options)
         value = canonical_gold(kind, answer.gold)
         assert parse(kind, answer_text(kind, value), options).value == value
+
+
+def test_preset_gives_every_ability_a_test_split_with_answers_at_chance():
+    from pathlib import Path
+
+    import stim3d.scenes.presets as presets
+    from stim3d.render.batch.config import load_config
+
+    plans = expand(load_config(Path(presets.__file__).parent / "ava3d.yaml"))
+    assert {p.family for p in plans} == {"ava_count", "ava_localize", "ava_depth_absolute", "ava_depth_relative",
+                                         "ava_color", "ava_spatial", "ava_orientation"}
+    assert {p.split for p in plans} == {"test"}
+    for family in ("ava_count", "ava_depth_relative", "ava_color", "ava_spatial", "ava_orientation"):
+        answers = Counter(p.params["answer"] for p in plans if p.family == family)
+        assert max(answers.values()) / sum(answers.values()) - 1 / len(answers) <= 0.05, (family, answers)
+    counts = Counter((p.params["target_shape"], p.params["answer"]) for p in plans if p.family == "ava_count")
+    assert len(counts) == 200 and set(counts.values()) == {1}  # every count 1..40 once per target shape
