@@ -1,0 +1,180 @@
+"""stim3d as an installed library: one import name, no collisions, family plug-ins, Ray and workers from any folder.
+
+The wheel is built from this checkout and installed (no dependencies) into a fresh
+virtual environment that sees the project's .venv for its heavy dependencies (bpy,
+numpy, trimesh...) through a .pth file placed after its own site-packages. Next to
+it go the real `render` (Render.com's SDK) and `scoring` packages from the package
+index, whose import names stim3d used to take, and a tiny third-party family
+plug-in built here. Everything then runs from a project folder that has its own
+`scenes/` and `render/` packages, which must never be imported.
+
+Needs the package index (pip downloads `render`, `scoring` and setuptools for the
+build); CI has it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import textwrap
+import tomllib
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from stim3d.version import __version__
+
+pytestmark = pytest.mark.bpy
+
+ROOT = Path(__file__).resolve().parents[1]
+PLUGIN_FAMILY = '''
+"""A third party's family: N spheres in a row; how many spheres?"""
+from pydantic import Field
+
+from stim3d.scenes.camera import look_at
+from stim3d.scenes.colors import named
+from stim3d.scenes.families.base import Composed, Family, FamilyParams, Frame
+from stim3d.scenes.families.counting import counting_lights
+from stim3d.scenes.model import Question, Scene, SceneObject
+from stim3d.scenes.primitives import unit_dimensions
+from stim3d.scenes.visibility import measure
+
+
+class Params(FamilyParams):
+    n: int = Field(2, ge=1, le=4, description="spheres in the row")
+
+
+def compose(params: Params, rng, frame: Frame) -> Composed:
+    dims = tuple(0.5 * d for d in unit_dimensions("sphere"))
+    objects = [SceneObject(id=i + 1, shape="sphere", size=0.5, dimensions=dims, color=named("red"),
+                           location=(1.2 * i - 0.6 * (params.n - 1), 0.0, 0.25)) for i in range(params.n)]
+    camera = look_at((0.0, -6.0, 2.5), (0.0, 0.0, 0.25), frame.width, frame.height)
+    scene = Scene(camera=camera, lights=counting_lights(), objects=objects)
+    question = Question(question_id="q0", text="How many spheres are there?", answer_type="integer", gold=params.n)
+    return Composed(scene, [question], measure(scene, frame.rays_per_pixel))
+
+
+FAMILY = Family("tiny_row", "N red spheres in a row (a test plug-in)", Params, compose, ("integer",))
+'''
+
+
+def run(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, f"{' '.join(map(str, args))}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+def write_plugin(folder: Path) -> Path:
+    (folder / "tiny_plugin").mkdir(parents=True)
+    (folder / "tiny_plugin" / "__init__.py").write_text("")
+    (folder / "tiny_plugin" / "family.py").write_text(PLUGIN_FAMILY)
+    (folder / "pyproject.toml").write_text(textwrap.dedent("""
+        [build-system]
+        requires = ["setuptools>=68"]
+        build-backend = "setuptools.build_meta"
+        [project]
+        name = "tiny-plugin"
+        version = "0.0.1"
+        [project.entry-points."stim3d.families"]
+        tiny_row = "tiny_plugin.family"
+        [tool.setuptools]
+        packages = ["tiny_plugin"]
+    """))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> dict[str, Path]:
+    """A fresh venv with stim3d's wheel, render==1.5.0, scoring==0.0.9 and the tiny plug-in installed."""
+    base = tmp_path_factory.mktemp("packaging")
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(base / "dist"), str(ROOT)], cwd=base)
+    (wheel,) = (base / "dist").glob("stim3d-*.whl")
+    venv = base / "venv"
+    run([sys.executable, "-m", "venv", str(venv)], cwd=base)
+    python = venv / "bin" / "python"
+    site = Path(run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=base).stdout.strip())
+    # After the venv's own packages: the project's dependencies (not its editable stim3d, whose finder is a .pth
+    # of .venv that a .pth-added folder does not run).
+    (site / "zz_project_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    plugin = write_plugin(base / "plugin-src")
+    run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], cwd=base)
+    run([str(python), "-m", "pip", "install", "-q", "render==1.5.0", "scoring==0.0.9"], cwd=base)
+    run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(plugin)], cwd=base)
+    project = base / "user-project"  # a user's folder with packages named like stim3d's old top-level ones
+    for name in ("scenes", "render"):
+        (project / name).mkdir(parents=True)
+        (project / name / "__init__.py").write_text(f'raise RuntimeError("the user package {name} was imported")\n')
+    (project / "batch.yaml").write_text(
+        "seed: 3\nrender: {engine: workbench, width: 64, height: 48}\n"
+        "tasks:\n  - {family: tiny_row, count: 2, grid: {n: [1, 3]}}\n  - {family: shape_count, count: 1}\n"
+    )
+    return {"wheel": wheel, "venv": venv, "python": python, "project": project, "site": site}
+
+
+def test_the_wheel_installs_one_top_level_name(installed):
+    with zipfile.ZipFile(installed["wheel"]) as wheel:
+        tops = {name.split("/")[0] for name in wheel.namelist()}
+    assert tops == {"stim3d", f"stim3d-{__version__}.dist-info"}
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    on_disk = {"stim3d"} | {
+        ".".join(["stim3d", top, *p.parent.relative_to(ROOT / top).parts])
+        for top in ("scenes", "render", "scoring", "blender_addon") for p in (ROOT / top).rglob("__init__.py")
+    }
+    assert on_disk <= set(declared), f"package folders missing from pyproject.toml: {sorted(on_disk - set(declared))}"
+
+
+def test_stim3d_and_the_real_render_and_scoring_packages_both_work(installed):
+    # scoring 0.0.9 imports sklearn without declaring it, so it is located, not imported: what matters is that
+    # the name `scoring` is that package and stim3d's scoring core is stim3d.scoring.
+    check = textwrap.dedent("""
+        import importlib.util, json, render, stim3d, stim3d.scoring
+        from render import Render
+        theirs = importlib.util.find_spec("scoring").origin
+        assert not theirs.startswith(stim3d.__path__[0]) and not render.__file__.startswith(stim3d.__path__[0])
+        print(json.dumps({"stim3d": stim3d.__version__, "render": render.__file__, "scoring": theirs,
+                          "families": sorted(stim3d.families())}))
+    """)
+    # Not from the user's project folder: `python -c` puts the current folder first on sys.path, so there
+    # `import render` is the user's own package, whatever is installed.
+    elsewhere = installed["project"].parent
+    out = json.loads(run([str(installed["python"]), "-c", check], cwd=elsewhere).stdout.strip().splitlines()[-1])
+    assert out["stim3d"] == __version__
+    assert str(installed["site"]) in out["render"] and str(installed["site"]) in out["scoring"]
+    assert {"shape_count", "tiny_row"} <= set(out["families"])
+    version = run([str(installed["venv"] / "bin" / "stim3d"), "--version"], cwd=installed["project"]).stdout
+    assert version.strip() == f"stim3d {__version__}"
+
+
+def test_plugin_is_listed_with_its_distribution(installed):
+    listing = run([str(installed["venv"] / "bin" / "stim3d"), "families"], cwd=installed["project"]).stdout
+    assert "tiny_row [tiny-plugin]: N red spheres in a row" in listing
+    assert "shape_count [stim3d]:" in listing
+
+
+@pytest.mark.parametrize("executor", ["local", "ray"])
+def test_plugin_items_render_from_a_folder_with_its_own_scenes_and_render(installed, executor):
+    out = installed["project"] / f"out-{executor}"
+    args = [str(installed["venv"] / "bin" / "stim3d"), "render", "batch.yaml", "--out", str(out), "--quiet",
+            "--executor", executor]
+    env = {**os.environ, "RAY_ADDRESS": "", "RAY_USAGE_STATS_ENABLED": "0"}
+    run(args, cwd=installed["project"], env=env)
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    assert sorted(r["family"] for r in records) == ["shape_count", "tiny_row", "tiny_row"]
+    for record in records:
+        assert record["provenance"]["stim3d_version"] == __version__
+        item = json.loads((out / "items" / record["item_id"] / "item.json").read_text())
+        assert item["provenance"]["stim3d_version"] == __version__
+        if record["family"] == "tiny_row":  # the gold answer is what the mask shows: one id per sphere
+            mask = np.asarray(Image.open(out / "items" / record["item_id"] / "mask.png"))
+            assert len(set(np.unique(mask)) - {0}) == record["answer"]["gold"]
+    scored = installed["project"] / f"predictions-{executor}.jsonl"
+    scored.write_text("".join(json.dumps({"question_id": r["question_id"], "response": str(r["answer"]["gold"])}) + "\n"
+                              for r in records))
+    report = run([str(installed["venv"] / "bin" / "stim3d"), "score", str(out), str(scored)], cwd=installed["project"])
+    assert "1.000" in report.stdout
