@@ -6,6 +6,7 @@ the same way, and the colour toggle can be redrawn after a re-validation.
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from stim3d.scenes.model import Item
@@ -13,6 +14,15 @@ from stim3d.scenes.model import Item
 from .session import stim3d_objects
 from .validation import Validation, min_visibility_of
 from .visibility_colors import visibility_rgba
+
+CHAR_WIDTH_PX = 7.0  # a typical character of Blender's UI font at scale 1
+PANEL_PADDING_PX = 40.0  # box margins and the sidebar's scroll bar
+
+
+def wrap_for_panel(text: str, region_width_px: float, ui_scale: float = 1.0) -> list[str]:
+    """`text` as lines that fit a sidebar region this wide: a label does not wrap, it is cut off."""
+    chars = int(max(region_width_px - PANEL_PADDING_PX, 0.0) / (CHAR_WIDTH_PX * max(ui_scale, 0.1)))
+    return textwrap.wrap(text, width=max(chars, 12)) or [""]
 
 
 def current_item(settings: Any) -> Item | None:

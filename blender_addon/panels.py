@@ -8,6 +8,7 @@ import bpy
 
 from stim3d.scenes.families import FAMILIES
 
+from .display import wrap_for_panel
 from .params import field_specs
 from .properties import params_attribute
 
@@ -68,9 +69,12 @@ class STIM3D_PT_inspect(_Stim3DPanel, bpy.types.Panel):
         layout = self.layout
         layout.template_list("STIM3D_UL_objects", "", settings, "objects", settings, "object_index", rows=5)
         layout.prop(settings, "color_by_visibility", icon="HIDE_OFF")
+        width = context.region.width if context.region else 300
         for question in settings.questions:
             box = layout.box()
-            box.label(text=question.text)
+            column = box.column(align=True)
+            for line in wrap_for_panel(question.text, width, context.preferences.system.ui_scale):
+                column.label(text=line)
             box.label(text=f"gold: {question.gold}" + (f"  ({question.check})" if question.check else ""))
 
 
