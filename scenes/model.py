@@ -19,7 +19,8 @@ from stim3d.scoring.answers import AnswerType, Gold
 
 SCHEMA_VERSION = "1.0"
 
-Shape = Literal["sphere", "cube", "cone", "cylinder", "torus"]
+Shape = Literal["sphere", "cube", "cone", "cylinder", "torus", "tile"]
+# The primitives families draw objects from; "tile" (a thin square slab) is a marker, e.g. a cue under grid cells.
 SHAPES: tuple[Shape, ...] = ("sphere", "cube", "cone", "cylinder", "torus")
 Finish = Literal["matte", "glossy"]
 

@@ -9,7 +9,8 @@ are identical either way.
 
 What `size` means per shape (all in metres):
 - sphere: diameter;  cube: edge;  cylinder and cone: base diameter = height;
-- torus: outer diameter, lying flat (axis = Z), tube radius `TORUS_TUBE * size`.
+- torus: outer diameter, lying flat (axis = Z), tube radius `TORUS_TUBE * size`;
+- tile: edge of a square slab `TILE_THICKNESS * size` thick (a marker on the ground).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ SEGMENTS = 64  # around the Z axis, for every round shape
 SPHERE_RINGS = 32
 TORUS_TUBE = 0.14  # tube radius as a fraction of the outer diameter
 TORUS_TUBE_SEGMENTS = 24
+TILE_THICKNESS = 0.01  # a tile's height as a fraction of its edge
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,13 @@ def _torus() -> PrimitiveMesh:
     return PrimitiveMesh(vertices, faces, np.ones(len(faces), bool))
 
 
-_BUILDERS = {"sphere": _sphere, "cube": _cube, "cylinder": _cylinder, "cone": _cone, "torus": _torus}
+def _tile() -> PrimitiveMesh:
+    """The cube flattened to TILE_THICKNESS: a square slab lying on the ground (a marker, not a counted shape)."""
+    cube = _cube()
+    return PrimitiveMesh(cube.vertices * np.array([1.0, 1.0, TILE_THICKNESS]), cube.faces, cube.smooth)
+
+
+_BUILDERS = {"sphere": _sphere, "cube": _cube, "cylinder": _cylinder, "cone": _cone, "torus": _torus, "tile": _tile}
 
 
 @cache

@@ -17,7 +17,13 @@ their conclusion at the end ("1, 2, 3... so there are 3 spheres" -> 3). A cell s
 takes every cell named in its span, so a response that names cells while reasoning
 and gives no boxed or marked answer is read as naming all of them.
 
-Canonical values: integer -> int; letters -> upper-case str; yes_no -> "yes"/"no";
+The `strict_*` types (ROSE's formal grammar) are read differently: the whole
+response must be `COUNT(n)`, `CLICK(Rr,Cc); ...; DONE` or `CLICK(Rr,Cc); ...;
+SUBMIT(n)` (case-insensitive, whitespace allowed inside and around tokens), or it
+is invalid; repeated and out-of-grid cells are grammatical and left to the rules.
+
+Canonical values: integer and strict_count -> int; strict_cell_set -> like cell_set;
+strict_cell_set_count -> Submission(cells, count); letters -> upper-case str; yes_no -> "yes"/"no";
 box -> (x0, y0, x1, y1) floats; number -> float metres; choice -> the option as the record lists it;
 cell -> (row, col); cell_set -> tuple of (row, col) in the order given, repeats kept
 (the set F1 rule treats a repeat as ROSE does: the whole answer scores 0).
@@ -290,6 +296,48 @@ def parse_cell_set(response: str) -> Parsed:
     return _invalid(f"no cells in the {source} answer")
 
 
+# -- ROSE's strict action grammar ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Submission:
+    """A click-and-submit answer: the clicks in the order given (repeats kept) and the submitted count."""
+
+    cells: tuple[tuple[int, int], ...]
+    count: int
+
+
+_STRICT_COUNT = re.compile(r"\s*COUNT\s*\(\s*(\d{1,9})\s*\)\s*", re.IGNORECASE)
+_STRICT_CLICK = r"CLICK\s*\(\s*R\s*(\d{1,9})\s*,\s*C\s*(\d{1,9})\s*\)\s*;\s*"
+_STRICT_CLICKS = re.compile(r"\s*(?P<clicks>(?:CLICK\s*\(\s*R\s*\d{1,9}\s*,\s*C\s*\d{1,9}\s*\)\s*;\s*)*)"
+                            r"(?:DONE|SUBMIT\s*\(\s*(?P<count>\d{1,9})\s*\))\s*", re.IGNORECASE)
+
+
+def _strict_clicks(response: str, submit: bool) -> Parsed:
+    """ROSE's parser: case-insensitive, whitespace allowed inside tokens, nothing else around them."""
+    found = _STRICT_CLICKS.fullmatch(response)
+    ending = "SUBMIT(n)" if submit else "DONE"
+    if found is None or (found["count"] is None) == submit:
+        return _invalid(f"not CLICK(Rr,Cc); ...; {ending}")
+    cells = tuple((int(r), int(c)) for r, c in re.findall(_STRICT_CLICK, found["clicks"], re.IGNORECASE))
+    return Parsed(Submission(cells, int(found["count"])) if submit else cells, source="grammar")
+
+
+def parse_strict_count(response: str) -> Parsed:
+    """"COUNT(3)", " count ( 3 ) " -> 3; anything else ("3", "COUNT(3) cells") is invalid."""
+    found = _STRICT_COUNT.fullmatch(response)
+    return Parsed(int(found.group(1)), source="grammar") if found else _invalid("not COUNT(n)")
+
+
+def parse_strict_cell_set(response: str) -> Parsed:
+    """"CLICK(R1,C2); CLICK(R3,C4); DONE" -> ((1, 2), (3, 4)); "DONE" -> (); repeats and row 0 are kept."""
+    return _strict_clicks(response, submit=False)
+
+
+def parse_strict_cell_set_count(response: str) -> Parsed:
+    """"CLICK(R1,C2); SUBMIT(1)" -> Submission(((1, 2),), 1); "SUBMIT(0)" -> Submission((), 0)."""
+    return _strict_clicks(response, submit=True)
+
+
 # -- AVA-3D: boxes, numbers with units, one of a question's options ----------------------------------
 
 _COORD = r"\d{1,9}(?:\.\d+)?"
@@ -409,6 +457,9 @@ PARSERS: dict[str, Callable[[str], Parsed]] = {
     "yes_no": parse_yes_no,
     "cell": parse_cell,
     "cell_set": parse_cell_set,
+    "strict_count": parse_strict_count,
+    "strict_cell_set": parse_strict_cell_set,
+    "strict_cell_set_count": parse_strict_cell_set_count,
     "box": parse_box,
     "number": parse_number,
 }
@@ -427,8 +478,10 @@ def canonical_gold(answer_type: str, gold: Any) -> Any:
     """A record's gold in the parsers' canonical form (JSON lists -> tuples)."""
     if answer_type == "cell":
         return (int(gold[0]), int(gold[1]))
-    if answer_type == "cell_set":
+    if answer_type in ("cell_set", "strict_cell_set"):
         return tuple((int(r), int(c)) for r, c in gold)
+    if answer_type == "strict_cell_set_count":
+        return Submission(tuple((int(r), int(c)) for r, c in gold), len(gold))
     if answer_type == "letters":
         return str(gold).upper()
     if answer_type == "box":

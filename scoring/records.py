@@ -24,6 +24,11 @@ carry the grid size in `scoring.params` when the family reports `rows` and `cols
 (Must-Right and Easy-Wrong items, each with a structured fact and a weight, and a golden
 caption; scoring/rubric.py), scored with the rule `gated` (docs/rubrics.md).
 
+1.4 (from 1.3): ROSE's strict answer types `strict_count` (`COUNT(n)`), `strict_cell_set`
+(`CLICK(Rr,Cc); ...; DONE`) and `strict_cell_set_count` (`...; SUBMIT(n)`), with the rules
+`click_submit_soft` and `region_ok` (R-OK; its region is in `scoring.params` as
+`region_row_min/max`, `region_col_min/max`, `region_exclude`); docs/rose.md.
+
 1.5 (from 1.4): AVA-3D answer types (docs/ava.md) `box` (gold [x0, y0, x1, y1] in pixels;
 `scoring.params` has the image `width` and `height` so a normalised answer can be scored),
 `number` (metres) and `choice` (with the new field `answer.options`); rules `iou`,
@@ -51,6 +56,9 @@ PROTOCOL: dict[str, str] = {
     "cell": "Answer as Row X, Column Y (1-based, row 1 at the top, column 1 at the left).",
     "cell_set": "Answer with every cell as Row X, Column Y, separated by semicolons, or none if there is none.",
     "rubric": "Answer in plain sentences.",
+    "strict_count": "Answer only in the format: COUNT(n).",
+    "strict_cell_set": "Answer only using CLICK(Rr,Cc); ...; DONE.",
+    "strict_cell_set_count": "Answer only using CLICK(Rr,Cc); ...; SUBMIT(n).",
     "box": "Answer with the box as [x_min, y_min, x_max, y_max] in pixels (origin at the top-left corner).",
     "number": "Answer with a single number in metres.",
     "choice": "Answer with one of the options.",
@@ -63,12 +71,15 @@ DEFAULT_RULE: dict[str, str] = {
     "cell": "cell_tolerance",
     "cell_set": "set_f1",
     "rubric": "gated",
+    "strict_count": "count_soft",
+    "strict_cell_set": "set_f1",
+    "strict_cell_set_count": "click_submit_soft",
     "box": "iou",
     "number": "delta125",
     "choice": "exact",
 }
-RuleName = Literal["exact", "count_soft", "cell_tolerance", "cell_distance", "set_f1", "gated", "iou", "delta125",
-                   "abs_rel"]
+RuleName = Literal["exact", "count_soft", "cell_tolerance", "cell_distance", "set_f1", "gated", "click_submit_soft",
+                   "region_ok", "iou", "delta125", "abs_rel"]
 Scalar = Union[str, int, float, bool, None]
 
 
@@ -93,6 +104,7 @@ class Answer(Strict):
     integer: a non-negative int; letters: upper-case letters/digits in reading order;
     yes_no: "yes" or "no"; cell: [row, col], 1-based from the top-left ([0, 0] = none);
     cell_set: a list of distinct [row, col]; rubric: a Rubric (scoring/rubric.py);
+    strict_count as integer, strict_cell_set and strict_cell_set_count as cell_set;
     box: [x0, y0, x1, y1] pixels with x0 < x1, y0 < y1; number: a positive number;
     choice: one of `options` (which only a choice answer has).
     """
@@ -111,7 +123,7 @@ class Answer(Strict):
     @model_validator(mode="after")
     def _gold_fits_type(self) -> Answer:
         gold, kind = self.gold, self.type
-        ok = {
+        checks = {
             "integer": isinstance(gold, int) and not isinstance(gold, bool) and gold >= 0,
             "letters": isinstance(gold, str) and gold.isalnum() and gold == gold.upper(),
             "yes_no": gold in ("yes", "no"),
@@ -119,13 +131,15 @@ class Answer(Strict):
             "cell_set": isinstance(gold, list) and len(set(map(tuple, gold))) == len(gold)
             and all(v >= 1 for cell in gold for v in cell),
             "rubric": isinstance(gold, Rubric),
-            "box": isinstance(gold, tuple) and len(gold) == 4 and 0 <= gold[0] < gold[2] and 0 <= gold[1] < gold[3],
-            "number": isinstance(gold, (int, float)) and not isinstance(gold, bool) and gold > 0,
-            "choice": isinstance(gold, str) and bool(self.options) and gold in self.options,
-        }[kind]
+        }
+        checks["strict_count"] = checks["integer"]
+        checks["strict_cell_set"] = checks["strict_cell_set_count"] = checks["cell_set"]
+        checks["box"] = isinstance(gold, tuple) and len(gold) == 4 and 0 <= gold[0] < gold[2] and 0 <= gold[1] < gold[3]
+        checks["number"] = isinstance(gold, (int, float)) and not isinstance(gold, bool) and gold > 0
+        checks["choice"] = isinstance(gold, str) and bool(self.options) and gold in self.options
         if (self.options is not None) != (kind == "choice"):
             raise ValueError(f"a {kind} answer {'needs' if kind == 'choice' else 'has no'} options")
-        if not ok:
+        if not checks[kind]:
             raise ValueError(f"gold {gold!r} is not a valid {kind} answer")
         return self
 
@@ -191,6 +205,12 @@ def answer_text(answer_type: str, gold: Any) -> str:
         return f"Row {gold[0]}, Column {gold[1]}"
     if answer_type == "cell_set":
         return "; ".join(f"Row {r}, Column {c}" for r, c in gold) if gold else "none"
+    if answer_type == "strict_count":
+        return f"COUNT({gold})"
+    if answer_type in ("strict_cell_set", "strict_cell_set_count"):
+        cells = getattr(gold, "cells", gold)  # a parsed Submission or the gold list
+        clicks = "".join(f"CLICK(R{r},C{c}); " for r, c in cells)
+        return clicks + (f"SUBMIT({len(cells)})" if answer_type == "strict_cell_set_count" else "DONE")
     if answer_type == "box":
         return "[" + ", ".join(f"{v:g}" for v in gold) + "]"
     if answer_type == "rubric":  # its golden caption

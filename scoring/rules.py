@@ -14,7 +14,17 @@ Every rule takes canonical values (see parsers.py) and gives 0 for an invalid
   `sigma_scale`, `beta`); needs `rows` and `cols` in params.
 - `set_f1`: ROSE's strict coordinate-set F1: 2|P & G| / (|P| + |G|), 1 when both are
   empty, 0 when exactly one is, and 0 when the answer repeats a cell or names a cell
-  outside the grid (when params give `rows` and `cols`).
+  outside the grid (when params give `rows` and `cols`); it is ROSE's C-F1 when
+  averaged over the click records (click-and-submit ones included: their clicks).
+- `click_submit_soft`: ROSE's SOFT for click-and-submit: the mean of the strict set
+  F1, count SOFT of the submitted count, and consistency (the submitted count equals
+  the number of unique in-grid clicks). Its PASS (`exact`) needs the exact set, no
+  repeated or out-of-grid click, and a submitted count equal to the truth and to the
+  number of unique clicks.
+- `region_ok`: ROSE's R-OK per record: 1 - |P - R| / |P|, P the unique in-grid clicks,
+  R the permitted cells (params `region_row_min/max`, `region_col_min/max`: a block,
+  1-based; `region_exclude` = 1: every cell outside it); 1 when P is empty. Like every
+  rule here it gives 0 to an answer that does not parse (ROSE leaves that case open).
 - `gated` (rubric answers, PerceptionRubrics): 0 if any Must-Right item fails, else the
   weighted fraction of Easy-Wrong items satisfied (scoring/rubric.py, docs/rubrics.md).
 
@@ -40,6 +50,8 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from .parsers import Submission
 
 Params = Mapping[str, float]
 NO_CELL = (0, 0)
@@ -96,6 +108,10 @@ def abs_rel(pred: float, gold: float, params: Params) -> float:
 
 
 def exact(pred: Any, gold: Any, params: Params) -> float:
+    if isinstance(gold, Submission):
+        unique = set(pred.cells)
+        return float(_clean_clicks(pred.cells, params) and unique == set(gold.cells)
+                     and pred.count == gold.count == len(unique))
     if isinstance(gold, tuple) and (not gold or isinstance(gold[0], tuple)):  # a cell set
         return float(_clean_clicks(pred, params) and set(pred) == set(gold))
     if _is_box(gold):
@@ -130,7 +146,12 @@ def cell_distance(pred: tuple[int, int], gold: tuple[int, int], params: Params) 
     return max(math.exp(-d2 / (2.0 * sigma**2)) - params.get("beta", 0.3), 0.0)
 
 
-def set_f1(pred: tuple, gold: tuple, params: Params) -> float:
+def _clicks(value: Any) -> tuple:
+    return value.cells if isinstance(value, Submission) else value
+
+
+def set_f1(pred: Any, gold: Any, params: Params) -> float:
+    pred, gold = _clicks(pred), _clicks(gold)
     if not _clean_clicks(pred, params):
         return 0.0
     predicted, truth = set(pred), set(gold)
@@ -139,19 +160,41 @@ def set_f1(pred: tuple, gold: tuple, params: Params) -> float:
     return 2.0 * len(predicted & truth) / (len(predicted) + len(truth))
 
 
+def click_submit_soft(pred: Submission, gold: Submission, params: Params) -> float:
+    unique_in_grid = {cell for cell in pred.cells if _in_grid(cell, params)}
+    consistent = float(pred.count == len(unique_in_grid))
+    return (set_f1(pred, gold, params) + count_soft(pred.count, gold.count, params) + consistent) / 3.0
+
+
+def region_ok(pred: Any, gold: Any, params: Params) -> float:
+    clicks = {cell for cell in _clicks(pred) if _in_grid(cell, params)}
+    if not clicks:
+        return 1.0
+    inside = {cell for cell in clicks if params["region_row_min"] <= cell[0] <= params["region_row_max"]
+              and params["region_col_min"] <= cell[1] <= params["region_col_max"]}
+    allowed = clicks - inside if params.get("region_exclude", 0) else inside
+    return len(allowed) / len(clicks)
+
+
 def gated(pred: Any, gold: Any, params: Params) -> float:
     """A rubric's gated score (scoring/rubric.py): `pred` is the judged RubricScore; undecided counts 0 here."""
     return pred.score or 0.0
 
 
+STRICT_CLICKS = ("strict_cell_set", "strict_cell_set_count")
+REGION_PARAMS = ("region_row_min", "region_row_max", "region_col_min", "region_col_max")
+
 RULES: dict[str, Rule] = {
     rule.name: rule
     for rule in (
-        Rule("exact", ("integer", "letters", "yes_no", "cell", "cell_set", "box", "number", "choice"), (), exact),
-        Rule("count_soft", ("integer",), (), count_soft),
+        Rule("exact", ("integer", "letters", "yes_no", "cell", "cell_set", "strict_count", *STRICT_CLICKS,
+                       "box", "number", "choice"), (), exact),
+        Rule("count_soft", ("integer", "strict_count"), (), count_soft),
         Rule("cell_tolerance", ("cell",), (), cell_tolerance),
         Rule("cell_distance", ("cell",), ("rows", "cols"), cell_distance),
-        Rule("set_f1", ("cell_set",), (), set_f1),
+        Rule("set_f1", ("cell_set", *STRICT_CLICKS), (), set_f1),
+        Rule("click_submit_soft", ("strict_cell_set_count",), (), click_submit_soft),
+        Rule("region_ok", STRICT_CLICKS, ("rows", "cols", *REGION_PARAMS), region_ok),
         Rule("gated", ("rubric",), (), gated),
         Rule("iou", ("box",), (), iou),
         Rule("delta125", ("number",), (), delta125),

@@ -41,7 +41,7 @@ from stim3d.scenes.colors import PALETTE, delta_e_srgb, linear_to_srgb, named, n
 from stim3d.scenes.model import Color, Scene, SceneObject, round6
 from stim3d.scenes.primitives import unit_dimensions, unit_mesh
 
-SHAPES = ("sphere", "cube", "cone", "cylinder", "torus")
+SHAPES = ("sphere", "cube", "cone", "cylinder", "torus", "tile")
 ROLE_KEY = "stim3d_role"  # custom property the add-on puts on the ground, camera and lights it built
 POSITION_TOLERANCE = 1e-5  # metres: float32 noise on scene coordinates of a few metres
 ROTATION_TOLERANCE = 1e-10  # 1 - |q1.q2|: about 3e-5 rad; float32 noise is about 1e-7 rad

@@ -13,6 +13,7 @@ from typing import Any
 from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.model import Item
 from stim3d.scoring.records import DEFAULT_RULE, PROTOCOL, Answer, ImageRef, Record, RecordProvenance, Scalar, Scoring
+from stim3d.scoring.rules import REGION_PARAMS, STRICT_CLICKS
 
 
 def flatten(values: dict[str, Any], prefix: str = "") -> dict[str, Scalar]:
@@ -40,18 +41,24 @@ def difficulty_of(item: Item) -> dict[str, Scalar]:
     return merged
 
 
-def scoring_for(answer_type: str, difficulty: dict[str, Scalar], image_size: tuple[int, int] | None = None) -> Scoring:
+def scoring_for(answer_type: str, difficulty: dict[str, Scalar], subject: Mapping[str, Any] | None = None,
+                image_size: tuple[int, int] | None = None) -> Scoring:
     """The default rule for an answer type; cell rules get the grid size when the family reports it.
 
-    Box answers get the image `width` and `height`, so that a box answered in fractions can be scored.
+    Strict click answers (ROSE) also get the permitted region their question names in its
+    `subject` (`region_row_min`, ...), which the R-OK rule (`region_ok`) reads. Box answers
+    get the image `width` and `height`, so that a box answered in fractions can be scored.
     """
     params: dict[str, int | float] = {}
     if answer_type == "cell":
         params["tolerance"] = 1
-    if answer_type in ("cell", "cell_set"):
+    if answer_type in ("cell", "cell_set", *STRICT_CLICKS):
         rows, cols = difficulty.get("rows"), difficulty.get("cols")
         if isinstance(rows, int) and isinstance(cols, int):
             params.update(rows=rows, cols=cols)
+    if answer_type in STRICT_CLICKS and subject:
+        params.update({k: v for k, v in subject.items() if k in (*REGION_PARAMS, "region_exclude")
+                       and isinstance(v, int)})
     if answer_type == "box" and image_size:
         params.update(width=image_size[0], height=image_size[1])
     return Scoring(rule=DEFAULT_RULE[answer_type], params=params)
@@ -96,7 +103,7 @@ def records_for(item: Item, image_path: str, image_sha256: str) -> list[Record]:
             prompt=f"{q.text} {PROTOCOL[q.answer_type]}",
             question=q.text,
             answer=Answer(type=q.answer_type, gold=q.gold, options=options_of(q.answer_type, q.subject)),
-            scoring=scoring_for(q.answer_type, difficulty, (image.width, image.height)),
+            scoring=scoring_for(q.answer_type, difficulty, q.subject, (image.width, image.height)),
             subject=q.subject,
             difficulty=difficulty,
             provenance=provenance,

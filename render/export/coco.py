@@ -38,6 +38,8 @@ def coco_annotations(item: Item, mask: np.ndarray, image_id: int, first_id: int)
     truths = {t.id: t for t in item.ground_truth.objects}
     annotations, hidden = [], 0
     for obj in item.scene.objects:
+        if obj.shape not in CATEGORY_ID:  # a marker (tile), not an object category
+            continue
         binary = mask == obj.id
         area = int(binary.sum())
         if area == 0:
