@@ -33,7 +33,7 @@ from itertools import combinations
 
 from stim3d.scoring.rubric import Rubric, RubricItem
 
-from .colors import COLOR_NAMES
+from .colors import COLOR_NAMES, PALETTE, nearest_palette_color
 from .model import SHAPES, Item, ObjectTruth, Question, SceneObject, round6
 
 DESCRIBE_ID = "describe"
@@ -69,19 +69,25 @@ def _shape_order(name: str) -> tuple[int, str]:
     return (SHAPES.index(name) if name in SHAPES else len(SHAPES), name)
 
 
+def colour_name(obj: SceneObject) -> str:
+    """The palette name a viewer would use: the colour's own name, or the nearest palette colour (CIEDE2000)
+    for a colour outside the palette (an odd-one-out's shifted colour is still "green")."""
+    return obj.color.name if obj.color.name in PALETTE else nearest_palette_color(obj.color.srgb)
+
+
 def _name(obj: SceneObject) -> str:
-    return f"{obj.color.name} {obj.shape}"
+    return f"{colour_name(obj)} {obj.shape}"
 
 
 def _key(obj: SceneObject) -> str:
-    return f"{obj.color.name}_{obj.shape}"
+    return f"{colour_name(obj)}_{obj.shape}"
 
 
 # -- Must-Right ------------------------------------------------------------------------------------
 
 def _counts(objects: list[SceneObject]) -> tuple[list[RubricItem], str]:
     shapes = Counter(o.shape for o in objects)
-    pairs = Counter((o.shape, o.color.name) for o in objects)
+    pairs = Counter((o.shape, colour_name(o)) for o in objects)
     items = [RubricItem(id=f"count.{s}", statement=f"There {_be(n)} {number(n)} {noun(n, s)}.", type="count",
                         fact={"shape": s, "count": n})
              for s, n in sorted(shapes.items(), key=lambda kv: _shape_order(kv[0]))]
@@ -91,7 +97,7 @@ def _counts(objects: list[SceneObject]) -> tuple[list[RubricItem], str]:
               for (s, c), n in ordered_pairs]
     items += [RubricItem(id=f"colour.{c}", statement=f"Something in the scene is {c}.", type="colour",
                          fact={"color": c, "present": True})
-              for c in sorted({o.color.name for o in objects}, key=_colour_order)]
+              for c in sorted({colour_name(o) for o in objects}, key=_colour_order)]
     phrases = [f"{number(n)} {c} {noun(n, s)}" for (s, c), n in ordered_pairs]
     listed = phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
     total = len(objects)
@@ -102,7 +108,7 @@ def _letters(dots: list[SceneObject]) -> tuple[list[RubricItem], str]:
     by_index = {int(o.attributes.get("letter_index", 0)): str(o.attributes["letter"]) for o in dots}
     text = "".join(by_index[i] for i in sorted(by_index))
     shapes = sorted({o.shape for o in dots}, key=_shape_order)
-    colours = sorted({o.color.name for o in dots}, key=_colour_order)
+    colours = sorted({colour_name(o) for o in dots}, key=_colour_order)
     kind = "digits" if text.isdigit() else "letters" if text.isalpha() else "characters"
     items = [RubricItem(id="letters", statement=f"The dots spell {text}.", type="attribute",
                         fact={"attribute": "letters", "value": text})]
@@ -161,7 +167,7 @@ def _occluded(named: dict[str, SceneObject], truths: dict[int, ObjectTruth]) -> 
             sentence = f"The {_name(obj)} is partly hidden (about {percent} % visible)."
             items.append(RubricItem(id=f"occluded.{key}", statement=sentence, type="attribute",
                                     fact={"attribute": "occluded", "object_id": obj.id, "shape": obj.shape,
-                                          "color": obj.color.name, "visibility": truth.visibility,
+                                          "color": colour_name(obj), "visibility": truth.visibility,
                                           "occlusion": truth.occlusion}))
             sentences.append(sentence)
     return items, sentences
@@ -194,8 +200,8 @@ def _relations(named: dict[str, SceneObject], truths: dict[int, ObjectTruth], wi
             sentence = f"The {_name(x)} is {phrase} the {_name(y)}."
             items.append(RubricItem(
                 id=f"{kind}.{_key(x)}.{_key(y)}", statement=sentence, type="relation",
-                fact={"relation": kind, "subject_id": x.id, "subject_shape": x.shape, "subject_color": x.color.name,
-                      "object_id": y.id, "object_shape": y.shape, "object_color": y.color.name,
+                fact={"relation": kind, "subject_id": x.id, "subject_shape": x.shape, "subject_color": colour_name(x),
+                      "object_id": y.id, "object_shape": y.shape, "object_color": colour_name(y),
                       "margin": round6(margin), "margin_unit": unit}))
             sentences.append(sentence)
     return items, sentences

@@ -15,7 +15,8 @@ parsers.py; it decides:
 - absence: satisfied unless the shape is named outside a negation (a hallucination).
 - relation: a sentence naming both objects (colour + shape) with "left of", "right of",
   "in front of", "behind", "closer than", "farther than"; the mirrored claim fails.
-  Both named but no relation word it knows -> undecided; never named together -> False.
+  Both named in a sentence with spatial words it cannot read ("beside", "next to",
+  "on the left") -> undecided; otherwise not stated -> False.
 - attribute: the letter string, the grid's rows and columns, which group is turned,
   the odd cell (parsers.parse_cell), and heavy occlusion ("hidden", "occluded", ...
   in a sentence naming the object).
@@ -65,6 +66,8 @@ _LEFT_RIGHT = re.compile(r"\b(left|right)(?:\s+(?:side|hand\s+side))?\s+(?:of|th
 _FRONT = re.compile(r"\bin\s+front\s+of\b|\b(?:closer|nearer)\s+(?:to\s+(?:the\s+)?(?:camera|viewer)\s+)?than\b")
 _BEHIND = re.compile(r"\bbehind\b|\bin\s+back\s+of\b|\b(?:farther|further)\s+(?:back\s+|away\s+)?"
                      r"(?:from\s+(?:the\s+)?(?:camera|viewer)\s+)?than\b")
+_SPATIAL = re.compile(r"\b(?:left|right|front|behind|back|closer|nearer|farther|further|beside|next\s+to|near|"
+                      r"between|before|ahead|side|above|below|under|over)\b")
 _OCCLUDED = re.compile(r"\b(?:hidden|occluded|obscured|blocked|covered|partly\s+visible|partially\s+visible|"
                        r"half[\s-]hidden|peeks?|peeking)\b")
 _OUT_OF_VIEW = re.compile(r"\b(?:cut\s+off|out\s+of\s+(?:the\s+)?(?:view|frame|picture|image)|cropped|clipped|"
@@ -242,13 +245,15 @@ def _relation(response: str, fact: dict) -> tuple[bool | None, str]:
         if (m.colour, m.shape) in (subject, other):
             by_sentence.setdefault(m.sentence, []).append(m)
     claims: list[tuple[bool, str]] = []
-    together = False
+    unreadable = False  # both named in a sentence with spatial words it cannot read: a paraphrase, perhaps
     for index, (offset, sentence) in enumerate(_sentences(text)):
         named = by_sentence.get(index, [])
         if not {(m.colour, m.shape) for m in named} >= {subject, other}:
             continue
-        together = True
         phrases = _relation_words(sentence)
+        rest = "".join(sentence[(phrases[k - 1][1] if k else 0):start] for k, (start, _, _) in enumerate(phrases))
+        rest += sentence[phrases[-1][1]:] if phrases else sentence
+        unreadable = unreadable or bool(_SPATIAL.search(rest))
         for k, (start, end, direction) in enumerate(phrases):
             if direction not in axis:
                 continue
@@ -273,9 +278,9 @@ def _relation(response: str, fact: dict) -> tuple[bool | None, str]:
         if verdicts == {False}:
             return False, f"states the opposite: {claims[0][1]}"
         return False, f"states both ways: {claims[0][1]}"
-    if together:
-        return None, "names both objects together without a relation it can read"
-    return False, "never names both objects in one sentence"
+    if unreadable:
+        return None, "names both objects with spatial words it cannot read as this relation"
+    return False, "never states how the two objects are placed on this axis"
 
 
 def _occluded(response: str, fact: dict) -> tuple[bool | None, str]:

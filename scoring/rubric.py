@@ -134,6 +134,7 @@ def judge_rubric(rubric: Rubric, response: str | None, judge: Judge) -> RubricSc
     verdicts = []
     for part, items in (("must_right", rubric.must_right), ("easy_wrong", rubric.easy_wrong)):
         for item in items:
+            satisfied: bool | None
             if not text.strip():
                 satisfied, evidence = False, "empty response"
             else:

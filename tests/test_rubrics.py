@@ -11,11 +11,14 @@ from itertools import combinations
 from pathlib import Path
 
 import jsonschema
+import numpy as np
 import pytest
 
 from stim3d.render.batch.config import expand, parse_config
 from stim3d.render.batch.driver import item_key
 from stim3d.render.batch.records import records_for
+from stim3d.scenes.colors import PALETTE, nearest_palette_color
+from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.model import SHAPES, GroundTruth, Item, ObjectTruth, Provenance
@@ -43,18 +46,27 @@ CASES = [
     ("shape_count", {}, 0), ("shape_count", {"min_visibility": 0.3, "n_shape_types": 4}, 3),
     ("shape_color_count", {"min_visibility": 0.35}, 2), ("letters", {}, 3), ("form_constancy", {"answer": "no"}, 4),
     ("form_constancy", {"answer": "yes"}, 5), ("spatial_grid", {"rows": 3, "cols": 4}, 6),
+    pytest.param("odd_grid", {"rows": 3, "cols": 4, "odd_types": "color"}, 7, marks=pytest.mark.skipif(
+        "odd_grid" not in FAMILIES, reason="the odd_grid family is not installed")),
 ]
 
 
 def describe_item(family: str, params: dict, index: int) -> tuple[Item, dict]:
     """The item with its describe question, and its item.json read back as plain JSON."""
-    item = make_item(family, params, [19, 0, index], f"{family}-t0-{index:05d}", FRAME, question_sets=BOTH)
+    frame = Frame(320, 240) if family == "odd_grid" else FRAME  # odd grids refuse objects under 10 px
+    item = make_item(family, params, [19, 0, index], f"{family}-t0-{index:05d}", frame, question_sets=BOTH)
     return item, json.loads(item.to_json())
 
 
 def rubric_of(data: dict) -> dict:
     (question,) = [q for q in data["questions"] if q["answer_type"] == "rubric"]
     return question["gold"]
+
+
+def colour(o: dict) -> str:
+    """The palette name of an object's colour (an odd-one-out's shifted colour goes by its nearest)."""
+    name = o["color"]["name"]
+    return name if name in PALETTE else nearest_palette_color(o["color"]["srgb"])
 
 
 def facts(rubric: dict, kind: str, part: str | None = None) -> list[dict]:
@@ -76,9 +88,9 @@ def test_rubric_facts_match_item_json(family, params, index):
     # counts of each shape and of each shape-colour pair, colours present
     assert {(f["shape"], f.get("color")): f["count"] for f in count_facts} == {
         **{(s, None): n for s, n in Counter(o["shape"] for o in counted).items()},
-        **{(s, c): n for (s, c), n in Counter((o["shape"], o["color"]["name"]) for o in counted).items()},
+        **{(s, c): n for (s, c), n in Counter((o["shape"], colour(o)) for o in counted).items()},
     }
-    assert {f["color"] for f in facts(rubric, "colour")} == {o["color"]["name"] for o in objects}
+    assert {f["color"] for f in facts(rubric, "colour")} == {colour(o) for o in objects}
     # absent shapes: exactly the primitives not in the scene
     assert {f["shape"] for f in facts(rubric, "absence")} == set(SHAPES) - {o["shape"] for o in objects}
     attributes = {f["attribute"]: f for f in facts(rubric, "attribute")}
@@ -86,15 +98,19 @@ def test_rubric_facts_match_item_json(family, params, index):
         by_index = {o["attributes"]["letter_index"]: o["attributes"]["letter"] for o in dots}
         assert attributes["letters"]["value"] == "".join(by_index[i] for i in sorted(by_index)) == data["questions"][0]["gold"]
         assert {f["shape"] for f in facts(rubric, "presence")} == {o["shape"] for o in dots}
-    if family == "spatial_grid":
+    if family == "odd_grid":
+        (odd,) = [o for o in objects if o["attributes"].get("odd")]
+        assert (attributes["odd_cell"]["row"], attributes["odd_cell"]["col"]) == (
+            odd["attributes"]["row"], odd["attributes"]["col"]) == tuple(data["questions"][0]["gold"])
+    if family in ("spatial_grid", "odd_grid"):
         assert (attributes["grid"]["rows"], attributes["grid"]["cols"]) == (params["rows"], params["cols"])
     if family == "form_constancy":
         turned = any(o["attributes"]["group"] == "right" and o["attributes"]["rotation_deg"] != 0 for o in objects)
         assert attributes["turned_group"]["value"] == ("right" if turned else "none")
         assert turned == (data["questions"][0]["gold"] == "no")
     # heavy occlusion: every uniquely named object at occlusion >= HEAVY_OCCLUSION, with its visibility
-    names = Counter((o["color"]["name"], o["shape"]) for o in objects)
-    unique = {o["id"]: o for o in counted if names[(o["color"]["name"], o["shape"])] == 1}
+    names = Counter((colour(o), o["shape"]) for o in objects)
+    unique = {o["id"]: o for o in counted if names[(colour(o), o["shape"])] == 1}
     occluded = {f["object_id"]: f["visibility"] for f in facts(rubric, "attribute") if f["attribute"] == "occluded"}
     assert occluded == {i: truth[i]["visibility"] for i in unique
                         if truth[i]["visible_px"] > 0 and truth[i]["occlusion"] >= HEAVY_OCCLUSION}
@@ -116,7 +132,7 @@ def test_rubric_facts_match_item_json(family, params, index):
         assert got == sorted(expected)[:MAX_RELATIONS]
         for f in (f for f in relations if f["relation"] == kind):
             assert (f["subject_shape"], f["subject_color"]) == (unique[f["subject_id"]]["shape"],
-                                                                unique[f["subject_id"]]["color"]["name"])
+                                                                colour(unique[f["subject_id"]]))
     # objects partly out of view
     cut = sum(1 for o in objects if truth[o["id"]]["visible_px"] > 0 and truth[o["id"]]["truncation"] >= OUT_OF_VIEW)
     assert [f["count"] for f in count_facts_easy(rubric)] == ([cut] if cut else [])
@@ -247,6 +263,16 @@ def test_undecidable_count_is_reported_not_guessed():
     assert result.bounds == (0.0, 1.0)
 
 
+def test_relation_paraphrase_is_undecided_and_other_axis_is_not_stated():
+    rubric = build_rubric(hand_item())
+    item = next(i for i in rubric.easy_wrong if i.id == "left_of.red_cube.yellow_cube")
+    depth = next(i for i in rubric.easy_wrong if i.id == "in_front_of.red_cube.green_cone")
+    assert reference_judge("The red cube sits beside the yellow cube.", item)[0] is None
+    assert reference_judge("To the left of the yellow cube is the red cube.", item)[0] is True
+    assert reference_judge("The red cube is to the left of the green cone.", depth)[0] is False
+    assert reference_judge("The green cone stands behind the red cube.", depth)[0] is True
+
+
 @pytest.mark.parametrize("text, expected", [
     ("There are 3 red cubes.", True), ("I count three red cubes.", True), ("There are two red cubes.", False),
     ("A red cube, a red cube and another red cube.", False),  # the first number phrase counts: "a" = 1
@@ -327,6 +353,43 @@ def test_score_reports_gated_parts_per_family_and_type(tmp_path):
                          capture_output=True, text=True, cwd=ROOT)
     assert run.returncode == 0, run.stderr
     assert "must-right pass" in run.stdout and "family=letters" in run.stdout and "type=relation" in run.stdout
+    named = subprocess.run([sys.executable, "-m", "stim3d", "score", str(tmp_path), str(tmp_path / "predictions.jsonl"),
+                            "--judge", "stim3d.scoring.judges:reference_judge"], capture_output=True, text=True, cwd=ROOT)
+    assert named.returncode == 0 and "judge: stim3d.scoring.judges:reference_judge" in named.stdout
+    bad = subprocess.run([sys.executable, "-m", "stim3d", "score", str(tmp_path), str(tmp_path / "predictions.jsonl"),
+                          "--judge", "no_such_judge"], capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 2 and "no judge of that name" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# -- against the renderer itself ----------------------------------------------------------------------------
+
+@pytest.mark.bpy
+def test_relations_and_occlusion_hold_in_the_cycles_render(tmp_path):
+    """Each relation's objects are apart in Blender's own object-index pass and depth pass, as the rubric says,
+    and a heavily occluded object covers about the share of its silhouette the rubric records."""
+    pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not installed")
+    from stim3d.render.backends.blender import render_scene
+    from stim3d.scenes.model import RenderSettings
+
+    item = make_item("shape_count", {"min_visibility": 0.4, "n_shape_types": 3}, [2026, 0, 0], "render",
+                     Frame(128, 96), question_sets=("describe",))
+    rubric = item.questions[-1].gold
+    settings = RenderSettings(engine="cycles", width=128, height=96, samples=2, denoise=False, depth=True)
+    out = render_scene(item.scene, settings, item.seed, tmp_path)
+    mask, depth = out.instance_map, out.depth
+    relations = [i.fact for i in rubric.easy_wrong if i.type == "relation"]
+    assert {f["relation"] for f in relations} == {"left_of", "in_front_of"}
+    for fact in relations:
+        a, b = mask == fact["subject_id"], mask == fact["object_id"]
+        if fact["relation"] == "left_of":
+            gap = np.nonzero(b.any(axis=0))[0].min() - np.nonzero(a.any(axis=0))[0].max() - 1
+            assert gap >= fact["margin"] * 128 - 2  # antialiasing moves a box edge by a pixel at most
+        else:
+            assert float(np.mean(depth[b]) - np.mean(depth[a])) >= 0.5 * fact["margin"]
+    truths = {t.id: t for t in item.ground_truth.objects}
+    for fact in (i.fact for i in rubric.easy_wrong if i.id.startswith("occluded.")):
+        seen = int(np.sum(mask == fact["object_id"])) / truths[fact["object_id"]].amodal_px
+        assert seen == pytest.approx(fact["visibility"], abs=0.05)
 
 
 # -- the config switch -----------------------------------------------------------------------------------

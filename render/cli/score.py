@@ -13,6 +13,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     from stim3d.render.batch.summary import cell_key
     from stim3d.render.files import write_text_atomic
+    from stim3d.scoring.judges import load_judge
     from stim3d.scoring.records import read_records
     from stim3d.scoring.report import format_report, read_predictions, score
 
@@ -30,7 +31,8 @@ def cmd_score(args: argparse.Namespace) -> int:
             raise UsageError(f"{records_path}: no records in it (an empty batch?); nothing to score")
         stage = Path(args.predictions)
         predictions, count = read_predictions(stage)
-        report = score(records, predictions, count, by=args.by, cell_of=cell_key)
+        judge_name, judge = load_judge(args.judge)
+        report = score(records, predictions, count, by=args.by, cell_of=cell_key, judge=judge, judge_name=judge_name)
     except UnicodeDecodeError as exc:
         raise UsageError(f"{stage}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     except ValueError as exc:  # ScoringInputError, a bad record or rule: one line naming it
@@ -62,6 +64,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="also break down by this difficulty key (e.g. min_visibility; least_visibility:0.1 bins "
                         "a number); answer_type, split and subject.NAME work too; repeatable")
     p.add_argument("--out", help="JSON file for the same report (default: PREDICTIONS with .scores.json)")
+    p.add_argument("--judge", metavar="NAME", help="judge of rubric (describe) records: a name in entry-point group "
+                   "stim3d.judges or module:function (default: the deterministic reference judge; docs/rubrics.md)")
     p.set_defaults(func=cmd_score)
     p = sub.add_parser("schema", help="print the JSON Schema of a hand-off record")
     p.add_argument("--out", help="write it to this file (render/schema/record.schema.json is the checked-in copy)")
