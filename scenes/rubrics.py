@@ -8,6 +8,8 @@ Must-Right (gate; a correct description cannot get these wrong):
 - how many objects of each shape, and of each shape-colour pair; the colours present;
 - a letters item (objects with a `letter` attribute): the letter string, the dots'
   shape and colour, instead of dot counts nobody describes;
+- an assembly (objects with a `part_of` attribute, e.g. AVA's toy car): that it is
+  there, instead of counts of its parts;
 - a grid (every object has `row` and `col`, the item reports `rows` and `cols`): its size;
 - two groups (objects with `group` left/right and `rotation_deg`): which one is turned;
 - an odd-one-out grid (an object with a true `odd` attribute): the odd cell.
@@ -118,6 +120,15 @@ def _letters(dots: list[SceneObject]) -> tuple[list[RubricItem], str]:
                          fact={"color": c, "present": True}) for c in colours]
     dots_text = " and ".join(f"{c}" for c in colours) + " " + " and ".join(PLURAL.get(s, s + "s") for s in shapes)
     return items, f"{dots_text[0].upper()}{dots_text[1:]}, set out as dots, spell the {kind} {text}."
+
+
+def _assemblies(parts: list[SceneObject]) -> tuple[list[RubricItem], str]:
+    """Objects built from primitives (a `part_of` attribute, e.g. a toy car): described as the thing, not its parts."""
+    kinds = sorted({str(o.attributes["part_of"]) for o in parts})
+    items = [RubricItem(id=f"object.{k}", statement=f"There is a {k.replace('_', ' ')}.", type="presence",
+                        fact={"object": k.replace("_", " "), "present": True}) for k in kinds]
+    listed = " and ".join(f"a {k.replace('_', ' ')}" for k in kinds)
+    return items, f"The scene shows {listed}, built from simple shapes."
 
 
 def _grid(item: Item, objects: list[SceneObject]) -> tuple[list[RubricItem], str]:
@@ -234,14 +245,16 @@ def build_rubric(item: Item) -> Rubric:
     """The rubric and golden caption of an item, from its scene and measured ground truth only."""
     objects = [o for o in item.scene.objects if o.countable]
     truths = {t.id: t for t in item.ground_truth.objects}
-    dots = [o for o in objects if "letter" in o.attributes]
+    parts = [o for o in objects if "part_of" in o.attributes]
+    dots = [o for o in objects if "letter" in o.attributes and "part_of" not in o.attributes]
+    rest = [o for o in objects if "letter" not in o.attributes and "part_of" not in o.attributes]
     must, caption = [], []
-    if dots:
-        found, sentence = _letters(dots)
-        must += found
-        caption.append(sentence)
-    if len(dots) < len(objects):
-        rest = [o for o in objects if "letter" not in o.attributes]
+    for group, describe in ((parts, _assemblies), (dots, _letters)):
+        if group:
+            found, sentence = describe(group)
+            must += found
+            caption.append(sentence)
+    if rest:
         found, sentence = _counts(rest)
         must += found
         caption.append(sentence)
@@ -249,7 +262,7 @@ def build_rubric(item: Item) -> Rubric:
             must += part[0]
             caption += [part[1]] if part[1] else []
     pairs = Counter(_key(o) for o in objects)
-    named = {_key(o): o for o in sorted(objects, key=lambda o: o.id) if pairs[_key(o)] == 1 and "letter" not in o.attributes}
+    named = {_key(o): o for o in sorted(rest, key=lambda o: o.id) if pairs[_key(o)] == 1}
     easy = []
     for found, sentences in (_occluded(named, truths), _relations(named, truths, item.scene.camera.width),
                              _out_of_view(objects, truths), _absent(objects)):

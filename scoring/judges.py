@@ -10,8 +10,8 @@ parsers.py; it decides:
   "a blue cube", "no cylinders"; a shape's total is the sum over its colours when no
   phrase counts the shape alone. Not named at all -> 0. Named without a number
   ("the cubes") -> undecided.
-- presence / colour: the shape or colour word occurs outside a negation ("no", "not",
-  "without", ... within four words before it).
+- presence / colour: the shape, colour or object word ("car" for a toy car) occurs
+  outside a negation ("no", "not", "without", ... within four words before it).
 - absence: satisfied unless the shape is named outside a negation (a hallucination).
 - relation: a sentence naming both objects (colour + shape) with "left of", "right of",
   "in front of", "behind", "closer than", "farther than"; the mirrored claim fails.
@@ -200,6 +200,13 @@ def _out_of_view(response: str, gold: int) -> tuple[bool | None, str]:
 
 
 def _presence(response: str, fact: dict) -> tuple[bool | None, str]:
+    if "object" in fact:  # an assembly, e.g. "toy car": its last word, as a viewer names it ("a car")
+        noun = str(fact["object"]).split()[-1].lower()
+        words = _words(response)
+        for i, word in enumerate(words):
+            if word in (noun, noun + "s") and not set(words[max(0, i - 3):i]) & _NEGATORS:
+                return True, f"names a {noun}"
+        return False, f"names no {noun}"
     if "shape" in fact:
         named = [m for m in mentions(response) if m.shape == fact["shape"] and not m.negated]
         if named:
