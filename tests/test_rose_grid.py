@@ -3,7 +3,10 @@ and every ROSE metric against hand-computed values, malformed answers included."
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from collections import Counter
 from functools import cache
 
@@ -19,7 +22,7 @@ from stim3d.scenes.model import Item, Provenance
 from stim3d.scenes.primitives import world_vertices
 from stim3d.scoring.cores import check_scorable
 from stim3d.scoring.parsers import parse
-from stim3d.scoring.records import Answer, Scoring
+from stim3d.scoring.records import Answer, Scoring, answer_text
 from stim3d.scoring.report import score, score_record
 from stim3d.scoring.rose_report import paired_rows, task_case_rows
 
@@ -49,21 +52,21 @@ def grid_cells(item: Item) -> dict[tuple[int, int], object]:
     return {(o.attributes["row"], o.attributes["col"]): o for o in item.scene.objects if o.attributes.get("role") != "cue"}
 
 
+ATTRIBUTE = {
+    "shape": lambda o: o.shape, "color": lambda o: o.color.name, "size": lambda o: o.size,
+    "rotation": lambda o: o.rotation_quat, "finish": lambda o: o.finish,
+}
+
+
 def exceptions_from_objects(item: Item, exception: str) -> set[tuple[int, int]]:
     """The exception cells from the objects alone: the cells whose `exception` attribute differs from the majority."""
     cells = grid_cells(item)
-    value = {
-        "shape": lambda o: o.shape, "color": lambda o: o.color.name, "size": lambda o: o.size,
-        "rotation": lambda o: o.rotation_quat, "finish": lambda o: o.finish,
-    }[exception]
+    value = ATTRIBUTE[exception]
     majority, _ = Counter(value(o) for o in cells.values()).most_common(1)[0]
-    found = {cell for cell, o in cells.items() if value(o) != majority}
-    others = [key for key in ("shape", "color", "size", "rotation", "finish") if key != exception]
-    for key in others:  # exceptions differ in the configured attribute only
-        other = {"shape": lambda o: o.shape, "color": lambda o: o.color.name, "size": lambda o: o.size,
-                 "rotation": lambda o: o.rotation_quat, "finish": lambda o: o.finish}[key]
-        assert len({other(o) for o in cells.values()}) == 1, key
-    return found
+    for key, other in ATTRIBUTE.items():  # exceptions differ in the configured attribute only
+        if key != exception:
+            assert len({other(o) for o in cells.values()}) == 1, key
+    return {cell for cell, o in cells.items() if value(o) != majority}
 
 
 def region_from_text(text: str, rows: int, cols: int) -> tuple[set[tuple[int, int]], bool]:
@@ -335,3 +338,16 @@ def test_base_and_cue_renders_differ_only_where_the_cue_shows(tmp_path):
         (r, c) for r in range(t4["region_row_min"], t4["region_row_max"] + 1)
         for c in range(t4["region_col_min"], t4["region_col_max"] + 1)}
     assert np.mean(cue_map == measure(cue.scene).instance_map) >= 0.98  # the recorded truth is what was rendered
+
+
+def test_score_command_prints_the_task_case_table_and_the_pairing(tmp_path):
+    base, cue = pair(5)
+    records = fake_records(base) + fake_records(cue)
+    (tmp_path / "records.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records))
+    right = {r.question_id: answer_text(r.answer.type, r.answer.gold) for r in records}
+    (tmp_path / "predictions.jsonl").write_text("".join(
+        json.dumps({"question_id": q, "response": a}) + "\n" for q, a in right.items()))
+    done = subprocess.run([sys.executable, "-m", "stim3d", "score", str(tmp_path), str(tmp_path / "predictions.jsonl")],
+                          capture_output=True, text=True, check=True)
+    assert re.search(r"^T5\s+all cases\s+1\s+1\.000\s+1\.000\s+1\.000\s+1\.000\s+1\.000$", done.stdout, re.M)
+    assert "T4 PASS on scenes where T1 was right: 1.000 (n=1); where it was wrong: - (n=0)" in done.stdout

@@ -16,6 +16,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from stim3d.scoring.judges import load_judge
     from stim3d.scoring.records import read_records
     from stim3d.scoring.report import format_report, read_predictions, score
+    from stim3d.scoring.rose_report import format_rose
 
     records_path = Path(args.records)
     if records_path.is_dir():
@@ -37,7 +38,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise UsageError(f"{stage}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     except ValueError as exc:  # ScoringInputError, a bad record or rule: one line naming it
         raise UsageError(str(exc).splitlines()[0]) from None
-    for line in format_report(report):
+    for line in format_report(report) + format_rose(records, report.questions):
         print(line)
     write_text_atomic(out, json.dumps(report.to_dict(), indent=2) + "\n")
     print(f"wrote {out}")
