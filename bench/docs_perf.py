@@ -1,0 +1,178 @@
+"""The Performance page's figures, written from bench/results/*.json and nothing else.
+
+Each block starts with the result file it comes from, the commit it was measured at
+(older files predate that field and say so), the command and the load average, so
+no figure on the page stands without its source. Numbers are rounded here, once
+(52.47 prints as 52, never 53).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def load(name: str) -> dict[str, Any]:
+    return json.loads((RESULTS / f"{name}.json").read_text())
+
+
+def source(name: str, doc: dict[str, Any]) -> str:
+    """One line naming where the figures below come from."""
+    code = doc.get("code") or {}
+    commit = code.get("git_commit")
+    at = f"commit `{commit[:12]}{'-dirty' if commit.endswith('-dirty') else ''}`" if commit else \
+        "no commit recorded: measured before result files kept it"
+    load_avg = doc["load_average"]
+    machine = doc["machine"]
+    return (f"*Source: `bench/results/{name}.json` ({at}; `{doc['command']}`; {machine['cpu_model']}, "
+            f"{machine['cores']} cores; load average {load_avg['start']:g} at start, {load_avg['max_sampled']:g} at most).*")
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def count(n: int, total: int) -> str:
+    return f"{n} of {total}"
+
+
+def visibility_accuracy() -> str:
+    doc = load("visibility_accuracy")
+    f = doc["figures"]
+    names = {"ours_1ray": "ours, 1 ray per pixel (the default)", "dysm_published": "DYSM vertices, as published",
+             "dysm_all_blockers": "DYSM vertices, all blockers", "clevr_200px": "CLEVR, >= 200 visible pixels"}
+    levels = sorted(f["decisions"], key=float)
+    rows = []
+    for key, label in names.items():
+        err = f["errors"].get(key)
+        if err:
+            signed = "" if key == "ours_1ray" else f"; {err['mean_signed_error_occluded']:+.3f} on average"
+            mean = f"{err['mean_abs_error']:.4f} ({err['mean_abs_error_occluded']:.4f}{signed})" if key == "ours_1ray" \
+                else f"{err['mean_abs_error']:.3f} ({err['mean_abs_error_occluded']:.3f}{signed})"
+            worst = f"{err['max_abs_error']:.3f}" if key == "ours_1ray" else f"{err['max_abs_error']:.2f}"
+        else:
+            mean, worst = "(no fraction)", ""
+        accepts = " / ".join(count(f["decisions"][lv]["methods"][key]["accepted_violating"],
+                                   f["decisions"][lv]["violating_scenes"]) for lv in levels)
+        rejects = " / ".join(count(f["decisions"][lv]["methods"][key]["rejected_meeting"],
+                                   f["decisions"][lv]["meeting_scenes"]) for lv in levels)
+        rows.append([label, mean, worst, accepts, rejects])
+    shown = " / ".join(levels)
+    intro = (f"{f['scenes']} generated counting scenes, {doc['settings']['resolution']}, {f['objects']:,} objects, "
+             f"{f['occluded_objects']} of them occluded ({f.get('infeasible_skipped', 0)} infeasible scene skipped "
+             f"and replaced).")
+    return "\n\n".join([source("visibility_accuracy", doc), intro, table(
+        ["method", "mean abs. error (occluded objects)", "max abs. error", f"accepts a scene violating {shown}",
+         f"rejects a scene meeting {shown}"], rows)])
+
+
+def visibility_speed() -> str:
+    doc = load("visibility_speed")
+    rows = doc["figures"]["rows"]
+    resolutions = doc["settings"]["resolutions"]
+    body = []
+    for n in doc["settings"]["object_counts"]:
+        cells = [str(n)]
+        for res in resolutions:
+            r = next(r for r in rows if r["objects"] == n and r["resolution"] == res)
+            cells.append(f"{r['raycast']['wall_s']:.3f} s / {r['blender']['wall_s']:.2g} s ({r['ratio_wall']:.0f}x)"
+                         if r["blender"]["wall_s"] < 10 else
+                         f"{r['raycast']['wall_s']:.3f} s / {r['blender']['wall_s']:.1f} s ({r['ratio_wall']:.0f}x)")
+        body.append(cells)
+    worst = max(r["blender"]["max_abs_fraction_difference"] for r in rows)
+    rays = [r["raycast"]["rays_cast"] for r in rows]
+    rate = [r["raycast"]["rays_per_s"] for r in rows]
+    note = (f"The two routes' fractions agree to {worst:.0e} or better. The ray cast shoots only the rays of each "
+            f"object's projected box: {min(rays):,}-{max(rays):,} rays per scene, {min(rate) / 1e6:.1f}-"
+            f"{max(rate) / 1e6:.1f} million rays per second.")
+    headers = ["objects", f"{resolutions[0]}: ray cast / Blender", *resolutions[1:]]
+    return "\n\n".join([source("visibility_speed", doc), table(headers, body), note])
+
+
+def render_quality() -> str:
+    doc = load("render_quality")
+    f = doc["figures"]
+    rows = [[str(s["samples"]), "on" if s["denoise"] else "off", f"{s['psnr_db_min']:.1f}", f"{s['ssim_min']:.3f}",
+             f"{s['render_s_median']:.1f}", f"{s['cpu_s_median']:.1f}"] for s in f["settings"]]
+    chosen, published = f["chosen"], f["published"]
+    refs = [r["render_s"] for r in f["reference"]]
+    note = (f"Chosen ({chosen['rule']}): {chosen['samples']} samples with OIDN {'on' if chosen['denoise'] else 'off'}, "
+            f"{chosen['cheaper_than_published_wall']:.1f}x less wall time ({chosen['cheaper_than_published_cpu']:.1f}x "
+            f"less CPU time) than the published generator's {published['setting']}, PSNR {chosen['psnr_db_min']:.1f} "
+            f"vs {published['psnr_db_min']:.1f} dB. PSNR alone ({f['chosen_psnr_only']['rule']}) would pick "
+            f"{f['chosen_psnr_only']['samples']} samples without denoising (SSIM {f['chosen_psnr_only']['ssim_min']:.2f}). "
+            f"The {doc['settings']['reference_samples']}-sample references took {min(refs):.0f}-{max(refs):.0f} s each.")
+    return "\n\n".join([source("render_quality", doc), table(
+        ["samples", "OIDN", "PSNR dB", "SSIM", "render call s", "CPU s"], rows), note])
+
+
+def pipeline_overhead() -> str:
+    doc = load("pipeline_overhead")
+    f = doc["figures"]
+    labels = {"compose_and_visibility": "compose and visibility", "scene_build_and_passes": "Blender scene build and pass files",
+              "render_call": "Cycles render call", "write": "write item folder", "other": "other (mask check, measured colours)"}
+    rows = [[label, f"{f['median_seconds'][key]:.3g}", f"{100 * f['share_of_total_wall'][key]:.1f} %"]
+            for key, label in labels.items()]
+    batch = f["batch"]
+    note = (f"{doc['settings']['items']} items; item wall time median {f['median_seconds']['wall_s']:.2f} s. Outside "
+            f"Cycles' render call: {100 * f['outside_render_share_pooled']:.1f} % of the wall time (median per item "
+            f"{100 * f['outside_render_share_median']:.1f} %, worst {100 * f['outside_render_share_max']:.1f} %). The "
+            f"whole {batch['items']}-item demo batch through `stim3d render --workers 1` spends "
+            f"{100 * batch['outside_render_share']:.0f} % outside the render calls (process start and the bpy import, "
+            f"paid once per batch).")
+    return "\n\n".join([source("pipeline_overhead", doc), table(["stage", "median s", "share of wall time"], rows), note])
+
+
+def mask_agreement() -> str:
+    doc = load("mask_agreement")
+    f = doc["figures"]
+    worst = f["worst_item"]
+    text = (f"{f['items']} items of the DYSM preset ({f['infeasible_skipped']} infeasible at this size replaced), "
+            f"{doc['settings']['render']['width']}x{doc['settings']['render']['height']}, "
+            f"{doc['settings']['render']['samples']} samples: Blender's object-index pass (mask.png) equals the "
+            f"ray-cast instance map on {100 * f['agreement_pooled']:.4f} % of {f['pixels']:,} pixels "
+            f"({f['differing_px']} differ); {f['items_identical']} items are identical and the worst "
+            f"({worst['item']}) agrees on {100 * worst['agreement']:.4f} % ({worst['differing_px']} pixels). "
+            f"Pixels off silhouette edges that differ: {f['differing_px_off_edges']}.")
+    return "\n\n".join([source("mask_agreement", doc), text])
+
+
+def batch_memory() -> str:
+    doc = load("batch_memory")
+    f = doc["figures"]
+    s = doc["settings"]
+    text = (f"One worker, never recycled, {f['items']} counting items at {s['width']}x{s['height']}, {s['samples']} "
+            f"samples ({f['failed_items']} of the {f['items']} failed): resident memory "
+            f"{f['rss_first_mb']:.0f} MB after the first item, {f['rss_last_mb']:.0f} MB after the last, "
+            f"{f['rss_max_mb']:.0f} MB at most; it grew {f['slope_mb_per_100_items_first_half']:.0f} MB per 100 items "
+            f"over the first half and {f['slope_mb_per_100_items_second_half']:.0f} MB per 100 items over the second. "
+            f"`--recycle-after` remains the guard for whatever a future change leaks.")
+    return "\n\n".join([source("batch_memory", doc), text])
+
+
+def batch_throughput() -> str:
+    doc = load("batch_throughput")
+    runs = doc["figures"]["runs"]
+    s = doc["settings"]
+    parts = [f"{r['workers']} worker(s): {r['items_per_minute']:.1f} items per minute "
+             f"(outside the render call {100 * r['outside_render_share_per_item_median']:.1f} % of an item's time, median)"
+             for r in runs]
+    text = (f"{s['width']}x{s['height']}, {s['samples']} samples, OIDN; {s['items']} items in {s['rounds']} rounds "
+            f"that alternate the order: " + "; ".join(parts) + ".")
+    return "\n\n".join([source("batch_throughput", doc), text])
+
+
+BLOCKS = {
+    "perf-visibility-accuracy": visibility_accuracy,
+    "perf-visibility-speed": visibility_speed,
+    "perf-render-quality": render_quality,
+    "perf-pipeline-overhead": pipeline_overhead,
+    "perf-mask-agreement": mask_agreement,
+    "perf-batch-memory": batch_memory,
+    "perf-batch-throughput": batch_throughput,
+}
