@@ -293,3 +293,20 @@ def test_a_full_disk_is_one_line_naming_the_folder_and_leaves_no_temporaries(ren
                      "rerun the same command"
     assert [p.name for p in out.rglob("*") if ".tmp-" in p.name] == []
     assert not (out / ".stim3d.lock").exists()  # the lock went with the run
+
+
+def test_score_parses_at_most_the_capped_length_of_a_response(rendered):
+    """A runaway answer (here 5 MB) is scored invalid at once instead of being parsed."""
+    import time
+
+    from stim3d.scoring.records import read_records
+    from stim3d.scoring.report import MAX_RESPONSE_CHARS, score_record
+
+    record = read_records(rendered / "batch" / "records.jsonl")[0]
+    gold = str(record.answer.gold)
+    started = time.perf_counter()
+    result = score_record(record, "1, 2, " * 800_000 + f"the answer is {gold}")
+    assert time.perf_counter() - started < 2.0
+    assert not result.valid and not result.correct and f"over the {MAX_RESPONSE_CHARS}" in result.reason
+    assert len(result.response) < 1_100  # the report keeps its first characters, not 5 MB
+    assert score_record(record, f"the answer is {gold}").correct  # an ordinary answer is still read

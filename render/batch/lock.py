@@ -60,7 +60,7 @@ def folder_lock(folder: Path, shard: str | None = None) -> Iterator[Path]:
             break
         os.close(fd)
     try:
-        info = {"pid": os.getpid(), "host": socket.gethostname(), "command": " ".join(sys.argv[:3])[:200]}
+        info = {"pid": os.getpid(), "host": socket.gethostname(), "command": " ".join(["stim3d", *sys.argv[1:3]])[:200]}
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(info) + "\n").encode(), 0)
         yield path
