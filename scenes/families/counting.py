@@ -17,16 +17,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..camera import look_at
+from ..camera import geometry, look_at
 from ..colors import named
 from ..model import Camera, Light, Question, Scene, SceneObject, round6
 from ..placement import Bounds, InfeasibleError, Layout, occluder_path, resting_pose, solve_occluder_offset, yaw_quat
 from ..primitives import axis_angle_quat, unit_dimensions
+from ..visibility import cast_object
 from .base import Composed, Frame
 
 PLURAL = {"sphere": "spheres", "cube": "cubes", "cone": "cones", "cylinder": "cylinders", "torus": "tori"}
 RESTARTS = 40
 BAND_RESTARTS = 30  # layouts that try for the band before settling for the floor alone
+TRIES_PER_OCCLUDER = 10  # band layouts with one occluder before the next-largest silhouette is tried
+PROBE_YAWS = (0.0, 30.0, 60.0)  # a cube's silhouette depends on its yaw: rank by the mean
 
 
 def counting_camera(frame: Frame) -> Camera:
@@ -98,10 +101,14 @@ def _occlude_target(
     return None
 
 
-def _occluding_power(spec: Spec) -> float:
-    """Silhouette area a shape can put in front of another (width x height of its box)."""
-    width, _, height = unit_dimensions(spec.shape)
-    return width * height * spec.size**2
+def silhouette_px(spec: Spec, camera: Camera) -> float:
+    """Pixels the object covers on its own at the middle of the stage (ray cast, mean over PROBE_YAWS).
+
+    This is what it can put in front of another object. A bounding box overrates a
+    cone (its box is twice its triangle) and a flat torus (a thin ellipse).
+    """
+    cam = geometry(camera)
+    return float(np.mean([len(cast_object(_make(1, spec, 0.0, 0.0, yaw), cam).gx) for yaw in PROBE_YAWS]))
 
 
 def place_counting_objects(
@@ -110,12 +117,15 @@ def place_counting_objects(
 ) -> tuple[Layout, bool]:
     """Place `specs` (ids 1..n in order) meeting the visibility floor and band. Returns (layout, band_met).
 
-    The occluder is the object with the largest silhouette (a flat torus hides at most
-    ~8 % of another torus from this camera). When no object can hide another down to
-    the band (a scene of tori only), the band is given up after BAND_RESTARTS layouts
-    and the scene is built with the floor alone; `band_met` says so.
+    The occluder is the object with the largest projected silhouette (ray cast, see
+    `silhouette_px`; a flat torus hides at most ~8 % of another torus from this
+    camera); after TRIES_PER_OCCLUDER failed layouts the next-largest is tried. When
+    no object can hide another down to the band (a scene of tori only), the band is
+    given up after BAND_RESTARTS layouts and the scene is built with the floor alone;
+    `band_met` says so.
     """
     occlude = len(specs) >= 2 and min_visibility + band < 1.0
+    ranked = sorted(range(len(specs)), key=lambda i: -silhouette_px(specs[i], camera)) if occlude else []
     layout = Layout(camera, rays_per_pixel=rays_per_pixel)
     for attempt in range(RESTARTS):
         rejections = layout.rejections
@@ -123,7 +133,7 @@ def place_counting_objects(
         order = [int(i) for i in rng.permutation(len(specs))]
         floor = Bounds(min_visibility)
         if occlude and attempt < BAND_RESTARTS:
-            occluder_index = max(order, key=lambda i: _occluding_power(specs[i]))
+            occluder_index = ranked[(attempt // TRIES_PER_OCCLUDER) % len(ranked)]
             order.remove(occluder_index)
             target_index = order.pop(0)
             target = layout.place_randomly(
