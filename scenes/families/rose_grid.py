@@ -11,19 +11,21 @@ attribute, the one `exception` names:
 - finish: glossy among matte objects.
 
 Rows and columns are numbered 1-based from the top-left of the image and checked
-by projection (grid_layout.order_preserved); every object is at least
-MIN_VISIBILITY visible and none is cut by the frame; each object records `row`,
-`col` and `exception` in its attributes.
+by projection (grid_layout.order_preserved); in the base image every object is
+at least MIN_VISIBILITY visible and none is cut by the frame (in the cue image a
+tile may hide the bottom rim of the object standing on it, at most 3 points
+more); each object records `row`, `col` and `exception` in its attributes.
 
 One seed gives one scene and two renders (config `variants: {base: {cue: false},
 cue: {cue: true}}`, which share `scene_id`): the base image carries T1 (global
 count), T2 (count in a numeric region), T3 (click in a numeric region) and T5
 (click outside a numeric region, then submit the count); the cue image adds a
 yellow tile under every cell of a further region and carries T4 (click inside the
-highlighted region). The tiles are physical objects (shape `tile`, 1 cm thick,
+highlighted region). The tiles are physical objects (shape `tile`, 1 % as thick as wide,
 `countable: false`, attributes `role: cue`, `row`, `col`), each with its own mask
-id; nothing else moves, so the two renders' object-index passes differ only where
-a tile shows. Everything random is drawn before `cue` is looked at, so both
+id, and each stays at least CUE_MIN_VISIBILITY visible around its object; nothing
+else moves, so the two renders' object-index passes differ only where a tile
+shows. Everything random is drawn before `cue` is looked at, so both
 variants compose the same scene and regions. Regions and their none/some/all cases
 are sampled as scenes/families/rose_regions.py describes; each question's
 `subject` records its task, case and region (`region_*` bounds, 1-based, and
@@ -46,7 +48,7 @@ from .grid_layout import cell_centre, framing_camera, order_preserved, view_dire
 from .letters import COUNTING_VIEW_DISTANCE, camera_distance, lights_around
 from .rose_regions import CASES, EXCLUSION_KINDS, NUMERIC_KINDS, Cell, Region, permitted, sample_region
 
-Exception_ = Literal["shape", "color", "size", "rotation", "finish"]
+ExceptionAttribute = Literal["shape", "color", "size", "rotation", "finish"]
 PITCH = 1.0  # metres between column centres
 ROW_PITCH = 1.3  # rows recede from the camera, so they need more room
 ELEVATION_DEG = (40.0, 55.0)
@@ -86,7 +88,7 @@ ANSWER_TYPE = {"T1": "strict_count", "T2": "strict_count", "T3": "strict_cell_se
 class RoseGridParams(FamilyParams):
     rows: int = Field(5, ge=2, le=9, description="grid rows")
     cols: int = Field(5, ge=2, le=9, description="grid columns")
-    exception: Exception_ = Field("color", description="the one attribute in which exceptions differ")
+    exception: ExceptionAttribute = Field("color", description="the one attribute in which exceptions differ")
     min_exceptions: int = Field(1, ge=1, le=8, description="fewest exception cells (2 when a task needs 'some')")
     max_exceptions: int = Field(4, ge=1, le=8, description="most exception cells (k)")
     cue: bool = Field(False, description="the cue image (yellow tiles under the T4 region, question T4); "
