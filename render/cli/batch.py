@@ -6,10 +6,14 @@ import argparse
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from stim3d.render.cli.common import UsageError, deliver_records, load_scoring_core, positive
+
+if TYPE_CHECKING:
+    from stim3d.render.batch.config import BatchConfig, ItemPlan
 
 
 def cmd_families(args: argparse.Namespace) -> int:
@@ -38,7 +42,7 @@ def cmd_families(args: argparse.Namespace) -> int:
 TRIAL_WIDTH = 320  # `validate` composes one item per task at most this wide: enough to catch what cannot be built
 
 
-def compose_one_per_task(config, plans) -> None:
+def compose_one_per_task(config: BatchConfig, plans: list[ItemPlan]) -> None:
     """Compose (no render) the first item of every task, so parameters that cannot be met fail here, not in the batch."""
     from stim3d.render.batch.config import ConfigError
     from stim3d.scenes.families.base import Frame
@@ -47,7 +51,7 @@ def compose_one_per_task(config, plans) -> None:
 
     scale = min(1.0, TRIAL_WIDTH / config.render.width)
     frame = Frame(max(8, round(config.render.width * scale)), max(8, round(config.render.height * scale)))
-    first = {}
+    first: dict[int, ItemPlan] = {}
     for plan in plans:
         first.setdefault(plan.task_index, plan)
     for t, plan in sorted(first.items()):
@@ -158,7 +162,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"{obj.id:>3} {obj.shape:<9} {obj.color.name:<7} {obj.size:>5.2f} {t.visible_px:>8.0f} {t.amodal_px:>8.0f} "
               f"{t.visibility:>7.3f} {t.occlusion:>6.3f} {t.truncation:>6.3f}  {t.bbox_visible}")
     for q in item.questions:
-        print(f"Q {q.question_id}: {q.text}  ->  gold: {q.gold} ({q.answer_type})")
+        gold = q.gold.caption if q.answer_type == "rubric" else q.gold  # type: ignore[union-attr]
+        print(f"Q {q.question_id}: {q.text}  ->  gold: {gold} ({q.answer_type})")
     return 0
 
 
