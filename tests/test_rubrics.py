@@ -367,6 +367,33 @@ def test_score_reports_gated_parts_per_family_and_type(tmp_path):
     assert bad.returncode == 2 and "no judge of that name" in bad.stderr and "Traceback" not in bad.stderr
 
 
+def test_a_describe_batch_renders_exports_and_scores(tmp_path):
+    """`questions: [default, describe]` through the CLI: render (workbench), summary, gallery, imagefolder export, score."""
+    config = tmp_path / "describe.yaml"
+    config.write_text("seed: 5\nrender: {engine: workbench, width: 96, height: 72}\n"
+                      "tasks:\n  - family: shape_count\n    count: 2\n    questions: [default, describe]\n")
+    out = tmp_path / "batch"
+
+    def stim3d(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "stim3d", *args], capture_output=True, text=True, cwd=ROOT)
+
+    for args in (("render", str(config), "--out", str(out), "--quiet"), ("gallery", str(out)),
+                 ("export", "imagefolder", str(out))):
+        run = stim3d(*args)
+        assert run.returncode == 0, (args, run.stderr)
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    described = [r for r in records if r["answer"]["type"] == "rubric"]
+    assert len(records) == 4 and [r["question_id"].rsplit("-", 1)[1] for r in described] == ["describe"] * 2
+    rows = [json.loads(line) for line in next((out / "exports").rglob("metadata.jsonl")).read_text().splitlines()]
+    assert {r["answer"] for r in rows if r["answer_type"] == "rubric"} == {r["answer"]["gold"]["caption"] for r in described}
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text("".join(json.dumps({"question_id": r["question_id"], "response": r["answer"]["gold"]["caption"]})
+                                   + "\n" for r in described))
+    scored = stim3d("score", str(out), str(predictions))
+    assert scored.returncode == 0, scored.stderr
+    assert "rubric records (describe): 2" in scored.stdout
+
+
 # -- against the renderer itself ----------------------------------------------------------------------------
 
 @pytest.mark.bpy

@@ -137,6 +137,8 @@ def constant_baselines(records: Iterable[Record]) -> list[ConstantBaseline]:
     golds: dict[str, Counter] = defaultdict(Counter)
     cell_golds: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     for record in records:
+        if record.answer.type == "rubric":  # a describe question's gold is a whole rubric: no constant answer
+            continue
         question_type = f"{record.family} ({record.answer.type})"
         gold = json.dumps(record.answer.gold)
         golds[question_type][gold] += 1

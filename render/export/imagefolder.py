@@ -27,7 +27,7 @@ def imagefolder_row(entry: ExportedItem, record: Record, file_name: str) -> dict
         "prompt": record.prompt,
         "answer_type": record.answer.type,
         "answer": answer_text(record.answer.type, record.answer.gold),
-        "answer_json": json.dumps(record.answer.gold),
+        "answer_json": json.dumps(record.answer.model_dump(mode="json")["gold"]),  # a rubric is a model
         "scoring_rule": record.scoring.rule,
         "difficulty_json": json.dumps(record.difficulty, sort_keys=True),
         "width": record.image.width,

@@ -29,6 +29,8 @@ def format_gold(answer_type: str, gold: Any) -> str:
         return f"Row {gold[0]}, Column {gold[1]}"
     if answer_type == "cell_set":
         return "; ".join(f"Row {r}, Column {c}" for r, c in gold) or "(none)"
+    if answer_type == "rubric":  # a describe question: its golden caption (docs/rubrics.md)
+        return str(gold.caption)
     return str(gold)
 
 
