@@ -42,7 +42,7 @@ from ..primitives import axis_angle_quat, matrix_to_quat, quat_to_matrix, unit_d
 from ..visibility import cast_object, measure
 from .base import Composed, Family, FamilyParams, Frame
 from .counting import PLURAL
-from .form_constancy import base_rotation, breaks_symmetry, object_axis
+from .form_constancy import AXISYMMETRIC, axis_angle_to, breaks_symmetry, object_axis, random_rotation
 from .grid_labels import BLOCK_HEIGHT, DOT_SIZE, label_objects, number_width
 from .grid_layout import cell_centre, framing_camera, order_preserved, view_direction
 from .letters import camera_distance, lights_around
@@ -75,6 +75,7 @@ ELEVATION_DEG = {"ground": (40.0, 55.0), "board": (5.0, 15.0)}
 AZIMUTH_DEG = 8.0
 FOCAL_35MM = 35.0
 FILL = 0.9
+BOARD_AXIS_DEG = (30.0, 60.0)  # a round shape's own axis vs the line of sight, on the board
 BOARD_GAP = 0.6  # metres from the grid's plane to the board's face
 BOARD_COLOR = Color(name="board", srgb=(0.82, 0.82, 0.8))
 LABEL_GAP = {"ground": (0.35, 1.0), "board": (0.3, 0.3)}  # metres from the grid's objects to (row, column) labels
@@ -236,10 +237,19 @@ def grid_camera(frame: Frame, plane: Plane, rng: np.random.Generator) -> Camera:
 
 
 def base_orientation(plane: Plane, shape: str, camera: Camera, rng: np.random.Generator) -> np.ndarray:
-    """Every object's orientation: upright with one random yaw on the ground, one random turn on the board."""
+    """Every object's orientation: upright with one random yaw on the ground, one random turn on the board.
+
+    On the board a cylinder's, cone's or torus's own axis is BOARD_AXIS_DEG off the line of
+    sight: neither end-on (a disc, whose turns about most axes barely show) nor side-on (a
+    torus seen edge-on is a thin bar).
+    """
     if plane.layout == "ground":
         return quat_to_matrix(axis_angle_quat((0.0, 0.0, 1.0), float(rng.uniform(0.0, 360.0))))
-    return base_rotation(shape, geometry(camera).forward, rng)
+    forward = geometry(camera).forward
+    while True:
+        rotation = random_rotation(rng)
+        if shape not in AXISYMMETRIC or BOARD_AXIS_DEG[0] <= axis_angle_to(rotation[:, 2], forward) <= BOARD_AXIS_DEG[1]:
+            return rotation
 
 
 def build_grid(plane: Plane, shape: str, base: np.ndarray, colors: tuple[Color, Color], spec: OddSpec,
@@ -409,5 +419,6 @@ FAMILY = Family(
     params_model=OddGridParams,
     compose=compose,
     answer_types=("cell",),
+    revision=2,
     rendered_difficulty=measured_color_difference,
 )
