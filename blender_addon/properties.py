@@ -31,6 +31,9 @@ from stim3d.scenes.families import FAMILIES
 from .params import INT_LIMIT, FieldSpec, field_specs
 
 
+DEFAULT_FAMILY = "shape_count"
+
+
 def params_attribute(family: str) -> str:
     return "params_" + "".join(c if c.isalnum() else "_" for c in family)
 
@@ -191,6 +194,8 @@ def register() -> None:
         name="Family",
         description="Task family to generate",
         items=[(name, name, family.description) for name, family in FAMILIES.items()],
+        # The first DYSM family when it is there; plug-ins only add entries and never change the default.
+        default=DEFAULT_FAMILY if DEFAULT_FAMILY in FAMILIES else next(iter(FAMILIES)),
     )
     groups = []
     for family, specs in family_specs().items():

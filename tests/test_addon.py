@@ -189,12 +189,12 @@ settings.save_dir, settings.samples, settings.denoise = {str(tmp_path / "saved")
 saved = bpy.ops.stim3d.render_save()
 print("RESULT " + json.dumps({{
     "install": sorted(result), "generate": sorted(generated), "save": sorted(saved),
-    "scenes_still_there": os.path.isfile(scenes.__file__),
+    "scenes_still_there": os.path.isfile(stim3d.scenes.__file__),
     "enabled": "bl_ext.user_default.stim3d" in bpy.context.preferences.addons,
     "operators": [hasattr(bpy.types, name) for name in
                   ("STIM3D_OT_generate", "STIM3D_OT_open_item", "STIM3D_OT_revalidate", "STIM3D_OT_render_save")],
     "panel": hasattr(bpy.types, "STIM3D_PT_main"),
-    "scenes_from": scenes.__file__,
+    "scenes_from": stim3d.scenes.__file__,
     "primitives": sum(1 for o in bpy.context.scene.objects if o.pass_index > 0),
 }}))
 """
