@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stim3d.provenance import code_identity
 from stim3d.render.batch.config import BatchConfig, ConfigError, load_config, parse_config
 from stim3d.render.batch.driver import Executor, ProgressFn, Shard, write_records
 from stim3d.render.batch.driver import render_batch as _render_batch
@@ -29,7 +30,14 @@ from stim3d.scoring.records import Record, read_records
 
 
 def families() -> dict[str, Family]:
-    """Every registered family (built-in and plug-ins), by name; see `stim3d families` for their parameters."""
+    """Every registered family (built-in and plug-ins), by name.
+
+    Returns
+    -------
+    dict of str to Family
+        Each family's name, description, parameter model, `compose` function, answer types and
+        generator revision; `stim3d families` prints their parameters with defaults and ranges.
+    """
     return dict(FAMILIES)
 
 
@@ -101,7 +109,34 @@ def render_batch(
     records.jsonl and summary.json at the end. Local workers are spawned, so a
     script that calls this must do so under `if __name__ == "__main__":`.
 
-    Raises ConfigError for a bad config or a folder made from another config (unless `force`).
+    Parameters
+    ----------
+    config : str, Path, mapping or BatchConfig
+        The batch config (docs/configs.md).
+    out : str or Path
+        The batch folder; created if missing, resumed if it holds this config's items.
+    workers : int, optional
+        Local worker processes (default 1) or Ray actors (default: as many as fit the cluster).
+    force : bool
+        Re-render a folder made from another config or by another generator revision.
+    shard : str, optional
+        ``"k/n"``: render only the k-th of n slices of the item plan (merge with `stim3d merge`).
+    executor : {"local", "ray"}
+        Where items render.
+    address : str, optional
+        The Ray cluster to join (``HEAD:6379``); a local Ray when omitted.
+    progress : callable, optional
+        Called with a `ProgressEvent` at the start and after every item.
+
+    Returns
+    -------
+    BatchReport
+        Counts (rendered, skipped, failed with reasons), seconds per item and constant baselines.
+
+    Raises
+    ------
+    ConfigError
+        A bad config, or a folder made from another config or another generator revision (unless `force`).
     """
     if isinstance(config, BatchConfig):
         parsed = config
@@ -125,10 +160,25 @@ def render_items(
     Each item goes through the same code as a batch item (`render_item`: backend,
     measured colours, provenance, atomic item folder), and records.jsonl is rebuilt
     from the folder's items. An item whose folder is complete and was rendered from
-    the same item and settings is skipped, so a rerun resumes. The camera size is the
-    item's own; `settings` gives the engine, samples and the rest.
+    the same item and settings (and the same stim3d version and generator revision) is
+    skipped, so a rerun resumes. The camera size is the item's own; `settings` gives the
+    engine, samples and the rest.
 
-    Returns the item folders, in the order given.
+    Parameters
+    ----------
+    items : iterable of Item
+        Composed items (`compose`) or items read back and edited.
+    out : str or Path
+        The batch folder the item folders and records.jsonl go to.
+    settings : RenderSettings or mapping, optional
+        Engine, samples, denoising and the rest (docs/configs.md); defaults otherwise.
+    workdir : str or Path, optional
+        Scratch space for the renderer's pass files (default: ``out/.work``, removed when empty).
+
+    Returns
+    -------
+    list of Path
+        The item folders, in the order given.
     """
     from stim3d.render.batch.produce import render_item
 
@@ -152,7 +202,9 @@ def render_items(
 
 
 def _item_key(item: Item, settings: RenderSettings) -> str:
-    payload = {"item": item.model_dump(mode="json", exclude={"provenance"}), "render": settings.model_dump(mode="json")}
+    """What decides an item folder's files: the item, the settings, and the code (version, generator revision)."""
+    payload = {"item": item.model_dump(mode="json", exclude={"provenance"}), "render": settings.model_dump(mode="json"),
+               "code": code_identity({item.family}, with_commit=False)}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -167,24 +219,40 @@ class Batch:
     summary: dict[str, Any] | None = None
 
     def item(self, item_id: str) -> Item:
+        """The complete item `item_id`; KeyError when the batch has none."""
         for item in self.items:
             if item.item_id == item_id:
                 return item
         raise KeyError(f"batch {self.folder} has no item {item_id!r}")
 
     def image_path(self, item_id: str) -> Path:
+        """Where the item's image.png is (whether or not it exists)."""
         return item_dir(self.folder, item_id) / "image.png"
 
     def mask_path(self, item_id: str) -> Path:
+        """Where the item's mask.png is: 16-bit, pixel = object id, 0 = background."""
         return item_dir(self.folder, item_id) / "mask.png"
 
 
 def load_batch(folder: str | Path) -> Batch:
     """Read a batch folder (from `render_batch`, `render_items`, `stim3d render` or `stim3d merge`).
 
-    Items are the complete item folders in item-id order; records come from
-    records.jsonl (empty when it was not written yet, e.g. a single shard).
-    Raises ConfigError when `folder` holds no items and no records.
+    Parameters
+    ----------
+    folder : str or Path
+        The batch folder.
+
+    Returns
+    -------
+    Batch
+        Its config (None when it has no batch.json), the complete items in item-id order,
+        the records of records.jsonl (empty when it was not written yet, e.g. a single
+        shard) and summary.json.
+
+    Raises
+    ------
+    ConfigError
+        `folder` holds no items and no records.
     """
     folder = Path(folder)
     items_root = folder / ITEMS_DIR
