@@ -1,4 +1,4 @@
-"""Judges of rubric items: the deterministic reference judge, and the hook for a model-based judge.
+"""The reference judge of rubric items: deterministic, and undecided rather than guessing.
 
 A judge is `judge(response, rubric_item) -> (satisfied, evidence)`: satisfied is True,
 False, or None when the judge cannot decide (reported as undecided, never guessed);
@@ -22,24 +22,17 @@ parsers.py; it decides:
   in a sentence naming the object).
 
 Model-based judges plug in through the entry-point group `stim3d.judges`
-(`name = "package.module:function"`, same signature); `JUDGE_PROMPT` is the prompt
-such a judge is meant to send, and `parse_judge_reply` reads its one-word verdict.
+(scoring/judge_plugins.py).
 """
 
 from __future__ import annotations
 
-import importlib
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 
 from .parsers import NUMBER_WORDS, normalise, parse_cell
-from .rubric import Judge, Rubric, RubricItem
-
-GROUP = "stim3d.judges"
-REFERENCE = "reference"
+from .rubric import Rubric, RubricItem
 
 SHAPE_WORDS: dict[str, tuple[str, ...]] = {
     "sphere": ("sphere", "spheres", "ball", "balls"),
@@ -388,70 +381,6 @@ def reference_judge(response: str, item: RubricItem) -> tuple[bool | None, str]:
         return _BY_TYPE[item.type](response, item.fact)
     except KeyError as exc:
         return None, f"the fact lacks {exc} for a {item.type} item"
-
-
-# -- model-based judges ------------------------------------------------------------------------------
-
-JUDGE_PROMPT = """You check one fact about an image against a description of that image.
-
-Fact ({type}, {part}): {statement}
-The fact as data: {fact}
-
-Description:
-\"\"\"
-{response}
-\"\"\"
-
-Does the description state this fact correctly? Rules:
-- A description that contradicts the fact does not satisfy it.
-- A count, colour, letter string, grid size or relation the description never states is not satisfied.
-- An absence fact ("there is no cylinder") is satisfied unless the description claims the thing is there.
-- Judge only what the description says, not what is likely.
-Reply with one word on the first line, SATISFIED, NOT_SATISFIED or UNKNOWN, then one line quoting the words
-of the description that decide it."""
-
-
-def judge_prompt(response: str, item: RubricItem, part: str = "") -> str:
-    """The prompt a model-based judge sends for one rubric item (the text of JUDGE_PROMPT, filled in)."""
-    return JUDGE_PROMPT.format(type=item.type, part=part or "rubric item", statement=item.statement,
-                               fact=json.dumps(item.fact, sort_keys=True), response=response.strip())
-
-
-def parse_judge_reply(reply: str) -> tuple[bool | None, str]:
-    """A model judge's reply -> (satisfied, evidence); anything but the three words is UNKNOWN."""
-    first, _, rest = reply.strip().partition("\n")
-    word = re.sub(r"[^A-Z_]", "", first.upper())
-    verdict = {"SATISFIED": True, "NOT_SATISFIED": False, "NOTSATISFIED": False}.get(word)
-    return verdict, rest.strip() or first.strip()
-
-
-def available_judges() -> dict[str, str]:
-    """{name: "module:function"} of every registered judge, the reference judge included."""
-    found = {ep.name: ep.value for ep in entry_points(group=GROUP)}
-    return {REFERENCE: "stim3d.scoring.judges:reference_judge", **found}
-
-
-class JudgeError(ValueError):
-    """A judge that cannot be found or loaded."""
-
-
-def load_judge(spec: str | None) -> tuple[str, Judge]:
-    """(name, judge) for an entry-point name of group stim3d.judges or a `module:function`; None = reference."""
-    spec = spec or REFERENCE
-    judges = available_judges()
-    target = spec if ":" in spec else judges.get(spec)
-    if target is None:
-        raise JudgeError(f"--judge {spec}: no judge of that name in entry-point group {GROUP} "
-                         f"(registered: {', '.join(sorted(judges))}); or give module:function")
-    module_name, _, attribute = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise JudgeError(f"judge {spec} ({target}): cannot import {module_name!r}: {exc}") from None
-    judge = getattr(module, attribute, None)
-    if not callable(judge):
-        raise JudgeError(f"judge {spec} ({target}): {module_name} has no function {attribute!r}")
-    return spec, judge
 
 
 def caption_failures(rubric: Rubric) -> list[str]:

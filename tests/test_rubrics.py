@@ -32,7 +32,8 @@ from stim3d.scenes.rubrics import (
     build_rubric,
 )
 from stim3d.scoring.cores import check_scorable
-from stim3d.scoring.judges import caption_failures, judge_prompt, load_judge, parse_judge_reply, reference_judge
+from stim3d.scoring.judge_plugins import judge_prompt, load_judge, parse_judge_reply
+from stim3d.scoring.judges import caption_failures, reference_judge
 from stim3d.scoring.records import RECORD_SCHEMA_VERSION, SCHEMA_PATH, Answer, Record, record_schema_text
 from stim3d.scoring.report import format_report, score
 from stim3d.scoring.rubric import Rubric, judge_rubric

@@ -13,7 +13,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     from stim3d.render.batch.summary import cell_key
     from stim3d.render.files import write_text_atomic
-    from stim3d.scoring.judges import load_judge
+    from stim3d.scoring.judge_plugins import load_judge
     from stim3d.scoring.records import read_records
     from stim3d.scoring.report import format_report, read_predictions, score
     from stim3d.scoring.rose_report import format_rose
