@@ -16,6 +16,8 @@ from .families import Frame, get_family
 from .model import GroundTruth, Item
 from .rubrics import describe_question
 
+QUESTION_SETS = ("default", "describe")  # a config task's `questions:` (render/batch/config.py)
+
 
 def seed_entropy(batch_seed: int, task_index: int, item_index: int) -> list[int]:
     return [int(batch_seed), int(task_index), int(item_index)]
@@ -44,6 +46,9 @@ def make_item(
     `question_sets` (a task's `questions:`) picks the questions: "default" the family's own,
     "describe" a free-form description scored by a rubric from the ground truth (scenes/rubrics.py).
     """
+    unknown = [name for name in question_sets if name not in QUESTION_SETS]
+    if unknown or not question_sets:
+        raise ValueError(f"question sets {list(question_sets)}: use one or both of {', '.join(QUESTION_SETS)}")
     family = get_family(family_name)
     validated = family.params_model.model_validate(params)
     rng = np.random.default_rng(np.random.SeedSequence(entropy))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,7 @@ def compose(
     task_index: int = 0,
     item_index: int = 0,
     rays_per_pixel: int = 1,
+    questions: Sequence[str] = ("default",),
 ) -> Item:
     """Compose and measure one item (no rendering): scene, per-object ground truth, questions with gold answers.
 
@@ -72,6 +73,9 @@ def compose(
         Recorded in the item; `item_id` defaults to `<family>-seed<seed>`.
     rays_per_pixel : int
         Rays per pixel side for visibility (1 = through pixel centres, as the renderer samples masks).
+    questions : sequence of str
+        Question sets, as a config task's `questions:`: "default" (the family's own) and/or
+        "describe" (a free-form description scored by a rubric, docs/rubrics.md).
 
     Returns
     -------
@@ -88,7 +92,8 @@ def compose(
         The constraints cannot be met for this seed (the message names the constraint).
     """
     return make_item(family, dict(params or {}), [int(seed), int(task_index), int(item_index)],
-                     item_id or f"{family}-seed{seed}", Frame(width, height, rays_per_pixel), split)
+                     item_id or f"{family}-seed{seed}", Frame(width, height, rays_per_pixel), split,
+                     question_sets=tuple(questions))
 
 
 def render_batch(

@@ -14,6 +14,7 @@ import jsonschema
 import numpy as np
 import pytest
 
+import stim3d
 from stim3d.render.batch.config import expand, parse_config
 from stim3d.render.batch.driver import item_key
 from stim3d.render.batch.records import records_for
@@ -446,3 +447,7 @@ def test_questions_switch_leaves_unset_configs_unchanged():
     assert [q.answer_type for q in only.questions] == ["rubric"]
     with pytest.raises(ValueError, match="questions"):
         parse_config({"seed": 3, "tasks": [{"family": "shape_count", "count": 1, "questions": ["caption"]}]})
+    with pytest.raises(ValueError, match="question sets"):
+        make_item("shape_count", {}, [3, 0, 0], plan.item_id, FRAME, question_sets=("caption",))
+    assert stim3d.compose("shape_count", seed=3, width=160, height=120, questions=["describe"]).questions[0].answer_type \
+        == "rubric"
