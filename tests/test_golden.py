@@ -35,7 +35,7 @@ GOLDEN: dict[str, tuple[dict, int, str]] = {
     "ava_depth_absolute": ({}, 1, "88178ec8b76be154b6b9aa318f195b0909a81085e299d79e3f1526e2d38eb790"),
     "ava_depth_relative": ({}, 1, "94405639026530e2ec21bbbd44445aabcc06b48e6c95942f54382f235b8d9572"),
     "ava_localize": ({}, 1, "1aef7affd26e57277e282b38c3781c8b8c09951d2367365a422c8b5fb67d6390"),
-    "ava_orientation": ({}, 1, "511988d131c9edc373128951541b04c04b2232a662692e16c9e837a247c9cdd0"),
+    "ava_orientation": ({}, 2, "99a27528b763cd803c183c8d5e5e85d23553f1e8cce9a69ac2b12bf93410a07d"),
     "ava_spatial": ({}, 1, "5bca9b184a6d180d4b04df5327ea372f338c6a98cd78d06c0e6dbab495c17428"),
     "form_constancy": ({}, 1, "4587ba1133a282f39810edaf9c9a089f4389a843b30a36ca2b437eea8a70a97c"),
     "letters": ({}, 1, "38f90ed0e4cc4a867ce087314a186faacc4c5f7b63122103ebf5ffe08593aed8"),

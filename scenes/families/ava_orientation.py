@@ -131,7 +131,7 @@ def compose(params: AvaOrientationParams, rng: np.random.Generator, frame: Frame
     )
     difficulty = {"ability": "orientation", "view": view, "heading_deg": round6(heading),
                   "camera_azimuth_deg": round6(azimuth % 360.0), "yaw_jitter_deg": round6(jitter if view != "top" else 0.0),
-                  "pitch_deg": round6(elevation), "camera_distance": round6(distance), "scale": round6(scale),
+                  "pitch_deg": round6(elevation), "camera_distance": round6(distance), "car_scale": round6(scale),
                   "n_objects": len(objects)}
     return Composed(scene=scene, questions=[question], truth=truth, difficulty=difficulty)
 
@@ -143,4 +143,5 @@ FAMILY = Family(
     params_model=AvaOrientationParams,
     compose=compose,
     answer_types=("choice",),
+    revision=2,  # 2: difficulty key scale -> car_scale (a key named like a parameter split the summary's grid cells)
 )
