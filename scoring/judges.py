@@ -62,13 +62,15 @@ _BEHIND = re.compile(r"\bbehind\b|\bin\s+back\s+of\b|\b(?:farther|further)\s+(?:
 _SPATIAL = re.compile(r"\b(?:left|right|front|behind|back|closer|nearer|farther|further|beside|next\s+to|near|"
                       r"between|before|ahead|side|above|below|under|over)\b")
 _OCCLUDED = re.compile(r"\b(?:hidden|occluded|obscured|blocked|covered|partly\s+visible|partially\s+visible|"
-                       r"half[\s-]hidden|peeks?|peeking)\b")
+                       r"half[\s-]hidden|peeks?|peeking|hides|hiding|covers|covering|obscures|obscuring|blocks|"
+                       r"blocking)\b")
 _OUT_OF_VIEW = re.compile(r"\b(?:cut\s+off|out\s+of\s+(?:the\s+)?(?:view|frame|picture|image)|cropped|clipped|"
                           r"(?:partly|partially)\s+outside|outside\s+(?:the\s+)?(?:frame|image|picture)|"
                           r"beyond\s+the\s+edge)")
 _SAME_ORIENTATION = re.compile(r"\bsame\s+(?:orientations?|way)\b|\bidentically\s+oriented\b|"
                                r"\boriented\s+(?:the\s+same|alike|identically)\b|"
                                r"\b(?:not|n't|never|no)\s+(?:\w+\s+)?(?:rotated|turned|tilted)\b|\bno\s+rotation\b")
+_IDENTICAL = re.compile(r"\b(?:look|looks|are|appear|appears)\s+(?:exactly\s+)?(?:identical|alike|the\s+same)\b")
 _TURNED = re.compile(r"\b(?:rotated|turned|tilted|twisted|oriented\s+differently|different\s+orientations?|"
                      r"differ\s+in\s+orientation)\b")
 _LETTER_TALK = re.compile(r"\b(?:letters?|spell\w*|reads?|digits?|characters?|word)\b", re.IGNORECASE)
@@ -341,6 +343,8 @@ def _turned(response: str, gold: str) -> tuple[bool | None, str]:
             said.add("none")
         elif _TURNED.search(sentence):
             said.add("turned")
+        elif _IDENTICAL.search(sentence) and "group" in sentence:  # "the two groups look identical"
+            said.add("none")
     if not said:
         return False, "says nothing about the groups' orientations"
     if len(said) > 1:

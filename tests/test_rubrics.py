@@ -37,7 +37,7 @@ from stim3d.scoring.judge_plugins import judge_prompt, load_judge, parse_judge_r
 from stim3d.scoring.judges import caption_failures, reference_judge
 from stim3d.scoring.records import RECORD_SCHEMA_VERSION, SCHEMA_PATH, Answer, Record, record_schema_text
 from stim3d.scoring.report import format_report, score
-from stim3d.scoring.rubric import Rubric, judge_rubric
+from stim3d.scoring.rubric import Rubric, RubricItem, judge_rubric
 from tests.helpers import obj, scene
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -279,6 +279,28 @@ def test_relation_paraphrase_is_undecided_and_other_axis_is_not_stated():
     assert reference_judge("To the left of the yellow cube is the red cube.", item)[0] is True
     assert reference_judge("The red cube is to the left of the green cone.", depth)[0] is False
     assert reference_judge("The green cone stands behind the red cube.", depth)[0] is True
+
+
+@pytest.mark.parametrize("fact, text, expected", [
+    ({"attribute": "letters", "value": "QP"}, "Red spheres spell the letters Q and P.", True),
+    ({"attribute": "letters", "value": "QP"}, 'The dots read "PQ".', False),
+    ({"attribute": "letters", "value": "QP"}, "Some letters made of dots.", None),
+    ({"attribute": "grid", "rows": 3, "cols": 4}, "A grid of three rows and four columns.", True),
+    ({"attribute": "grid", "rows": 3, "cols": 4}, "The shapes form a 3x4 grid.", True),
+    ({"attribute": "grid", "rows": 3, "cols": 4}, "The shapes form a 4 by 3 grid.", None),  # order unclear
+    ({"attribute": "grid", "rows": 3, "cols": 4}, "There are 4 rows of shapes.", False),
+    ({"attribute": "turned_group", "value": "right"}, "The right group is rotated a little.", True),
+    ({"attribute": "turned_group", "value": "right"}, "Both groups have the same orientations.", False),
+    ({"attribute": "turned_group", "value": "none"}, "The two groups look identical.", True),
+    ({"attribute": "turned_group", "value": "none"}, "The shapes are identical, but the right group is turned.", False),
+    ({"attribute": "odd_cell", "row": 2, "col": 3}, "The odd one is in row 2, column 3.", True),
+    ({"attribute": "odd_cell", "row": 2, "col": 3}, "The odd one is at (3, 2).", False),
+    ({"attribute": "occluded", "shape": "cone", "color": "green"}, "The yellow cube hides most of the green cone.", True),
+    ({"attribute": "occluded", "shape": "cone", "color": "green"}, "A green cone stands in the middle.", False),
+])
+def test_attribute_facts(fact, text, expected):
+    item = RubricItem(id="a", statement="a fact", type="attribute", fact=fact)
+    assert reference_judge(text, item)[0] is expected
 
 
 @pytest.mark.parametrize("text, expected", [
