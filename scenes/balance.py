@@ -31,7 +31,7 @@ BALANCE_STREAM = 0xBA1A  # third entropy word: the schedule's random stream neve
 ANSWER_KEY = "answer"
 
 
-def answer_space(params_model: type, params: dict[str, Any]) -> list[Hashable] | None:
+def answer_space(params_model: Any, params: dict[str, Any]) -> list[Hashable] | None:
     """The answers the cell `params` can realise, or None when this family's answers are not scheduled."""
     method = getattr(params_model, "answer_space", None)
     if method is None:

@@ -20,8 +20,6 @@ from functools import cache
 
 import numpy as np
 
-from .model import Shape
-
 SEGMENTS = 64  # around the Z axis, for every round shape
 SPHERE_RINGS = 32
 TORUS_TUBE = 0.14  # tube radius as a fraction of the outer diameter
@@ -80,7 +78,8 @@ def _cube() -> PrimitiveMesh:
     quads = [  # outward, counter-clockwise
         (0, 2, 3, 1), (4, 5, 7, 6), (0, 1, 5, 4), (2, 6, 7, 3), (0, 4, 6, 2), (1, 3, 7, 5),
     ]
-    vertices, faces = [], []
+    vertices: list[np.ndarray] = []
+    faces: list[tuple[int, int, int]] = []
     for quad in quads:  # own vertices per face: flat shading, sharp edges
         base = len(vertices)
         vertices.extend(corners[list(quad)])
@@ -146,7 +145,7 @@ _BUILDERS = {"sphere": _sphere, "cube": _cube, "cylinder": _cylinder, "cone": _c
 
 
 @cache
-def unit_mesh(shape: Shape) -> PrimitiveMesh:
+def unit_mesh(shape: str) -> PrimitiveMesh:
     """The unit-size mesh of `shape`; arrays are read-only and shared."""
     try:
         mesh = _BUILDERS[shape]()
@@ -157,7 +156,7 @@ def unit_mesh(shape: Shape) -> PrimitiveMesh:
     return mesh
 
 
-def unit_dimensions(shape: Shape) -> tuple[float, float, float]:
+def unit_dimensions(shape: str) -> tuple[float, float, float]:
     """Bounding-box extents of the unit mesh (x, y, z)."""
     v = unit_mesh(shape).vertices
     return tuple(float(x) for x in (v.max(axis=0) - v.min(axis=0)))  # type: ignore[return-value]
@@ -205,7 +204,7 @@ def axis_angle_quat(axis: np.ndarray | tuple[float, float, float], degrees: floa
     return (float(np.cos(half)), *(float(v) for v in np.sin(half) * axis_arr))  # type: ignore[return-value]
 
 
-def world_vertices(shape: Shape, size: float, location, rotation_quat) -> np.ndarray:
+def world_vertices(shape: str, size: float, location, rotation_quat) -> np.ndarray:
     """The object's triangles' vertices in world coordinates (faces as in `unit_mesh`)."""
     mesh = unit_mesh(shape)
     return (mesh.vertices * size) @ quat_to_matrix(rotation_quat).T + np.asarray(location, dtype=float)

@@ -386,7 +386,8 @@ def parse_box(response: str) -> Parsed:
         if not found:
             return _invalid(f"no box (four numbers) in the {source} answer")
         chosen = found[-1] if source == "text" else found[0]
-        box = tuple(float(chosen.group(i)) for i in range(1, 5))  # type: ignore[assignment]
+        x0, y0, x1, y1 = (float(chosen.group(i)) for i in range(1, 5))
+        box = (x0, y0, x1, y1)
     if not (box[0] < box[2] and box[1] < box[3]):
         return _invalid(f"{list(box)} is not a box: x_max and y_max must exceed x_min and y_min")
     return Parsed(box, source=source)

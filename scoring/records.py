@@ -136,7 +136,7 @@ class Answer(Strict):
         checks["strict_cell_set"] = checks["strict_cell_set_count"] = checks["cell_set"]
         checks["box"] = isinstance(gold, tuple) and len(gold) == 4 and 0 <= gold[0] < gold[2] and 0 <= gold[1] < gold[3]
         checks["number"] = isinstance(gold, (int, float)) and not isinstance(gold, bool) and gold > 0
-        checks["choice"] = isinstance(gold, str) and bool(self.options) and gold in self.options
+        checks["choice"] = isinstance(gold, str) and self.options is not None and bool(self.options) and gold in self.options
         if (self.options is not None) != (kind == "choice"):
             raise ValueError(f"a {kind} answer {'needs' if kind == 'choice' else 'has no'} options")
         if not checks[kind]:

@@ -270,7 +270,8 @@ def read_scene(
         if source is None:
             fresh.extend((c, None) for c in group)
             continue
-        group.sort(key=lambda c: (c.name != object_name(source), c.name))
+        name = object_name(source)
+        group.sort(key=lambda c: (c.name != name, c.name))
         keeps[index] = group[0]
         fresh.extend((c, source) for c in group[1:])
 

@@ -26,6 +26,7 @@ import hashlib
 import itertools
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -65,7 +66,7 @@ class TaskConfig(BaseModel):
         "uses the item's seed, so the scenes differ only by what the overrides change (they share a scene_id)",
     )
     questions: list[Literal["default", "describe"]] = Field(
-        default_factory=lambda: ["default"], min_length=1,
+        default_factory=lambda: ["default"], min_length=1,  # type: ignore[arg-type]
         description="question sets of every item: default (the family's own questions) and/or describe "
         "(a free-form description scored by a rubric from the ground truth, docs/rubrics.md)",
     )
@@ -170,7 +171,7 @@ class ItemPlan:
     questions: tuple[str, ...] = ("default",)  # the task's question sets (scenes/items.py make_item)
 
 
-def _format_error(source: str, error: dict[str, Any], prefix: str = "") -> str:
+def _format_error(source: str, error: Mapping[str, Any], prefix: str = "") -> str:
     loc = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in error["loc"]).replace(".[", "[")
     where = f"{prefix}{loc}" if loc else prefix.rstrip(".") or "config"
     value = error.get("input")

@@ -44,7 +44,7 @@ def measured_colors(image: np.ndarray, mask: np.ndarray, object_ids: list[int]) 
     for object_id in object_ids:
         pixels = image[mask == object_id]
         colors[object_id] = (
-            tuple(round6(c) for c in np.median(pixels, axis=0) / 255.0) if len(pixels) else None  # type: ignore[misc]
+            tuple(round6(c) for c in np.median(pixels, axis=0) / 255.0) if len(pixels) else None  # type: ignore[misc, assignment]
         )
     return colors
 

@@ -36,7 +36,8 @@ def modal_box(binary: np.ndarray) -> list[float]:
 def coco_annotations(item: Item, mask: np.ndarray, image_id: int, first_id: int) -> tuple[list[dict[str, Any]], int]:
     """The item's objects with visible pixels in `mask`, as COCO annotations; and how many had none."""
     truths = {t.id: t for t in item.ground_truth.objects}
-    annotations, hidden = [], 0
+    annotations: list[dict[str, Any]] = []
+    hidden = 0
     for obj in item.scene.objects:
         if obj.shape not in CATEGORY_ID:  # a marker (tile), not an object category
             continue
@@ -71,7 +72,8 @@ def export_coco(batches: Sequence[Path], dest: Path) -> ExportReport:
     items, report.duplicates_skipped = collect_items(batches, report.skipped)
     with export_folder(dest) as tmp:
         (tmp / "images").mkdir()
-        images, annotations = [], []
+        images: list[dict[str, Any]] = []
+        annotations: list[dict[str, Any]] = []
         for entry in items:
             try:
                 item = load_item(entry.folder)

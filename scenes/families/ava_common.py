@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -71,7 +73,7 @@ def make_object(object_id: int, spec: ObjectSpec, x: float, y: float, yaw: float
     )
 
 
-def pick(rng: np.random.Generator, options: Sequence) -> object:
+def pick(rng: np.random.Generator, options: Sequence) -> Any:
     return options[int(rng.integers(len(options)))]
 
 
@@ -115,7 +117,7 @@ def scatter(
     for _ in range(restarts):
         layout = Layout(camera, rays_per_pixel=frame.rays_per_pixel, rejections=failures)
         placed = all(
-            layout.place_randomly(lambda x, y, yaw, i=i, s=spec: make_object(i + 1, s, x, y, yaw), rng,
+            layout.place_randomly(partial(make_object, i + 1, spec), rng,
                                   Bounds(min_visibility)) is not None
             for i, spec in enumerate(specs)
         )

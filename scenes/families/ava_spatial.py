@@ -89,7 +89,7 @@ def relation_margin(relation: str, first, second) -> float:
 def compose(params: AvaSpatialParams, rng: np.random.Generator, frame: Frame) -> Composed:
     if params.answer is not None:
         relation = next(r for r, answers in RELATIONS.items() if params.answer in answers)
-        answer = params.answer
+        answer: str = params.answer
     else:
         relation = str(pick(rng, params.relations))
         answer = str(pick(rng, RELATIONS[relation]))

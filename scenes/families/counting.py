@@ -14,6 +14,7 @@ as not met (`band_met: false`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -137,7 +138,7 @@ def place_counting_objects(
             order.remove(occluder_index)
             target_index = order.pop(0)
             target = layout.place_randomly(
-                lambda x, y, yaw, i=target_index: _make(i + 1, specs[i], x, y, yaw), rng, floor
+                partial(_make, target_index + 1, specs[target_index]), rng, floor
             )
             if target is None or _occlude_target(
                 layout, target, occluder_index + 1, specs[occluder_index], rng, min_visibility, band
@@ -145,7 +146,7 @@ def place_counting_objects(
                 continue
         placed_all = True
         for i in order:
-            if layout.place_randomly(lambda x, y, yaw, i=i: _make(i + 1, specs[i], x, y, yaw), rng, floor) is None:
+            if layout.place_randomly(partial(_make, i + 1, specs[i]), rng, floor) is None:
                 placed_all = False
                 break
         if placed_all:

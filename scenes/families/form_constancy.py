@@ -129,7 +129,7 @@ def rotation_angle_deg(matrix: np.ndarray) -> float:
 
 def axis_angle_to(own_axis: np.ndarray, axis: np.ndarray) -> float:
     """Angle in degrees between two lines (0..90)."""
-    cosine = abs(float(own_axis @ axis)) / np.linalg.norm(own_axis) / np.linalg.norm(axis)
+    cosine = float(abs(float(own_axis @ axis)) / np.linalg.norm(own_axis) / np.linalg.norm(axis))
     return float(np.degrees(np.arccos(min(1.0, cosine))))
 
 
@@ -174,7 +174,7 @@ def base_rotation(shape: str, line_of_sight: np.ndarray, rng: np.random.Generato
 def draw_shapes(n: int, rng: np.random.Generator) -> list[str]:
     """n shapes drawn uniformly, redrawn while more than one (or all) are spheres: a sphere shows no turn."""
     while True:
-        shapes = [SHAPES[int(i)] for i in rng.integers(len(SHAPES), size=n)]
+        shapes: list[str] = [SHAPES[int(i)] for i in rng.integers(len(SHAPES), size=n)]
         spheres = shapes.count("sphere")
         if spheres <= 1 and spheres < n:
             return shapes
@@ -265,11 +265,11 @@ def choose_turns(members: list[Member], params: FormConstancyParams, centre: np.
                 break
     if not valid:
         return False
-    changes = [[silhouette_change(m, centre + m.offset, axis, theta, cam, rays) for m in turned] for axis in valid]
-    best = int(np.argmax([min(c) for c in changes]))
+    per_axis = [[silhouette_change(m, centre + m.offset, axis, theta, cam, rays) for m in turned] for axis in valid]
+    best = int(np.argmax([min(c) for c in per_axis]))
     for m in members:
         m.axis = valid[best]
-    for m, change in zip(turned, changes[best]):
+    for m, change in zip(turned, per_axis[best]):
         m.change = change
     return True
 

@@ -53,7 +53,7 @@ def label_objects(first_id: int, anchors: list[tuple[str, int, np.ndarray]], rig
     camera side), so the cubes rest on the ground or against the board.
     """
     dimensions = tuple(round6(d * DOT_SIZE) for d in unit_dimensions("cube"))
-    objects = []
+    objects: list[SceneObject] = []
     for axis, number, centre in anchors:
         for digit, digit_index, x, y in number_dots(number):
             location = centre + x * right + y * up + lift

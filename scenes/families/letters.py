@@ -128,7 +128,7 @@ def build_dots(text: str, params: LettersParams, color: str) -> tuple[list[Scene
     bottom = 1.2 * pitch + params.dot_size  # centre height of the lowest row
     rotation = _dot_rotation(params.primitive)
     dimensions = tuple(round6(d * size) for d in unit_dimensions(params.primitive))
-    objects = []
+    objects: list[SceneObject] = []
     for index, char in enumerate(text):
         for row, column in dots(char):
             matrix_column = index * (COLUMNS + GAP_COLUMNS) + column - 1
@@ -192,7 +192,7 @@ def compose(params: LettersParams, rng: np.random.Generator, frame: Frame) -> Co
     text = draw_string(params, rng)
     color = DOT_COLORS[int(rng.integers(len(DOT_COLORS)))]
     objects, centre, half = build_dots(text, params, color)
-    broken = "placement"
+    broken: str | None = "placement"
     for _ in range(CAMERA_ATTEMPTS):
         camera = letters_camera(frame, centre, half, rng)
         lights = lights_around(centre, scale=camera_distance(camera, centre) / COUNTING_VIEW_DISTANCE)
@@ -209,7 +209,7 @@ def compose(params: LettersParams, rng: np.random.Generator, frame: Frame) -> Co
                 "use a larger image, a larger dot_size or fewer letters",
             )
     else:
-        raise InfeasibleError(broken, f"no camera among {CAMERA_ATTEMPTS} saw every dot of {text!r} whole and in frame")
+        raise InfeasibleError(str(broken), f"no camera among {CAMERA_ATTEMPTS} saw every dot of {text!r} whole and in frame")
     question = Question(
         question_id="q0",
         text=QUESTION.format(kind=KIND[params.charset], plural=PLURAL[params.primitive]),

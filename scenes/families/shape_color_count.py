@@ -10,6 +10,8 @@ fixes the count instead (a batch schedules it: scenes/balance.py).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from pydantic import Field, model_validator
 
@@ -40,7 +42,7 @@ class ShapeColorCountParams(FamilyParams):
         return check_answer(self)
 
 
-def _pick(rng: np.random.Generator, options: list) -> object:
+def _pick(rng: np.random.Generator, options: list) -> Any:
     return options[int(rng.integers(len(options)))]
 
 
