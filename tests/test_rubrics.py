@@ -473,3 +473,17 @@ def test_questions_switch_leaves_unset_configs_unchanged():
         make_item("shape_count", {}, [3, 0, 0], plan.item_id, FRAME, question_sets=("caption",))
     assert stim3d.compose("shape_count", seed=3, width=160, height=120, questions=["describe"]).questions[0].answer_type \
         == "rubric"
+
+
+def test_docs_example_is_what_the_script_prints():
+    """docs/rubrics.md shows scripts/rubric_example.py's output (caption, rubric, scores) as it is now."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("rubric_example", ROOT / "scripts" / "rubric_example.py")
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    printed = example.markdown(example.example_item())
+    assert printed in (ROOT / "docs" / "rubrics.md").read_text(), (
+        "docs/rubrics.md is stale: run `.venv/bin/python scripts/rubric_example.py` and replace the worked example "
+        "(re-check the hand-written descriptions against the new image)")
