@@ -28,14 +28,19 @@ from .records import Record
 from .rubric import Judge, Rubric, RubricScore, Verdict, gate, judge_rubric
 
 RUBRIC_TYPES = ("count", "presence", "absence", "colour", "relation", "attribute")
+MAX_DESCRIPTION_CHARS = 100_000  # as report.MAX_RESPONSE_CHARS: a runaway answer is not judged (it fails the gate)
 
 
 def rubric_fields(record: Record, response: str | None, answered: bool, judge: Judge | None) -> dict[str, Any]:
     """The fields of report.QuestionResult for a rubric record, judged (reference judge unless another is given)."""
     rubric = record.answer.gold
     assert isinstance(rubric, Rubric)
-    judged = judge_rubric(rubric, response if answered else None, judge or reference_judge)
+    too_long = response is not None and len(response) > MAX_DESCRIPTION_CHARS
+    judged = judge_rubric(rubric, None if too_long or not answered else response, judge or reference_judge)
     reason = "" if judged.score is not None else f"{judged.undecided} rubric item(s) undecided"
+    if too_long and response is not None:
+        reason = f"response of {len(response)} characters is over the {MAX_DESCRIPTION_CHARS} judged; scored 0"
+        response = f"{response[:1000]}... [{len(response)} characters, not judged]"
     return {
         "question_id": record.question_id, "item_id": record.item_id, "family": record.family,
         "answer_type": "rubric", "rule": record.scoring.rule, "gold": rubric.caption, "response": response,

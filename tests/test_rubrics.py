@@ -373,6 +373,9 @@ def test_score_reports_gated_parts_per_family_and_type(tmp_path):
     assert rows["family=shape_count"]["must_right_pass_rate"] == 1.0 and rows["family=shape_count"]["gated_score"] == 1.0
     assert rows["family=letters"]["gated_score"] == 0.0
     assert rows["type=count"]["n"] >= 3 and "type=absence" in rows
+    runaway = score(records, {next(iter(predictions)): "one blue sphere. " * 10_000})
+    (first,) = [q for q in runaway.questions if q.answer_type == "rubric" and q.answered]
+    assert first.score == 0.0 and "not judged" in first.response and "over the" in first.reason
     lines = format_report(report)
     assert any(line.startswith("rubric records (describe): 4") for line in lines)
     # the CLI prints the same table
