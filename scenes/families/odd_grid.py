@@ -335,7 +335,12 @@ def board_object(object_id: int, plane: Plane) -> SceneObject:
 
 # -- the item ---------------------------------------------------------------------------------------
 
-def compose(params: OddGridParams, rng: np.random.Generator, frame: Frame) -> Composed:
+def draw_plan(params: OddGridParams, rng: np.random.Generator) -> tuple[int, int, str, str, OddSpec]:
+    """Everything drawn before the layout: (rows, cols, shape, colour name, odd cell with its magnitudes).
+
+    The gold answer is fixed here, so a batch's answers can be listed without composing
+    its scenes (docs/oddgrid.md computes the preset's constant baselines this way).
+    """
     rows, cols = grid_size(params, rng)
     attributes = draw_attributes(params.odd_types, rng)
     present = bool(rng.random() >= params.p_none)
@@ -344,6 +349,12 @@ def compose(params: OddGridParams, rng: np.random.Generator, frame: Frame) -> Co
     spec = OddSpec(row=int(rng.integers(1, rows + 1)), col=int(rng.integers(1, cols + 1)), attributes=attributes,
                    present=present)
     draw_magnitudes(spec, params.delta_e_range, rng)
+    return rows, cols, shape, color_name, spec
+
+
+def compose(params: OddGridParams, rng: np.random.Generator, frame: Frame) -> Composed:
+    rows, cols, shape, color_name, spec = draw_plan(params, rng)
+    attributes, present = spec.attributes, spec.present
     base_color = odd_color_obj = named(color_name)
     if present and spec.delta_e_target is not None:
         srgb, delta_e = odd_color(base_color.srgb, spec.delta_e_target, rng)
