@@ -39,7 +39,6 @@ from stim3d.scenes.families import FAMILIES, get_family
 from stim3d.scenes.model import RenderSettings
 from stim3d.scenes.names import SplitName
 
-
 VARIANT_NAME = re.compile(r"[a-z0-9_]{1,20}")
 
 
