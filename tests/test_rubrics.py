@@ -394,6 +394,17 @@ def test_score_reports_gated_parts_per_family_and_type(tmp_path):
     assert bad.returncode == 2 and "no judge of that name" in bad.stderr and "Traceback" not in bad.stderr
 
 
+def export_rows(folder: Path) -> list[dict]:
+    """The imagefolder export's metadata rows, whichever file holds them (metadata.jsonl or metadata.parquet)."""
+    found = sorted(folder.rglob("metadata.*"))
+    assert found, f"no metadata file under {folder}"
+    if found[0].suffix == ".jsonl":
+        return [json.loads(line) for line in found[0].read_text().splitlines()]
+    import pyarrow.parquet as pq
+
+    return pq.read_table(found[0]).to_pylist()
+
+
 def test_a_describe_batch_renders_exports_and_scores(tmp_path):
     """`questions: [default, describe]` through the CLI: render (workbench), summary, gallery, imagefolder export, score."""
     config = tmp_path / "describe.yaml"
@@ -411,8 +422,8 @@ def test_a_describe_batch_renders_exports_and_scores(tmp_path):
     records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
     described = [r for r in records if r["answer"]["type"] == "rubric"]
     assert len(records) == 4 and [r["question_id"].rsplit("-", 1)[1] for r in described] == ["describe"] * 2
-    rows = [json.loads(line) for line in next((out / "exports").rglob("metadata.jsonl")).read_text().splitlines()]
-    assert {r["answer"] for r in rows if r["answer_type"] == "rubric"} == {r["answer"]["gold"]["caption"] for r in described}
+    assert {r["answer"] for r in export_rows(out / "exports") if r["answer_type"] == "rubric"} == {
+        r["answer"]["gold"]["caption"] for r in described}
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text("".join(json.dumps({"question_id": r["question_id"], "response": r["answer"]["gold"]["caption"]})
                                    + "\n" for r in described))
