@@ -37,7 +37,7 @@ tasks:
   - {family: ava_depth_absolute, count: 2}
   - {family: ava_depth_relative, count: 2}
   - {family: ava_color, count: 2}
-  - {family: ava_spatial, count: 1}
+  - {family: ava_spatial, count: 3, grid: {answer: [left, below, behind]}}
   - {family: ava_orientation, count: 1}
 """
 
@@ -100,7 +100,7 @@ def test_marked_image_is_the_raw_render_with_the_recorded_markers(batch):
         assert np.array_equal(draw_markers(raw, markers), image)
         assert not np.array_equal(raw, image)
         marked_items += 1
-    assert marked_items == 2 + 2 + 2 + 1  # depth absolute, depth relative, colour, spatial
+    assert marked_items == 2 + 2 + 2 + 3  # depth absolute, depth relative, colour, spatial
 
 
 def test_colour_items_record_measured_distances_to_the_palette(batch):
@@ -136,3 +136,34 @@ def test_records_validate_and_gold_answers_score_full_marks(batch, tmp_path, cap
     assert abilities == {"count", "localize", "depth_absolute", "depth_relative", "color", "spatial", "orientation"}
     assert rows[("ability", "localize")]["rules"]["iou"] == 1.0
     assert rows[("ability", "depth_absolute")]["rules"]["abs_rel"] == 0.0
+
+
+def _marked_id(item, color: str) -> int:
+    (object_id,) = [o.id for o in item.scene.objects if o.attributes.get("marker") == color]
+    return object_id
+
+
+def test_relative_depth_and_spatial_golds_follow_from_the_rendered_mask_and_depth(batch):
+    checked = 0
+    for folder in folders(batch):
+        item = load_item(folder)
+        if item.family not in ("ava_depth_relative", "ava_spatial"):
+            continue
+        mask, depth = load_mask(folder), np.load(folder / "depth.npy")
+        red, blue = (_marked_id(item, c) for c in ("red", "blue"))
+        nearest = {c: float(depth[mask == i].min()) for c, i in (("red", red), ("blue", blue))}
+        gold = item.questions[0].gold
+        if item.family == "ava_depth_relative":
+            other = "blue" if gold == "red" else "red"
+            assert nearest[gold] + 0.5 <= nearest[other] + 2e-3, folder.name
+        else:
+            relation = item.questions[0].subject["relation"]
+            if relation == "depth":
+                assert (nearest["red"] < nearest["blue"]) == (gold == "in front"), folder.name
+            else:
+                axis = 1 if relation == "horizontal" else 0  # columns for left/right, rows for above/below
+                red_px, blue_px = (np.nonzero(mask == i)[axis] for i in (red, blue))
+                first = gold in ("left", "above")
+                assert (red_px.max() < blue_px.min()) if first else (blue_px.max() < red_px.min()), folder.name
+        checked += 1
+    assert checked == 2 + 3
