@@ -33,6 +33,8 @@ AVA-3D (docs/ava.md):
   (xyxy, continuous); an answer with every coordinate <= 1 is read as normalised
   and scaled by params `width` and `height`. PASS (`exact`) for a box is IoU >= 0.5,
   AVA-Bench's localisation accuracy.
+- `giou` (box answers): generalised IoU, IoU - |C - (A u B)| / |C| with C the smallest box
+  enclosing both (AVA-Bench's localisation metric), in [-1, 1]; an unparsed answer gets -1.
 - `delta125` (number answers): 1 when max(pred / gold, gold / pred) < 1.25, the depth
   estimation threshold accuracy; it is also a number's PASS (`exact`).
 - `abs_rel` (number and integer answers): the normalised absolute error
@@ -95,6 +97,17 @@ def iou(pred: tuple, gold: tuple, params: Params) -> float:
     inter = ix * iy
     union = (pred[2] - pred[0]) * (pred[3] - pred[1]) + (gold[2] - gold[0]) * (gold[3] - gold[1]) - inter
     return inter / union if union > 0 else 0.0
+
+
+def giou(pred: tuple, gold: tuple, params: Params) -> float:
+    if max(pred) <= 1.0 and "width" in params and "height" in params:
+        w, h = params["width"], params["height"]
+        pred = (pred[0] * w, pred[1] * h, pred[2] * w, pred[3] * h)
+    area = (pred[2] - pred[0]) * (pred[3] - pred[1]) + (gold[2] - gold[0]) * (gold[3] - gold[1])
+    overlap = iou(pred, gold, {})
+    union = area / (1.0 + overlap)  # |A u B|, from |A| + |B| = |A u B| + |A n B| and IoU = |A n B| / |A u B|
+    hull = (max(pred[2], gold[2]) - min(pred[0], gold[0])) * (max(pred[3], gold[3]) - min(pred[1], gold[1]))
+    return overlap - (hull - union) / hull if hull > 0 else overlap
 
 
 def delta125(pred: float, gold: float, params: Params) -> float:
@@ -197,6 +210,7 @@ RULES: dict[str, Rule] = {
         Rule("region_ok", STRICT_CLICKS, ("rows", "cols", *REGION_PARAMS), region_ok),
         Rule("gated", ("rubric",), (), gated),
         Rule("iou", ("box",), (), iou),
+        Rule("giou", ("box",), (), giou, invalid=-1.0),
         Rule("delta125", ("number",), (), delta125),
         Rule("abs_rel", ("number", "integer"), (), abs_rel, invalid=1.0),
     )

@@ -265,6 +265,10 @@ def test_iou_by_hand():
     # fractions of a 100 x 80 image: (0.1, 0.25, 0.3, 0.5) -> (10, 20, 30, 40)
     assert apply("iou", (0.1, 0.25, 0.3, 0.5), gold, {"width": 100, "height": 80}) == pytest.approx(1.0)
     assert apply("iou", None, gold, {}) == 0.0
+    # GIoU: IoU minus the empty share of the enclosing box
+    assert apply("giou", (20.0, 20.0, 40.0, 40.0), gold, {}) == pytest.approx(1 / 3)  # hull 600 = union
+    assert apply("giou", (50.0, 20.0, 70.0, 40.0), gold, {}) == pytest.approx(-400 / 1200)  # disjoint
+    assert apply("giou", None, gold, {}) == -1.0
 
 
 def test_depth_metrics_by_hand():
