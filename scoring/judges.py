@@ -7,7 +7,8 @@ structured fact of each item with fixed word lists and the number words of
 parsers.py; it decides:
 
 - count: the first number phrase for the shape (and colour), e.g. "two red cubes",
-  "a blue cube", "no cylinders"; a shape's total is the sum over its colours when no
+  "a blue cube", "no cylinders", also split by colour ("three cubes (two red, one
+  blue)", "two red and one blue cube"); a shape's total is the sum over its colours when no
   phrase counts the shape alone. Not named at all -> 0. Named without a number
   ("the cubes") -> undecided.
 - presence / colour: the shape, colour or object word ("car" for a toy car) occurs
@@ -134,6 +135,35 @@ def mentions(response: str) -> list[Mention]:
             negated = count == 0 if count is not None else (
                 bool(window & _NEGATORS) or any(w.endswith("n't") for w in window))
             found.append(Mention(shape, colour, count, negated, index, offset + token.start()))
+        found += _split_counts(tokens, index, offset)
+    return sorted(found, key=lambda m: m.start)
+
+
+def _split_counts(tokens: list[re.Match], sentence: int, offset: int) -> list[Mention]:
+    """Counts by colour written apart from the shape word: "two cubes, one red and one yellow",
+    "three cubes (two red, one blue)", "two red and one blue cube", "a red one".
+
+    A number followed by a colour and no shape word belongs to the next shape word when
+    only "and"/"or", numbers and colours come between, else to the last shape word before it.
+    """
+    words = [t.group() for t in tokens]
+    found = []
+    for j in range(len(words) - 1):
+        count, colour = _number(words[j]), _COLOUR_OF.get(words[j + 1])
+        if count is None or colour is None or any(w in _SHAPE_OF for w in words[j + 2:j + 4]):
+            continue
+        shape = None
+        for w in words[j + 2:j + 8]:
+            if w in _SHAPE_OF:
+                shape = _SHAPE_OF[w]
+                break
+            if w not in ("and", "or") and _number(w) is None and w not in _COLOUR_OF:
+                break
+        if shape is None:
+            before = [_SHAPE_OF[w] for w in words[:j] if w in _SHAPE_OF]
+            shape = before[-1] if before else None
+        if shape is not None:
+            found.append(Mention(shape, colour, count, count == 0, sentence, offset + tokens[j].start()))
     return found
 
 

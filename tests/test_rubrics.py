@@ -304,6 +304,22 @@ def test_attribute_facts(fact, text, expected):
 
 
 @pytest.mark.parametrize("text, expected", [
+    ("There are three cubes, two red and one yellow.", (3, 2, 1)),
+    ("I see three cubes (two red, one yellow).", (3, 2, 1)),
+    ("There are two red and one yellow cube.", (3, 2, 1)),
+    ("Two cubes: a red one and a yellow one.", (2, 1, 1)),
+    ("Some cubes, red and yellow.", (None, None, None)),
+])
+def test_counts_split_by_colour(text, expected):
+    items = {i.id: i for i in build_rubric(hand_item()).must_right}
+    read = []
+    for key, gold in (("count.cube", 3), ("count.red_cube", 2), ("count.yellow_cube", 1)):
+        verdict, evidence = reference_judge(text, items[key].model_copy(update={"fact": {**items[key].fact, "count": gold}}))
+        read.append(None if verdict is None else int(evidence.split()[1]))
+    assert tuple(read) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
     ("There are 3 red cubes.", True), ("I count three red cubes.", True), ("There are two red cubes.", False),
     ("A red cube, a red cube and another red cube.", False),  # the first number phrase counts: "a" = 1
 ])
