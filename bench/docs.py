@@ -80,7 +80,7 @@ def step_scoring(work: Path) -> list[str]:
 
 
 def _demo(work: Path) -> Path:
-    out = work / "demo"
+    out = work / "out"
     if not (out / "records.jsonl").is_file():
         (work / "summary.md").write_text(demo_summary(out))
     return out

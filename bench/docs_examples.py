@@ -120,8 +120,9 @@ def scoring_block(output: str) -> str:
 
 def demo_summary(out: Path) -> str:
     """Render the demo preset with two workers (stderr not a terminal: one line per item) and show what it printed."""
-    result = _stim3d("render", str(ROOT / "scenes" / "presets" / "demo.yaml"), "--out", str(out), "--workers", "2",
-                     cwd=ROOT)
+    # run beside `out` with a relative --out, so what it prints names `out/...`, not a scratch path
+    result = _stim3d("render", str(ROOT / "scenes" / "presets" / "demo.yaml"), "--out", out.name, "--workers", "2",
+                     cwd=out.parent)
     load = os.getloadavg()[0]
     log = "\n".join(line for line in result.stderr.splitlines() if line.strip())
     return (f"A run of the demo preset with two workers, stderr not a terminal, on this project's 2-core machine "
