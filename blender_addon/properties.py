@@ -30,7 +30,6 @@ from stim3d.scenes.families import FAMILIES
 
 from .params import INT_LIMIT, FieldSpec, field_specs
 
-
 DEFAULT_FAMILY = "shape_count"
 
 

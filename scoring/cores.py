@@ -19,9 +19,9 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
 
+from .judges import caption_failures
 from .parsers import canonical_gold, parse
 from .records import Record, answer_text
-from .judges import caption_failures
 from .rules import RuleError, check_rule
 
 GROUP = "stim3d.scoring_cores"
