@@ -87,20 +87,46 @@ def test_imagefolder_export_loads_with_datasets(batches, tmp_path, monkeypatch):
     assert code == 0, stderr
     assert "6 images from 2 batch folder(s), 6 questions" in stdout
 
-    loaded = datasets.load_dataset("imagefolder", data_dir=str(dest), cache_dir=str(tmp_path / "cache"))
+    loaded = datasets.load_dataset(str(dest), cache_dir=str(tmp_path / "cache"))  # the card declares the features
     records = {(batch_namespace(b), r.question_id): r for b in batches for r in read_records(b / "records.jsonl")}
     assert sorted(loaded) == ["test", "train"]
     rows = [(split, row) for split in loaded for row in loaded[split]]
     assert len(rows) == len(records) == 6
-    assert len({row["id"] for _, row in rows}) == 6
+    assert len({row["id"] for _, row in rows}) == len({row["question_id"] for _, row in rows}) == 6  # unique merged
+    assert len({row["item_id"] for _, row in rows}) == 6
+    assert loaded["test"].features["mask"].__class__.__name__ == "Image"
+    assert loaded["test"].features["answer_number"].dtype == "int64"
     for split, row in rows:
-        record = records[(row["batch"], row["question_id"])]
+        record = records[(row["batch"], row["source_question_id"])]
+        assert row["item_id"] == f"{row['batch']}-{record.item_id}" and row["source_item_id"] == record.item_id
         assert split == record.split
         assert (row["question"], row["prompt"], row["answer_type"]) == (record.question, record.prompt, record.answer.type)
         assert row["answer"] == str(record.answer.gold) and json.loads(row["answer_json"]) == record.answer.gold
         assert json.loads(row["difficulty_json"]) == record.difficulty
-        source = folder_of(batches, row["batch"], row["item_id"]) / "image.png"
+        assert {k: v for k, v in row["difficulty"].items() if v is not None} == {
+            k: v for k, v in record.difficulty.items() if v is not None}  # typed, null where another family's key
+        assert row["answer_number"] == record.answer.gold
+        source = folder_of(batches, row["batch"], row["source_item_id"]) / "image.png"
+        mask = np.asarray(Image.open(source.parent / "mask.png"))
+        assert np.array_equal(np.asarray(row["mask"]), mask)
+        item = json.loads((source.parent / "item.json").read_text())
+        assert [o["object_id"] for o in row["objects"]] == [o["id"] for o in item["scene"]["objects"]]
         assert np.array_equal(np.asarray(row["image"].convert("RGB")), np.asarray(Image.open(source).convert("RGB")))
+
+
+def test_imagefolder_export_has_a_dataset_card(batches, tmp_path):
+    import yaml
+
+    dest = tmp_path / "hf"
+    assert run("export", "imagefolder", *map(str, batches), "--to", str(dest))[0] == 0
+    card = (dest / "README.md").read_text()
+    header = yaml.safe_load(card.split("---")[1])
+    assert header["license"] == "cc-by-4.0"
+    assert {s["name"]: s["num_examples"] for s in header["dataset_info"]["splits"]} == {"test": 5, "train": 1}
+    assert "| test | shape_count | 4 | 4 |" in card and "| train | shape_color_count | 1 | 1 |" in card
+    assert "## Constant baselines" in card and "shape_count (integer)" in card
+    assert card.count("```yaml") == 2 and "family: shape_count" in card  # each batch's config
+    assert "GPL-3.0-or-later" in card
 
 
 def test_coco_export_loads_with_pycocotools_and_its_masks_equal_mask_png(batches, tmp_path):
@@ -112,6 +138,7 @@ def test_coco_export_loads_with_pycocotools_and_its_masks_equal_mask_png(batches
         coco = coco_api.COCO(str(dest / "annotations.json"))
     images = coco.loadImgs(coco.getImgIds())
     assert len(images) == 6 and len({img["file_name"] for img in images}) == 6
+    assert sorted(img["split"] for img in images) == ["test"] * 5 + ["train"]  # images carry their split
     annotations = coco.loadAnns(coco.getAnnIds())
     assert len({a["id"] for a in annotations}) == len(annotations) > 0
     names = {c["id"]: c["name"] for c in coco.loadCats(coco.getCatIds())}

@@ -389,7 +389,7 @@ def stim3d(*args: str) -> subprocess.CompletedProcess:
 def test_cli_gallery_selects_items_and_rejects_bad_arguments(batch):
     result = stim3d("gallery", str(batch), "--family", "shape_count", "--filter", "min_visibility=0.7")
     assert result.returncode == 0, result.stderr
-    page = (batch / "gallery" / "index.html").read_text()
+    page = (batch / "gallery" / "shape_count_min_visibility-0.7.html").read_text()  # a filtered page never replaces index.html
     expected = [i for i, item in items_of(batch).items() if item.family == "shape_count" and item.difficulty["min_visibility"] == 0.7]
     assert page.count('<article class="card"') == len(expected) >= 1
     assert all(f'alt="{item_id}"' in page for item_id in expected)

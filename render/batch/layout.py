@@ -48,6 +48,41 @@ def read_manifest(folder: Path) -> dict[str, Any] | None:
     return data
 
 
+def batch_item_folders(out: Path, skipped: dict[str, str] | None = None) -> list[Path]:
+    """The items of a batch, the one notion that records.jsonl, the gallery, contact sheets and exports share.
+
+    A complete, intact item folder (item_folder.verify_item) counts; when OUT/batch.json
+    plans the batch, only if its config plans that item id and the folder's stored item
+    key is the planned one, i.e. exactly the folders whose records the driver writes
+    (driver.collect_records). A folder dropped in by hand or by the add-on's Render and
+    Save, or left by another config, is not an item of the batch: it is named in
+    `skipped` with the reason. Without a batch.json (a sweep's or the add-on's own
+    folder) every complete folder counts. Item-id order.
+    """
+    from stim3d.render.batch.config import parse_config
+    from stim3d.render.batch.driver import expected_keys, stored_key
+    from stim3d.render.batch.item_folder import verify_item
+
+    items = Path(out) / ITEMS_DIR
+    manifest = read_manifest(Path(out))
+    planned = expected_keys(parse_config(manifest["config"], str(Path(out) / MANIFEST))) if manifest else None
+    folders = []
+    for path in sorted(items.iterdir()) if items.is_dir() else []:
+        if path.name.startswith("."):
+            continue
+        problem = verify_item(path, require_checksums=False)
+        if problem is None and planned is not None:
+            if path.name not in planned:
+                problem = f"not an item of this batch ({MANIFEST} does not plan {path.name})"
+            elif stored_key(path) != planned[path.name]:
+                problem = f"rendered from other settings or code than {MANIFEST} says"
+        if problem is None:
+            folders.append(path)
+        elif skipped is not None:
+            skipped[path.name] = problem
+    return folders
+
+
 def remove_item_temporaries(out: Path, item_ids: set[str] | None = None) -> int:
     """Delete temporary item folders left by killed runs: all of them, or only those of `item_ids`.
 

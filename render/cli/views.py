@@ -17,7 +17,8 @@ def cmd_gallery(args: argparse.Namespace) -> int:
             print(f"[{done}/{total}] {item_id}", file=sys.stderr, flush=True)
 
     try:
-        report = build_gallery(Path(args.out), family=args.family, filters=parse_filters(args.filter), progress=progress)
+        report = build_gallery(Path(args.out), family=args.family, filters=parse_filters(args.filter), progress=progress,
+                               name=args.name)
     except GalleryError as exc:
         raise UsageError(str(exc)) from None
     for item_id, reason in sorted(report.unreadable.items()):
@@ -51,6 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("out", help="batch folder")
     p.add_argument("--family", help="only this family")
     p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE", help=filter_help)
+    p.add_argument("--name", help="write gallery/NAME.html (default: index.html for all items; a filtered page is "
+                                  "named from its family and filters, so it never replaces index.html)")
     p.set_defaults(func=cmd_gallery)
     p = sub.add_parser("contact-sheet", help="one PNG of N captioned thumbnails, spread evenly over the batch")
     p.add_argument("out", help="batch folder")

@@ -96,6 +96,7 @@ def export_coco(batches: Sequence[Path], dest: Path) -> ExportReport:
                 "height": int(mask.shape[0]),
                 "item_id": entry.item_id,
                 "batch": entry.batch,
+                "split": entry.records[0].split if entry.records else item.split,
                 "family": item.family,
             })
             item_annotations, hidden = coco_annotations(item, mask, image_id, len(annotations) + 1)

@@ -109,11 +109,17 @@ def caption(item: Item, leading: list[str]) -> tuple[str, str, str, str]:
 
 
 def varying_keys(items: list[Item]) -> list[str]:
-    """Difficulty keys whose values differ between the items (in first-seen order)."""
+    """Difficulty keys whose values differ between the items that have them (in first-seen order).
+
+    A key that one family lacks is not "varying" for that reason: in a mixed-family
+    sheet it would otherwise lead every caption and push the keys that do vary out
+    of the cell.
+    """
     keys: list[str] = []
     for item in items:
         keys.extend(k for k in item.difficulty if k not in keys)
-    return [k for k in keys if len({json.dumps(item.difficulty.get(k)) for item in items}) > 1]
+    return [k for k in keys
+            if len({json.dumps(item.difficulty[k]) for item in items if k in item.difficulty}) > 1]
 
 
 def contact_sheet(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -32,12 +33,14 @@ import yaml
 from PIL import Image
 from pydantic import ValidationError
 
-from stim3d.render.batch.item_folder import load_item, load_mask, verify_item
-from stim3d.render.batch.layout import ITEMS_DIR
+from stim3d.render.batch.config import ConfigError
+from stim3d.render.batch.item_folder import load_item, load_mask
+from stim3d.render.batch.layout import ITEMS_DIR, batch_item_folders
 from stim3d.render.files import atomic_path, inside, write_text_atomic
 from stim3d.render.views.gallery_page import THUMB_WIDTH, GalleryEntry, render_index
 from stim3d.render.views.overlays import LAYERS, OVERLAY_STYLE, OVERLAYS_DIR, grid_cells, overlay_paths, write_overlays
 from stim3d.scenes.model import Item
+from stim3d.scenes.names import NAME_LIMIT, check_name
 
 GALLERY_DIR = "gallery"
 THUMBS_DIR = "thumbs"
@@ -71,24 +74,33 @@ class GalleryReport:
 # -- selecting items -----------------------------------------------------------------------------------
 
 def item_folders(out: Path, skipped: dict[str, str] | None = None) -> list[Path]:
-    """Complete item folders of a batch, in item-id order; a clear error when there are none.
+    """The items of the batch (layout.batch_item_folders: what records.jsonl and exports hold), in item-id order;
+    a clear error when there are none.
 
-    A folder that is incomplete or fails its checksums.json is left out and, when
-    `skipped` is given, named there with the reason.
+    A folder that is incomplete, fails its checksums.json or is not planned by the
+    batch's batch.json is left out and, when `skipped` is given, named there with the reason.
     """
     items = Path(out) / ITEMS_DIR
-    folders = []
-    for path in sorted(items.iterdir()) if items.is_dir() else []:
-        if path.name.startswith("."):
-            continue
-        problem = verify_item(path, require_checksums=False)
-        if problem is None:
-            folders.append(path)
-        elif skipped is not None:
-            skipped[path.name] = problem
+    try:
+        folders = batch_item_folders(Path(out), skipped)
+    except ConfigError as exc:
+        raise GalleryError(str(exc)) from None
     if not folders:
         raise GalleryError(f"{out}: no rendered items (expected {items}/<item_id>/ with item.json, image.png, mask.png)")
     return folders
+
+
+def page_name(name: str | None, family: str | None, filters: dict[str, str]) -> str:
+    """The page's file name without .html: `name` (checked), "index" for all items, else one from the filters."""
+    if name is not None:
+        try:
+            return check_name(name, "--name")
+        except ValueError as exc:
+            raise GalleryError(str(exc)) from None
+    if not family and not filters:
+        return "index"
+    parts = ([family] if family else []) + [f"{k}-{v}" for k, v in filters.items()]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", "_".join(parts)).strip("._-")[:NAME_LIMIT] or "filtered"
 
 
 def parse_filters(pairs: Iterable[str]) -> dict[str, str]:
@@ -238,8 +250,13 @@ def build_gallery(
     filters: dict[str, str] | None = None,
     progress: ProgressFn | None = None,
     workers: int | None = None,
+    name: str | None = None,
 ) -> GalleryReport:
     """Write OUT/gallery/index.html for the batch's items (optionally one family / matching filters only).
+
+    A filtered page never replaces the full one: it is written as OUT/gallery/<name>.html,
+    `name` given or derived from the family and filters (page_name); index.html is the
+    page of every item. Pages share the thumbnails and overlays.
 
     Thumbnails and overlay layers already made and not older than the item's
     files are reused; the rest are made in `workers` threads (default: one per
@@ -250,7 +267,8 @@ def build_gallery(
     out = Path(out)
     gallery = out / GALLERY_DIR
     inside(out, gallery)  # a gallery/ symlinked elsewhere is refused before anything is written
-    report = GalleryReport(index=gallery / "index.html")
+    page = page_name(name, family, filters or {})
+    report = GalleryReport(index=gallery / f"{page}.html")
     loaded: list[tuple[Item, Path]] = []
     for folder in item_folders(out, report.unreadable):
         try:
