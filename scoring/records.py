@@ -219,7 +219,25 @@ def answer_text(answer_type: str, gold: Any) -> str:
 
 
 def parse_record(data: Any) -> Record:
-    """Validate one record, refusing another major schema version before looking at its fields."""
+    """Validate one record, refusing another major schema version before looking at its fields.
+
+    Parameters
+    ----------
+    data : Any
+        One decoded JSON line of a records.jsonl.
+
+    Returns
+    -------
+    Record
+        The validated record.
+
+    Raises
+    ------
+    RecordVersionError
+        `schema_version` is missing or of another major version than `RECORD_SCHEMA_VERSION`.
+    pydantic.ValidationError
+        A field is missing, unknown or of the wrong type, or the gold does not fit the answer type.
+    """
     version = data.get("schema_version") if isinstance(data, dict) else None
     if not isinstance(version, str) or version.split(".")[0] != RECORD_SCHEMA_VERSION.split(".")[0]:
         raise RecordVersionError(
@@ -229,7 +247,23 @@ def parse_record(data: Any) -> Record:
 
 
 def read_records(path: Path) -> list[Record]:
-    """Every record of a records.jsonl. Raises ValueError naming the line of the first bad record."""
+    """Every record of a records.jsonl, in file order (blank lines are skipped).
+
+    Parameters
+    ----------
+    path : Path
+        The records.jsonl file.
+
+    Returns
+    -------
+    list of Record
+
+    Raises
+    ------
+    ValueError
+        One line naming the file, the line number and what is wrong with the first bad record
+        (not JSON, a field, or another major schema version).
+    """
     records = []
     for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
         if not line.strip():
