@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ..colors import COLOR_NAMES
 from ..model import SHAPES, Question
@@ -33,6 +33,13 @@ class AvaCountParams(FamilyParams):
     max_count: int = Field(40, ge=1, le=40, description="largest drawn count")
     target_shape: Literal["sphere", "cube", "cone", "cylinder", "torus"] | None = Field(None, description="None = drawn")
     target_color: str | None = Field(None, description="a palette colour; None = drawn")
+
+    @field_validator("target_color")
+    @classmethod
+    def _palette_colour(cls, color: str | None) -> str | None:
+        if color is not None and color not in COLOR_NAMES:
+            raise ValueError(f"target_color {color!r}; allowed: {', '.join(COLOR_NAMES)}")
+        return color
     max_distractors: int = Field(6, ge=0, le=20, description="distractors (another shape or colour): 0..this many")
     min_visibility: float = Field(0.6, gt=0.0, le=1.0, description="every object at least this visible")
     band: float = Field(0.4, ge=0.01, le=1.0, description="least visible object in [min_visibility, +band]; "
@@ -56,8 +63,6 @@ def count_bin(count: int) -> str:
 
 
 def compose(params: AvaCountParams, rng: np.random.Generator, frame: Frame) -> Composed:
-    if params.target_color is not None and params.target_color not in COLOR_NAMES:
-        raise ValueError(f"target_color {params.target_color!r}; allowed: {', '.join(COLOR_NAMES)}")
     count = params.answer if params.answer is not None else int(rng.integers(params.min_count, params.max_count + 1))
     shape = params.target_shape or str(pick(rng, SHAPES))
     color = params.target_color or str(pick(rng, COLOR_NAMES))

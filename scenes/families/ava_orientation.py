@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ..camera import look_at
 from ..colors import named
@@ -70,6 +70,15 @@ class AvaOrientationParams(FamilyParams):
 
     def answer_space(self) -> list[str]:
         return list(VIEWS)
+
+    @model_validator(mode="after")
+    def _ordered_pairs(self) -> AvaOrientationParams:
+        for name in ("elevation", "top_elevation", "scale"):
+            low, high = getattr(self, name)
+            if not 0.0 < low <= high or (name != "scale" and high >= 90.0):
+                raise ValueError(f"{name} {[low, high]}: give low <= high, above 0" +
+                                 ("" if name == "scale" else " and below 90 degrees"))
+        return self
 
 
 def _quat_multiply(a, b) -> tuple[float, float, float, float]:
