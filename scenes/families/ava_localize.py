@@ -12,7 +12,7 @@ target at least `min_visibility` visible. Metrics: IoU and accuracy at IoU >= 0.
 from __future__ import annotations
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ..colors import COLOR_NAMES
 from ..model import SHAPES, Question
@@ -28,6 +28,12 @@ class AvaLocalizeParams(FamilyParams):
     max_area: float = Field(0.5, gt=0.0, le=1.0, description="largest box area, fraction of the image")
     min_visibility: float = Field(0.7, gt=0.0, le=1.0, description="every object at least this visible")
     size_range: tuple[float, float] = Field((0.4, 2.2), description="target size in metres (log-uniform)")
+
+    @model_validator(mode="after")
+    def _area_range(self) -> AvaLocalizeParams:
+        if self.min_area >= self.max_area:
+            raise ValueError(f"min_area {self.min_area} must be below max_area {self.max_area}")
+        return self
 
 
 def compose(params: AvaLocalizeParams, rng: np.random.Generator, frame: Frame) -> Composed:
