@@ -3,8 +3,8 @@
 A judge is `judge(response, rubric_item) -> (satisfied, evidence)`: satisfied is True,
 False, or None when the judge cannot decide (reported as undecided, never guessed);
 evidence quotes what decided it. The reference judge (`reference_judge`) reads the
-structured fact of each item with fixed word lists and the number words of
-parsers.py; it decides:
+structured fact of each item against the shapes, colours and counts the description
+names (scoring/mentions.py, with the number words of parsers.py); it decides:
 
 - count: the first number phrase for the shape (and colour), e.g. "two red cubes",
   "a blue cube", "no cylinders", also split by colour ("three cubes (two red, one
@@ -30,32 +30,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from .parsers import NUMBER_WORDS, normalise, parse_cell
+from .mentions import COLOUR_OF, NEGATORS, ONE, TOKEN, Mention, mentions, number, snippet, split_sentences, word_list
+from .parsers import normalise, parse_cell
 from .rubric import Rubric, RubricItem
 
-SHAPE_WORDS: dict[str, tuple[str, ...]] = {
-    "sphere": ("sphere", "spheres", "ball", "balls"),
-    "cube": ("cube", "cubes", "box", "boxes", "block", "blocks"),
-    "cone": ("cone", "cones"),
-    "cylinder": ("cylinder", "cylinders"),
-    "torus": ("torus", "tori", "toruses", "ring", "rings", "donut", "donuts", "doughnut", "doughnuts"),
-}
-COLOUR_WORDS: dict[str, tuple[str, ...]] = {
-    "red": ("red",), "green": ("green",), "blue": ("blue",), "orange": ("orange",), "purple": ("purple", "violet"),
-    "black": ("black",), "gray": ("gray", "grey"), "yellow": ("yellow",), "white": ("white",), "brown": ("brown",),
-    "pink": ("pink",),
-}
-_SHAPE_OF = {word: shape for shape, words in SHAPE_WORDS.items() for word in words}
-_COLOUR_OF = {word: colour for colour, words in COLOUR_WORDS.items() for word in words}
-_ONE = {"a": 1, "an": 1, "single": 1, "lone": 1, "both": 2, "no": 0, "zero": 0}
-_NEGATORS = {"no", "not", "without", "nor", "neither", "none", "zero", "never", "0"}
-_VAGUE = {"some", "several", "many", "few", "multiple", "various", "numerous", "more", "most", "all"}
-_STOP = {"the", "this", "that", "these", "those", "its", "their", "is", "are", "of", "to", "and", "or", "with",
-         "there", "which", "other", "another", "each", "every", "in", "on", "at", "by", "from", "than", "as"}
-_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_SENTENCE = re.compile(r"(?<!\d)[.!?](?!\d)|[;\n]")
 _LEFT_RIGHT = re.compile(r"\b(left|right)(?:\s+(?:side|hand\s+side))?\s+(?:of|than)\b")
 _FRONT = re.compile(r"\bin\s+front\s+of\b|\b(?:closer|nearer)\s+(?:to\s+(?:the\s+)?(?:camera|viewer)\s+)?than\b")
 _BEHIND = re.compile(r"\bbehind\b|\bin\s+back\s+of\b|\b(?:farther|further)\s+(?:back\s+|away\s+)?"
@@ -77,106 +56,6 @@ _TURNED = re.compile(r"\b(?:rotated|turned|tilted|twisted|oriented\s+differently
 _LETTER_TALK = re.compile(r"\b(?:letters?|spell\w*|reads?|digits?|characters?|word)\b", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class Mention:
-    """A shape word in the response, with the colour and the count written before it."""
-
-    shape: str
-    colour: str | None
-    count: int | None
-    negated: bool
-    sentence: int
-    start: int  # character offset in the lower-cased response
-
-
-def _sentences(text: str) -> list[tuple[int, str]]:
-    """(offset, sentence) pieces of the lower-cased text."""
-    pieces, last = [], 0
-    for m in _SENTENCE.finditer(text):
-        pieces.append((last, text[last:m.start()]))
-        last = m.end()
-    pieces.append((last, text[last:]))
-    return [(offset, s) for offset, s in pieces if s.strip()]
-
-
-def _number(token: str) -> int | None:
-    if token.isdigit() and len(token) <= 6:
-        return int(token)
-    return NUMBER_WORDS.get(token, _ONE.get(token))
-
-
-def mentions(response: str) -> list[Mention]:
-    """Every shape word of the response, read back to the nearest number (up to two adjectives between)."""
-    text = normalise(response).lower()
-    found = []
-    for index, (offset, sentence) in enumerate(_sentences(text)):
-        tokens = list(_TOKEN.finditer(sentence))
-        for i, token in enumerate(tokens):
-            shape = _SHAPE_OF.get(token.group())
-            if shape is None:
-                continue
-            colour, count, skipped, after = None, None, 0, token.start()
-            for back in reversed(tokens[max(0, i - 4):i]):
-                word = back.group()
-                if sentence[back.end():after].strip(" -"):  # punctuation ends the phrase: "objects: cubes"
-                    break
-                after = back.start()
-                if word in _COLOUR_OF and colour is None:
-                    colour = _COLOUR_OF[word]
-                    continue
-                value = _number(word)
-                if value is not None:
-                    count = value
-                    break
-                if word in _STOP or word in _SHAPE_OF or word in _VAGUE or skipped == 2:
-                    break
-                skipped += 1
-            window = {t.group() for t in tokens[max(0, i - 4):i]}
-            negated = count == 0 if count is not None else (
-                bool(window & _NEGATORS) or any(w.endswith("n't") for w in window))
-            found.append(Mention(shape, colour, count, negated, index, offset + token.start()))
-        found += _split_counts(tokens, index, offset)
-    return sorted(found, key=lambda m: m.start)
-
-
-def _split_counts(tokens: list[re.Match], sentence: int, offset: int) -> list[Mention]:
-    """Counts by colour written apart from the shape word: "two cubes, one red and one yellow",
-    "three cubes (two red, one blue)", "two red and one blue cube", "a red one".
-
-    A number followed by a colour and no shape word belongs to the next shape word when
-    only "and"/"or", numbers and colours come between, else to the last shape word before it.
-    """
-    words = [t.group() for t in tokens]
-    found = []
-    for j in range(len(words) - 1):
-        count, colour = _number(words[j]), _COLOUR_OF.get(words[j + 1])
-        if count is None or colour is None or any(w in _SHAPE_OF for w in words[j + 2:j + 4]):
-            continue
-        shape = None
-        for w in words[j + 2:j + 8]:
-            if w in _SHAPE_OF:
-                shape = _SHAPE_OF[w]
-                break
-            if w not in ("and", "or") and _number(w) is None and w not in _COLOUR_OF:
-                break
-        if shape is None:
-            before = [_SHAPE_OF[w] for w in words[:j] if w in _SHAPE_OF]
-            shape = before[-1] if before else None
-        if shape is not None:
-            found.append(Mention(shape, colour, count, count == 0, sentence, offset + tokens[j].start()))
-    return found
-
-
-def _snippet(response: str, start: int, width: int = 70) -> str:
-    text = normalise(response)
-    begin = max(0, start - 25)
-    return ("..." if begin else "") + text[begin:begin + width].replace("\n", " ").strip() + "..."
-
-
-def _words(response: str) -> list[str]:
-    return _TOKEN.findall(normalise(response).lower())
-
-
 # -- the structured types ----------------------------------------------------------------------------
 
 def _count(response: str, fact: dict) -> tuple[bool | None, str]:
@@ -190,7 +69,7 @@ def _count(response: str, fact: dict) -> tuple[bool | None, str]:
         explicit = [m for m in own if m.count is not None]
         if explicit:
             claimed, where = explicit[0].count, explicit[0].start
-        elif own or (named and any(_COLOUR_OF.get(w) == colour for w in _words(response))):
+        elif own or (named and any(COLOUR_OF.get(w) == colour for w in word_list(response))):
             return None, f"mentions {label}s without a number it can read"
         else:
             return gold == 0, f"no {label} named (count 0)"
@@ -208,16 +87,16 @@ def _count(response: str, fact: dict) -> tuple[bool | None, str]:
             return None, f"mentions {shape}s without a number it can read"
         else:
             return gold == 0, f"no {shape} named (count 0)"
-    return claimed == gold, f"reads {claimed} {label}(s) (gold {gold}): {_snippet(response, where)}"
+    return claimed == gold, f"reads {claimed} {label}(s) (gold {gold}): {snippet(response, where)}"
 
 
 def _out_of_view(response: str, gold: int) -> tuple[bool | None, str]:
     text = normalise(response).lower()
-    for _, sentence in _sentences(text):
+    for _, sentence in split_sentences(text):
         match = _OUT_OF_VIEW.search(sentence)
         if not match:
             continue
-        numbers = [n for n in (_number(t) for t in _TOKEN.findall(sentence[:match.start()])) if n is not None]
+        numbers = [n for n in (number(t) for t in TOKEN.findall(sentence[:match.start()])) if n is not None]
         if not numbers:
             return None, f"mentions objects out of view without a number: {sentence.strip()[:70]}"
         return numbers[0] == gold, f"reads {numbers[0]} out of view (gold {gold}): {sentence.strip()[:70]}"
@@ -227,23 +106,23 @@ def _out_of_view(response: str, gold: int) -> tuple[bool | None, str]:
 def _presence(response: str, fact: dict) -> tuple[bool | None, str]:
     if "object" in fact:  # an assembly, e.g. "toy car": its last word, as a viewer names it ("a car")
         noun = str(fact["object"]).split()[-1].lower()
-        words = _words(response)
+        words = word_list(response)
         for i, word in enumerate(words):
-            if word in (noun, noun + "s") and not set(words[max(0, i - 3):i]) & _NEGATORS:
+            if word in (noun, noun + "s") and not set(words[max(0, i - 3):i]) & NEGATORS:
                 return True, f"names a {noun}"
         return False, f"names no {noun}"
     if "shape" in fact:
         named = [m for m in mentions(response) if m.shape == fact["shape"] and not m.negated]
         if named:
-            return True, f"names {fact['shape']}: {_snippet(response, named[0].start)}"
+            return True, f"names {fact['shape']}: {snippet(response, named[0].start)}"
         return False, f"no {fact['shape']} named"
     return _colour(response, fact)
 
 
 def _colour(response: str, fact: dict) -> tuple[bool | None, str]:
-    words = _words(response)
+    words = word_list(response)
     for i, word in enumerate(words):
-        if _COLOUR_OF.get(word) == fact["color"] and not set(words[max(0, i - 3):i]) & _NEGATORS:
+        if COLOUR_OF.get(word) == fact["color"] and not set(words[max(0, i - 3):i]) & NEGATORS:
             return True, f"names the colour {word}"
     return False, f"the colour {fact['color']} is not named"
 
@@ -252,7 +131,7 @@ def _absence(response: str, fact: dict) -> tuple[bool | None, str]:
     named = [m for m in mentions(response) if m.shape == fact["shape"]]
     claimed = [m for m in named if not m.negated]
     if claimed:
-        return False, f"claims a {fact['shape']}: {_snippet(response, claimed[0].start)}"
+        return False, f"claims a {fact['shape']}: {snippet(response, claimed[0].start)}"
     return True, f"says there is no {fact['shape']}" if named else f"names no {fact['shape']}"
 
 
@@ -278,7 +157,7 @@ def _relation(response: str, fact: dict) -> tuple[bool | None, str]:
             by_sentence.setdefault(m.sentence, []).append(m)
     claims: list[tuple[bool, str]] = []
     unreadable = False  # both named in a sentence with spatial words it cannot read: a paraphrase, perhaps
-    for index, (offset, sentence) in enumerate(_sentences(text)):
+    for index, (offset, sentence) in enumerate(split_sentences(text)):
         named = by_sentence.get(index, [])
         if not {(m.colour, m.shape) for m in named} >= {subject, other}:
             continue
@@ -318,7 +197,7 @@ def _relation(response: str, fact: dict) -> tuple[bool | None, str]:
 def _occluded(response: str, fact: dict) -> tuple[bool | None, str]:
     target = (fact.get("color"), fact["shape"])
     text = normalise(response).lower()
-    sentences = _sentences(text)
+    sentences = split_sentences(text)
     named = {m.sentence for m in mentions(response) if (m.colour, m.shape) == target
              or (target[0] is None and m.shape == target[1])}
     for index in sorted(named):
@@ -335,7 +214,7 @@ def _letters(response: str, gold: str) -> tuple[bool | None, str]:
     pattern = r"(?<![A-Za-z0-9])" + joint.join(re.escape(c) for c in gold) + r"(?![A-Za-z0-9])"
     if re.search(pattern, text):
         return True, f"reads {gold}"
-    for _, sentence in _sentences(text):
+    for _, sentence in split_sentences(text):
         if _LETTER_TALK.search(sentence):
             tokens = [m.group() for m in re.finditer(r"\b[A-Z0-9]{1,8}\b", sentence)
                       if not re.match(r"\s+[a-z]", sentence[m.end():])]
@@ -346,8 +225,8 @@ def _letters(response: str, gold: str) -> tuple[bool | None, str]:
 
 
 def _grid(response: str, rows: int, cols: int) -> tuple[bool | None, str]:
-    text = " ".join(str(_number(w)) if _number(w) is not None and not w.isdigit() and w not in _ONE else w
-                    for w in _words(response))
+    text = " ".join(str(number(w)) if number(w) is not None and not w.isdigit() and w not in ONE else w
+                    for w in word_list(response))
     said_rows = re.search(r"\b(\d+)\s+rows?\b", text)
     said_cols = re.search(r"\b(\d+)\s+col(?:umn)?s?\b", text)
     if said_rows or said_cols:
@@ -368,7 +247,7 @@ def _grid(response: str, rows: int, cols: int) -> tuple[bool | None, str]:
 
 def _turned(response: str, gold: str) -> tuple[bool | None, str]:
     said = set()
-    for _, sentence in _sentences(normalise(response).lower()):
+    for _, sentence in split_sentences(normalise(response).lower()):
         if _SAME_ORIENTATION.search(sentence):
             said.add("none")
         elif _TURNED.search(sentence):
