@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from stim3d.scenes.families.ava_color import palette_distances
-from stim3d.scenes.families.ava_common import MARKER_RGB
+from stim3d.scenes.families.ava_common import MARKER_RGB, with_marker
+from stim3d.scenes.families.base import Frame
 from stim3d.scenes.model import Item
 
 RAW_IMAGE = "image_raw.png"
@@ -76,10 +77,27 @@ def measured_color_truth(item: Item) -> dict[str, object]:
             "measured_margin_de": margin, "measured_ambiguous": margin < threshold}
 
 
+def with_current_markers(item: Item) -> Item:
+    """Marker rectangles redrawn around each marked object's current visible box.
+
+    A composed item's rectangles already are; an item edited by hand (the add-on re-measures its
+    ground truth) gets its boxes moved with its objects instead of pointing at where they were.
+    """
+    frame = Frame(item.scene.camera.width, item.scene.camera.height)
+    objects = []
+    for obj in item.scene.objects:
+        box = item.ground_truth.of(obj.id).bbox_visible if "marker" in obj.attributes else None
+        objects.append(with_marker(obj, str(obj.attributes["marker"]), box, frame) if box is not None else obj)
+    if objects == item.scene.objects:
+        return item
+    return item.model_copy(update={"scene": item.scene.model_copy(update={"objects": objects})})
+
+
 def annotate(item: Item, image: np.ndarray) -> tuple[Item, np.ndarray | None]:
     """(item with any measured colour truth added, the marked image or None when nothing is marked)."""
     extra = measured_color_truth(item)
     if extra:
         item = item.model_copy(update={"difficulty": {**item.difficulty, **extra}})
+    item = with_current_markers(item)
     markers = markers_of(item)
     return item, (draw_markers(image, markers) if markers else None)

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from stim3d.render.batch.config import expand, parse_config
-from stim3d.render.markers import draw_markers, markers_of
+from stim3d.render.markers import annotate, draw_markers, markers_of
 from stim3d.scenes.colors import PALETTE, delta_e_srgb
-from stim3d.scenes.families.ava_common import boxes_overlap
+from stim3d.scenes.families.ava_common import boxes_overlap, marker_geometry
 from stim3d.scenes.families.ava_orientation import VIEWS
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
@@ -314,3 +314,20 @@ def test_preset_gives_every_ability_a_test_split_with_answers_at_chance():
         assert max(answers.values()) / sum(answers.values()) - 1 / len(answers) <= 0.05, (family, answers)
     counts = Counter((p.params["target_shape"], p.params["answer"]) for p in plans if p.family == "ava_count")
     assert len(counts) == 200 and set(counts.values()) == {1}  # every count 1..40 once per target shape
+
+
+def test_markers_follow_an_object_moved_by_hand():
+    """annotate() redraws each marker around the object's current visible box (the add-on re-measures it)."""
+    (item,) = items("ava_depth_absolute", 1, seed=5)
+    image = np.zeros((FRAME.height, FRAME.width, 3), np.uint8)
+    same, _ = annotate(item, image)
+    assert same.scene == item.scene  # a composed item's markers already fit
+    target = marked(item, "red")
+    moved_truth = item.ground_truth.of(target.id).model_copy(update={"bbox_visible": (10, 10, 30, 30)})
+    edited = item.model_copy(update={"ground_truth": item.ground_truth.model_copy(
+        update={"objects": [moved_truth if t.id == target.id else t for t in item.ground_truth.objects]})})
+    annotated, marked_image = annotate(edited, image)
+    (marker,) = markers_of(annotated)
+    grow = sum(marker_geometry(FRAME))  # padding + line width
+    assert marker.box == (10 - grow, 10 - grow, 30 + grow, 30 + grow)
+    assert tuple(marked_image[10 - grow, 10 - grow]) == (255, 0, 0)
