@@ -8,18 +8,21 @@ tiny Cycles render measures the colour difference back from the image and mask.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
 
+from stim3d.render.batch.config import expand, load_config
 from stim3d.render.batch.records import records_for
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.colors import delta_e_srgb
 from stim3d.scenes.families import get_family
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.families.odd_attributes import difficulty_terms, grid_band, lab_to_srgb, parse_odd_types
+from stim3d.scenes.families.odd_grid import draw_plan
 from stim3d.scenes.families.odd_measure import measured_color_difference
 from stim3d.scenes.items import make_item
 from stim3d.scenes.model import Item, RenderSettings
@@ -198,10 +201,28 @@ def test_cell_metrics_match_hand_computed_values():
     assert parse("cell", "\\boxed{Row 0, Column 0}").value == (0, 0)
 
 
-bpy = pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not installed")
+def test_preset_follows_the_test_split_and_its_golds_are_fixed_before_the_layout():
+    config = load_config(Path(__file__).parents[1] / "scenes" / "presets" / "oddgrid3d.yaml")
+    plans = expand(config)
+    questions = [p for p in plans if not p.item_id.endswith("-labelled")]
+    assert len(plans) == 1575 and len(questions) == 1400
+    per_type = Counter(p.params["odd_types"] for p in questions)
+    assert set(per_type.values()) == {200} and len(per_type) == 7
+    assert {(p.params["rows"], p.params["cols"]) for p in questions} == {(r, c) for r in range(5, 10) for c in range(5, 10)}
+    labelled = [p for p in plans if p.item_id.endswith("-labelled")]
+    assert len(labelled) == 175 and all(p.params["labels"] and p.scene_id for p in labelled)
+    # bench/oddgrid_baselines.py lists golds with draw_plan alone: they must be the composed items' golds
+    params_model = get_family("odd_grid").params_model
+    for entropy in ([1, 0, 0], [1, 0, 1], [1, 2, 3]):
+        params = {"rows": 5, "cols": 6, "odd_types": "3-type", "p_none": 0.5, "min_object_px": 6}
+        rows, cols, _, _, spec = draw_plan(params_model.model_validate(params),
+                                           np.random.default_rng(np.random.SeedSequence(entropy)))
+        composed = make_item("odd_grid", params, entropy, "plan", FRAME)
+        assert tuple(composed.questions[0].gold) == ((spec.row, spec.col) if spec.present else (0, 0))
 
 
 def rendered(it: Item, tmp_path: Path, engine: str) -> tuple[Item, np.ndarray]:
+    pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not installed")
     from stim3d.render.batch.produce import render_item
 
     settings = RenderSettings(engine=engine, width=it.scene.camera.width, height=it.scene.camera.height, samples=16,

@@ -64,3 +64,23 @@ def order_preserved(objects: list[SceneObject], camera: Camera) -> bool:
         if max(where[(r, c)][1] for c in range(1, cols + 1)) >= min(where[(r + 1, c)][1] for c in range(1, cols + 1)):
             return False
     return True
+
+
+def centred_camera(frame: Frame, target: np.ndarray, direction: np.ndarray, points: np.ndarray, distance: float,
+                   focal_35mm: float, fill: float, steps: int = 4) -> Camera:
+    """`framing_camera`, then panned (same view direction) until the points' projected box is centred.
+
+    Perspective makes the near part of a grid on the ground project larger, so a
+    camera aimed at the grid's 3D centre leaves the far side of the frame empty;
+    centring the projected box lets the grid fill `fill` of the frame.
+    """
+    target = np.asarray(target, dtype=float)
+    camera = framing_camera(frame, target, direction, points, distance, focal_35mm, fill)
+    for _ in range(steps):
+        view = geometry(camera)
+        u, v, _ = view.project(points)
+        du, dv = 0.5 * (u.min() + u.max()) - camera.cx, 0.5 * (v.min() + v.max()) - camera.cy
+        distance = float(np.linalg.norm(np.asarray(camera.location) - target))
+        target = target + distance / camera.fx * (du * view.rotation[:, 0] - dv * view.rotation[:, 1])
+        camera = framing_camera(frame, target, direction, points, distance, focal_35mm, fill)
+    return camera

@@ -44,7 +44,7 @@ from .base import Composed, Family, FamilyParams, Frame
 from .counting import PLURAL
 from .form_constancy import AXISYMMETRIC, axis_angle_to, breaks_symmetry, object_axis, random_rotation
 from .grid_labels import BLOCK_HEIGHT, DOT_SIZE, label_objects, number_width
-from .grid_layout import cell_centre, framing_camera, order_preserved, view_direction
+from .grid_layout import cell_centre, centred_camera, order_preserved, view_direction
 from .letters import camera_distance, lights_around
 from .odd_attributes import (
     OddSpec,
@@ -233,7 +233,7 @@ def grid_camera(frame: Frame, plane: Plane, rng: np.random.Generator) -> Camera:
     points = plane.extent()
     target = 0.5 * (points.min(axis=0) + points.max(axis=0))
     start = float((points.max(axis=0) - points.min(axis=0)).max()) + 2.0
-    return framing_camera(frame, target, view_direction(elevation, azimuth), points, start, FOCAL_35MM, FILL)
+    return centred_camera(frame, target, view_direction(elevation, azimuth), points, start, FOCAL_35MM, FILL)
 
 
 def base_orientation(plane: Plane, shape: str, camera: Camera, rng: np.random.Generator) -> np.ndarray:
@@ -430,6 +430,6 @@ FAMILY = Family(
     params_model=OddGridParams,
     compose=compose,
     answer_types=("cell",),
-    revision=2,
+    revision=3,
     rendered_difficulty=measured_color_difference,
 )
