@@ -167,3 +167,13 @@ def test_relative_depth_and_spatial_golds_follow_from_the_rendered_mask_and_dept
                 assert (red_px.max() < blue_px.min()) if first else (blue_px.max() < red_px.min()), folder.name
         checked += 1
     assert checked == 2 + 3
+
+
+def test_every_counted_object_shows_in_the_renderers_mask(batch):
+    (folder,) = [f for f in folders(batch) if f.name.startswith("ava_count")]
+    item, mask = load_item(folder), load_mask(folder)
+    subject = item.questions[0].subject
+    targets = [o.id for o in item.scene.objects if (o.shape, o.color.name) == (subject["shape"], subject["color"])]
+    assert len(targets) == item.questions[0].gold
+    for object_id in targets:  # the renderer sees at least the floor's share of what the ray cast calls amodal
+        assert (mask == object_id).sum() >= 0.6 * item.ground_truth.of(object_id).amodal_px - 2, object_id
