@@ -83,11 +83,18 @@ class BatchProgress:
     def _went_away(self) -> None:
         """The reader closed the stream: stop displaying, and point the stream at /dev/null so later writes are harmless."""
         self.closed = True
-        self._progress = None
         try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), self.stream.fileno())
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.stream.fileno())
+            os.close(devnull)
         except (OSError, ValueError, AttributeError):  # not a real file (a StringIO in tests)
             pass
+        live, self._progress = self._progress, None
+        if live is not None:
+            try:
+                live.stop()  # its refresh thread; what it still draws goes to /dev/null
+            except OSError:
+                pass
 
     def _show(self, event: ProgressEvent) -> None:
         if event.kind == "start":
