@@ -164,6 +164,30 @@ def test_a_lock_left_by_a_dead_process_is_taken_over(reference, tmp_path):
     assert not (out / LOCK_NAME).exists()
 
 
+def test_without_flock_the_pid_and_host_decide(tmp_path, monkeypatch):
+    """A network mount without flock: a dead local holder is stale, a live one or another host's is honoured."""
+    import errno
+    import socket
+
+    import stim3d.render.batch.lock as lock
+
+    def no_flock(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(lock.fcntl, "flock", no_flock)
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True).stdout)
+    here = socket.gethostname()
+    for pid, host, taken in ((dead, here, True), (1, here, False), (dead, "elsewhere", False)):
+        (tmp_path / LOCK_NAME).write_text(json.dumps({"pid": pid, "host": host, "command": "stim3d render a"}))
+        if taken:
+            with folder_lock(tmp_path):
+                assert json.loads((tmp_path / LOCK_NAME).read_text())["pid"] == os.getpid()
+        else:
+            with pytest.raises(lock.FolderLocked, match=f"pid {pid} on {host}"), folder_lock(tmp_path):
+                pass
+
+
 def test_shards_sharing_a_folder_lock_only_their_own_slice(reference, tmp_path):
     out = tmp_path / "out"
     with folder_lock(out, "1/2"):
