@@ -103,3 +103,10 @@ def test_score_reports_the_per_cell_constant_baseline():
     # ... while the max_instances=1 cell can only hold 0 and 1: a constant per cell gets 2 + 2 of 8.
     assert row["constant_baseline_per_cell"] == 0.5
     assert "per cell" in format_report(score(records, {}, cell_of=cell_key))[1]
+
+
+def test_dysm3d_preset_renders_at_the_published_resolution():
+    render = load_config(PRESET).render
+    assert (render.width, render.height, render.engine, render.samples) == (800, 600, "cycles", 8)
+    text = PRESET.read_text()
+    assert "--width 640 --height 480" in text  # the cheaper size stays a documented option
