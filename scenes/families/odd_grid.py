@@ -36,14 +36,13 @@ from pydantic import Field, field_validator, model_validator
 
 from ..camera import geometry
 from ..colors import COLOR_NAMES, named
-from ..model import SHAPES, Camera, Color, ObjectTruth, Question, Scene, SceneObject, round6
-from ..placement import InfeasibleError, Layout, mesh_distance, resting_pose
-from ..primitives import axis_angle_quat, matrix_to_quat, quat_to_matrix, unit_dimensions
+from ..model import SHAPES, Camera, Color, Question, Scene, SceneObject, round6
+from ..placement import InfeasibleError, Layout, mesh_distance
+from ..primitives import axis_angle_quat, quat_to_matrix
 from ..visibility import cast_object, measure
 from .base import Composed, Family, FamilyParams, Frame
 from .counting import PLURAL
 from .form_constancy import AXISYMMETRIC, axis_angle_to, breaks_symmetry, object_axis, random_rotation
-from .grid_labels import BLOCK_HEIGHT, DOT_SIZE, label_objects, number_width
 from .grid_layout import cell_centre, centred_camera, order_preserved, view_direction
 from .letters import camera_distance, lights_around
 from .odd_attributes import (
@@ -57,6 +56,7 @@ from .odd_attributes import (
     odd_color,
     parse_odd_types,
 )
+from .odd_layout import PITCH, SIZE, Plane, board_object, object_px, place_object, quat_of
 from .odd_measure import measured_color_difference
 
 PROMPT = (
@@ -68,17 +68,11 @@ PROMPT = (
     "\\boxed{{Row 0, Column 0}}."
 )
 MIN_VISIBILITY = 0.95
-PITCH = 1.0  # metres between column centres (and between rows on the board)
-GROUND_ROW_PITCH = 1.3  # rows on the ground recede from the camera: they need more room
-SIZE = 0.48  # base object size as a share of the pitch: an odd cube (115 %, turned, shifted 12 %) still clears its neighbour
 ELEVATION_DEG = {"ground": (40.0, 55.0), "board": (5.0, 15.0)}
 AZIMUTH_DEG = 8.0
 FOCAL_35MM = 35.0
 FILL = 0.9
 BOARD_AXIS_DEG = (30.0, 60.0)  # a round shape's own axis vs the line of sight, on the board
-BOARD_GAP = 0.6  # metres from the grid's plane to the board's face
-BOARD_COLOR = Color(name="board", srgb=(0.82, 0.82, 0.8))
-LABEL_GAP = {"ground": (0.35, 1.0), "board": (0.3, 0.3)}  # metres from the grid's objects to (row, column) labels
 CLEARANCE = 0.03
 AXIS_CANDIDATES = 6
 LAYOUT_ATTEMPTS = 12
@@ -122,67 +116,6 @@ class OddGridParams(FamilyParams):
         return self
 
 
-class Plane:
-    """The grid's plane: cell (a, b) offsets from `cell_centre` map to origin + a * right + b * up."""
-
-    def __init__(self, layout: str, rows: int, cols: int):
-        self.layout = layout
-        self.row_pitch = GROUND_ROW_PITCH if layout == "ground" else PITCH
-        self.right = np.array([1.0, 0.0, 0.0])
-        self.up = np.array([0.0, 1.0, 0.0]) if layout == "ground" else np.array([0.0, 0.0, 1.0])
-        height = 0.0 if layout == "ground" else rows / 2.0 * PITCH + 1.0
-        self.origin = np.array([0.0, 0.0, height])
-        self.rows, self.cols = rows, cols
-        side, top = LABEL_GAP[layout]
-        half = SIZE * PITCH * 0.6
-        self.label_right = cell_centre(1, 1, rows, cols, PITCH, self.row_pitch)[0] - half - side  # row labels end here
-        self.label_bottom = cell_centre(1, 1, rows, cols, PITCH, self.row_pitch)[1] + half + top  # column labels start
-
-    def at(self, a: float, b: float) -> np.ndarray:
-        return self.origin + a * self.right + b * self.up
-
-    def extent(self) -> np.ndarray:
-        """Corners of everything the camera must frame: the grid, room above it, and the labels' room."""
-        a0 = self.label_right - number_width(max(self.rows, 10 if self.rows >= 10 else 1))
-        a1 = (self.cols / 2.0) * PITCH
-        b0 = -(self.rows / 2.0) * self.row_pitch
-        b1 = self.label_bottom + BLOCK_HEIGHT
-        lift = SIZE * PITCH * 1.2
-        normal = np.cross(self.right, self.up)
-        return np.array([self.at(a, b) + h * normal for a in (a0, a1) for b in (b0, b1)
-                         for h in ((0.0, lift) if self.layout == "ground" else (-lift / 2, lift / 2))])
-
-    def labels(self, first_id: int) -> list[SceneObject]:
-        anchors = []
-        for row in range(1, self.rows + 1):
-            b = cell_centre(row, 1, self.rows, self.cols, PITCH, self.row_pitch)[1]
-            anchors.append(("row", row, self.at(self.label_right - number_width(row) / 2.0, b)))
-        for col in range(1, self.cols + 1):
-            a = cell_centre(1, col, self.rows, self.cols, PITCH, self.row_pitch)[0]
-            anchors.append(("col", col, self.at(a, self.label_bottom + BLOCK_HEIGHT / 2.0)))
-        if self.layout == "ground":
-            lift = np.array([0.0, 0.0, DOT_SIZE / 2.0])
-        else:
-            lift = np.array([0.0, BOARD_GAP - DOT_SIZE / 2.0 - 0.002, 0.0])
-        return label_objects(first_id, anchors, self.right, self.up, lift)
-
-
-def _quat(matrix: np.ndarray) -> tuple[float, float, float, float]:
-    return tuple(round6(v) for v in matrix_to_quat(matrix))  # type: ignore[return-value]
-
-
-def _object(object_id: int, shape: str, size: float, centre: np.ndarray, rotation: np.ndarray, color: Color,
-            plane: Plane, attributes: dict) -> SceneObject:
-    quat = _quat(rotation)
-    if plane.layout == "ground":
-        location = resting_pose(shape, size, float(centre[0]), float(centre[1]), quat)
-    else:
-        location = tuple(round6(v) for v in centre)
-    return SceneObject(id=object_id, shape=shape, size=round6(size),  # type: ignore[arg-type]
-                       dimensions=tuple(round6(d * size) for d in unit_dimensions(shape)),  # type: ignore[arg-type]
-                       location=location, rotation_quat=quat, color=color, attributes=attributes)
-
-
 def _silhouette(obj: SceneObject, camera: Camera, rays: int) -> set[tuple[int, int]]:
     cast = cast_object(obj, geometry(camera), rays)
     return set(zip(cast.gx.tolist(), cast.gy.tolist()))
@@ -198,7 +131,7 @@ def _choose_axis(shape: str, base: np.ndarray, angle: float, probe: SceneObject,
         axis = object_axis(shape, base, rng)
         if not breaks_symmetry(shape, base, axis, angle):
             continue
-        turned = probe.model_copy(update={"rotation_quat": _quat(quat_to_matrix(axis_angle_quat(axis, angle)) @ base)})
+        turned = probe.model_copy(update={"rotation_quat": quat_of(quat_to_matrix(axis_angle_quat(axis, angle)) @ base)})
         change = len(before ^ _silhouette(turned, camera, rays)) / max(len(before), 1)
         if best is None or change > best[1]:
             best = (axis, change)
@@ -262,14 +195,14 @@ def build_grid(plane: Plane, shape: str, base: np.ndarray, colors: tuple[Color, 
             a, b = cell_centre(row, col, plane.rows, plane.cols, PITCH, plane.row_pitch)
             attributes: dict = {"row": row, "col": col}
             if not (spec.present and (row, col) == (spec.row, spec.col)):
-                objects.append(_object(len(objects) + 1, shape, size, plane.at(a, b), base, colors[0], plane, attributes))
+                objects.append(place_object(len(objects) + 1, shape, size, plane.at(a, b), base, colors[0], plane, attributes))
                 continue
             recorded = dict(spec.recorded)
             odd_size, rotation, centre = size * (spec.size_ratio or 1.0), base, plane.at(a, b)
             if spec.size_ratio is not None:
                 recorded["size_ratio"] = spec.size_ratio
             if spec.rotation_deg is not None:
-                probe = _object(1, shape, odd_size, centre, base, colors[1], plane, {})
+                probe = place_object(1, shape, odd_size, centre, base, colors[1], plane, {})
                 axis, change = _choose_axis(shape, base, spec.rotation_deg, probe, camera, rays, rng)
                 rotation = quat_to_matrix(axis_angle_quat(axis, spec.rotation_deg)) @ base
                 recorded.update(rotation_deg=spec.rotation_deg, axis_x=round6(axis[0]), axis_y=round6(axis[1]),
@@ -280,7 +213,7 @@ def build_grid(plane: Plane, shape: str, base: np.ndarray, colors: tuple[Color, 
                 recorded.update(shift_share_x=spec.shift_share[0], shift_share_y=spec.shift_share[1],
                                 shift_m_x=round6(da), shift_m_y=round6(db))
             attributes.update(odd=True, odd_attributes="+".join(spec.attributes), **recorded)
-            objects.append(_object(len(objects) + 1, shape, odd_size, centre, rotation, colors[1], plane, attributes))
+            objects.append(place_object(len(objects) + 1, shape, odd_size, centre, rotation, colors[1], plane, attributes))
     return objects
 
 
@@ -304,7 +237,7 @@ def measured_differences(odd: SceneObject, objects: list[SceneObject], plane: Pl
     """What the odd cell's difference looks like in this view, by ray casting (see the module docstring)."""
     twin = next(o for o in objects if not o.attributes.get("odd"))
     a, b = cell_centre(int(odd.attributes["row"]), int(odd.attributes["col"]), plane.rows, plane.cols, PITCH, plane.row_pitch)
-    plain = _object(odd.id, twin.shape, twin.size, plane.at(a, b), quat_to_matrix(twin.rotation_quat), twin.color, plane, {})
+    plain = place_object(odd.id, twin.shape, twin.size, plane.at(a, b), quat_to_matrix(twin.rotation_quat), twin.color, plane, {})
     cam = geometry(camera)
     found = {"area_ratio": round6(len(cast_object(odd, cam, rays).gx) / max(len(cast_object(plain, cam, rays).gx), 1))}
     if "shift_m_x" in odd.attributes:
@@ -312,28 +245,6 @@ def measured_differences(odd: SceneObject, objects: list[SceneObject], plane: Pl
         found.update(shift_px_u=round6(u[0] - u[1]), shift_px_v=round6(v[0] - v[1]))
     return found
 
-
-def object_px(truth: ObjectTruth) -> float:
-    """An object's size in the image: the geometric mean of its projected (amodal) box's sides, in pixels.
-
-    The box, not the area, so that a torus's ring or a cone's tip counts as big as it looks.
-    """
-    if truth.bbox_amodal is None:
-        return 0.0
-    x0, y0, x1, y1 = truth.bbox_amodal
-    return float(np.sqrt((x1 - x0) * (y1 - y0)))
-
-
-def board_object(object_id: int, plane: Plane) -> SceneObject:
-    """The board: a cube so large that only its front face, the panel at y = BOARD_GAP, shows behind the grid."""
-    points = plane.extent()
-    edge = float(max(points[:, 0].max() - points[:, 0].min(), points[:, 2].max())) + 6.0
-    return SceneObject(id=object_id, shape="cube", size=round6(edge), dimensions=(round6(edge),) * 3,  # type: ignore[arg-type]
-                       location=(0.0, round6(BOARD_GAP + edge / 2.0), round6(edge / 2.0)), color=BOARD_COLOR,
-                       countable=False, attributes={"role": "board"})
-
-
-# -- the item ---------------------------------------------------------------------------------------
 
 def draw_plan(params: OddGridParams, rng: np.random.Generator) -> tuple[int, int, str, str, OddSpec]:
     """Everything drawn before the layout: (rows, cols, shape, colour name, odd cell with its magnitudes).
