@@ -18,6 +18,11 @@ PICTURE_PARAMS: dict[str, dict] = {"odd_grid": {"rows": 5, "cols": 5}}
 PICTURE_RENDER = {"engine": "cycles", "width": 320, "height": 240, "samples": 16, "denoise": True}
 
 
+def shorten(text: str, limit: int = 150) -> str:
+    """A long prompt cut at a word boundary (the full text is in the item's item.json)."""
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
+
+
 def family_pictures(work: Path, target: Path) -> tuple[str, list[str]]:
     """Render the first item of every registered family; copy the images to `target`; return (markdown table, changed)."""
     from stim3d.scenes.families import FAMILIES
@@ -42,7 +47,7 @@ def family_pictures(work: Path, target: Path) -> tuple[str, list[str]]:
             changed.append(f"families/{name}.png")
         item = json.loads((folder / "item.json").read_text())
         question = item["questions"][0] if item["questions"] else None
-        asked = f"{question['text']} (gold: {question['gold']})".replace("|", "/") if question else ""
+        asked = f"{shorten(question['text'])} (gold: {question['gold']})".replace("|", "/") if question else ""
         rows.append(f"| `{name}` | ![{name}](families/{name}.png) | {asked} |")
     note = (f"\n\n*Seed 2026, the first item of each family at its default parameters"
             f"{' (odd_grid: 5x5)' if 'odd_grid' in names else ''}; Cycles, 320x240, 16 samples with OIDN.*")
