@@ -162,3 +162,17 @@ def test_resume_across_a_generator_revision_is_refused_in_one_line(tmp_path):
     assert "rendered: 2" in forced.stdout
     again = stim3d("render", str(config), "--out", str(out), "--quiet")
     assert again.returncode == 0 and "rendered: 0" in again.stdout
+
+
+def test_merge_refuses_shards_of_another_revision(tmp_path):
+    from stim3d.render.batch.merge import merge_shards
+
+    config = parse_config(yaml.safe_load(CONFIG))
+    shard = tmp_path / "shard"
+    _check_manifest(shard, config, force=False)
+    manifest = json.loads((shard / "batch.json").read_text())
+    manifest["code"]["generator_revisions"]["shape_count"] = 0
+    (shard / "batch.json").write_text(json.dumps(manifest))
+    with pytest.raises(ConfigError, match=r"shards were rendered by stim3d .*shape_count 0"):
+        merge_shards([shard], tmp_path / "merged")
+    assert not (tmp_path / "merged").exists()
