@@ -175,4 +175,4 @@ def test_merge_refuses_shards_of_another_revision(tmp_path):
     (shard / "batch.json").write_text(json.dumps(manifest))
     with pytest.raises(ConfigError, match=r"shards were rendered by stim3d .*shape_count 0"):
         merge_shards([shard], tmp_path / "merged")
-    assert not (tmp_path / "merged").exists()
+    assert not (tmp_path / "merged" / "batch.json").exists() and not (tmp_path / "merged" / "records.jsonl").exists()
