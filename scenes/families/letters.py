@@ -240,4 +240,5 @@ FAMILY = Family(
     params_model=LettersParams,
     compose=compose,
     answer_types=("letters",),
+    revision=2,
 )

@@ -94,4 +94,5 @@ FAMILY = Family(
     params_model=ShapeColorCountParams,
     compose=compose,
     answer_types=("integer",),
+    revision=2,
 )

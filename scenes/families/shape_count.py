@@ -85,4 +85,5 @@ FAMILY = Family(
     params_model=ShapeCountParams,
     compose=compose,
     answer_types=("integer",),
+    revision=2,
 )
