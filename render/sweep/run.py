@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from stim3d.provenance import code_identity
 from stim3d.render.batch.driver import DEFAULT_RECYCLE_AFTER, Executor, stored_key
 from stim3d.render.batch.executors import (
     Job,
@@ -70,8 +71,10 @@ class SweepReport:
 
 
 def level_key(item: Item, settings: RenderSettings) -> str:
-    """Hash of everything that determines a level's files (its item before rendering, and the settings)."""
-    payload = item.to_json() + json.dumps(settings.model_dump(mode="json"), sort_keys=True)
+    """Hash of everything that determines a level's files: its item before rendering, the settings, and the code
+    (stim3d version, generator revision), so a rerun after an upgrade re-renders instead of keeping old levels."""
+    payload = item.to_json() + json.dumps(settings.model_dump(mode="json"), sort_keys=True) + json.dumps(
+        code_identity({item.family}, with_commit=False), sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
