@@ -146,6 +146,8 @@ def test_resume_across_a_generator_revision_is_refused_in_one_line(tmp_path):
     assert summary["code"]["generator_revisions"] == {"shape_count": FAMILIES["shape_count"].revision}
     assert "git_commit" in summary["code"] and summary["code"]["libraries"]["bpy"] == "5.0.1"
     before = (out / "items" / "shape_count-t0-00000" / "item.json").read_bytes()
+    shown = stim3d("show", str(out / "items" / "shape_count-t0-00000"))
+    assert f"made by stim3d {__version__}, generator revision {FAMILIES['shape_count'].revision}" in shown.stdout
 
     # The folder as an older generator left it.
     manifest = json.loads((out / "batch.json").read_text())

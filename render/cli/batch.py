@@ -153,6 +153,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         agreement = f"  mask agreement {p.mask_agreement:.4f}" if p.mask_agreement is not None else ""
         samples = f"{p.samples} samples, " if p.samples is not None else ""
         print(f"rendered with {p.engine} ({samples}Blender {p.blender_version}){agreement}")
+        revision = f", generator revision {p.generator_revision}" if p.generator_revision is not None else ""
+        print(f"made by stim3d {p.stim3d_version}{revision}")
     print("difficulty: " + ", ".join(f"{k}={v}" for k, v in item.difficulty.items()))
     header = f"{'id':>3} {'shape':<9} {'colour':<7} {'size':>5} {'visible':>8} {'amodal':>8} {'visib.':>7} {'occl.':>6} {'trunc.':>6}  bbox_visible"
     print(header)
