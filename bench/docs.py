@@ -15,6 +15,7 @@ Steps (`--only STEP`, repeatable; default: all):
 - `sweep`: an occlusion sweep of the demo batch's first item: docs/sweep_strip.png and its caption;
 - `families`: one picture per registered family, docs/families/<name>.png, and their table;
 - `gallery`: the gallery page of a 12-item Cycles batch, screenshot by headless Chromium: docs/gallery.png.
+- `oddgrid`: docs/oddgrid.md's constant baselines (instant) and its contact sheet of an 8-item Cycles batch.
 
 It prints how long each step took and which files changed. Renders are small (the
 pages say their sizes) but `summary`, `sweep`, `families` and `gallery` still take
@@ -33,7 +34,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import docs_perf
+from . import docs_oddgrid, docs_perf, oddgrid_baselines
 from .docs_examples import ROOT, _stim3d, demo_summary, run_scoring_example, scoring_block
 from .docs_pictures import family_pictures, gallery_screenshot
 
@@ -132,6 +133,14 @@ def step_gallery(work: Path) -> list[str]:
     return changed
 
 
+def step_oddgrid(work: Path) -> list[str]:
+    changed = ["oddgrid.md:oddgrid-baselines"] if replace_block(DOCS / "oddgrid.md", "oddgrid-baselines",
+                                                                 oddgrid_baselines.table()) else []
+    if _copy_if_changed(docs_oddgrid.contact_sheet(work / "oddgrid"), DOCS / "images" / "oddgrid_contact.png"):
+        changed.append("images/oddgrid_contact.png")
+    return changed
+
+
 def _copy_if_changed(source: Path, target: Path) -> bool:
     if target.is_file() and target.read_bytes() == source.read_bytes():
         return False
@@ -142,7 +151,7 @@ def _copy_if_changed(source: Path, target: Path) -> bool:
 
 STEPS: dict[str, Callable[[Path], list[str]]] = {
     "perf": step_perf, "scoring": step_scoring, "summary": step_summary, "sweep": step_sweep,
-    "families": step_families, "gallery": step_gallery,
+    "families": step_families, "gallery": step_gallery, "oddgrid": step_oddgrid,
 }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import numpy as np
 
@@ -23,10 +24,11 @@ from stim3d.scenes.families import get_family
 from stim3d.scenes.families.odd_grid import draw_plan
 from stim3d.scoring.rules import cell_distance, cell_tolerance
 
+PRESET = str(Path(__file__).resolve().parents[1] / "scenes" / "presets" / "oddgrid3d.yaml")
 TYPES = ("color", "size", "rotation", "position", "2-type", "3-type", "4-type")
 
 
-def golds(config_path: str) -> dict[str, list[tuple[tuple[int, int], int, int]]]:
+def golds(config_path: str = PRESET) -> dict[str, list[tuple[tuple[int, int], int, int]]]:
     """{odd type: [(gold cell, rows, cols)]} of every question (labelled twins left out: same golds)."""
     config = load_config(config_path)
     params_model = get_family("odd_grid").params_model
@@ -41,10 +43,11 @@ def golds(config_path: str) -> dict[str, list[tuple[tuple[int, int], int, int]]]
     return found
 
 
-def main(config_path: str = "scenes/presets/oddgrid3d.yaml") -> None:
+def table(config_path: str = PRESET) -> str:
+    """The Markdown table of docs/oddgrid.md (its `oddgrid-baselines` block)."""
     by_type = golds(config_path)
-    print("| odd type | items | no odd cell | best constant | its accuracy | centre cell: exact / TolAcc / reward |")
-    print("|---|---|---|---|---|---|")
+    lines = ["| odd type | items | no odd cell | best constant | its accuracy | centre cell: exact / TolAcc / reward |",
+             "|---|---|---|---|---|---|"]
     for name in [t for t in TYPES if t in by_type] + ["all"]:
         rows = [g for t in by_type for g in by_type[t]] if name == "all" else by_type[name]
         counts = Counter(cell for cell, _, _ in rows)
@@ -53,9 +56,10 @@ def main(config_path: str = "scenes/presets/oddgrid3d.yaml") -> None:
         exact = np.mean([p == cell for p, (cell, _, _) in zip(centre, rows)])
         tolerance = np.mean([cell_tolerance(p, cell, {"tolerance": 1}) for p, (cell, _, _) in zip(centre, rows)])
         reward = np.mean([cell_distance(p, cell, {"rows": r, "cols": c}) for p, (cell, r, c) in zip(centre, rows)])
-        print(f"| {name} | {len(rows)} | {counts[(0, 0)]} | Row {best[0]}, Column {best[1]} | {n / len(rows):.3f} "
-              f"| {exact:.3f} / {tolerance:.3f} / {reward:.3f} |")
+        lines.append(f"| {name} | {len(rows)} | {counts[(0, 0)]} | Row {best[0]}, Column {best[1]} | {n / len(rows):.3f} "
+                     f"| {exact:.3f} / {tolerance:.3f} / {reward:.3f} |")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:2])
+    print(table(*sys.argv[1:2]), end="")

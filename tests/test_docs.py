@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from bench import docs_perf
+from bench import docs_perf, oddgrid_baselines
 from bench.docs import BLOCK, DOCS, ROOT, blocks, pages, replace_block
 from bench.docs_examples import run_scoring_example, scoring_block
 
@@ -25,7 +25,7 @@ def _all_blocks() -> dict[tuple[str, str], str]:
 
 def test_every_generated_block_is_known():
     known = {*docs_perf.BLOCKS, "scoring-example", "demo-summary", "sweep-caption", "family-pictures",
-             "gallery-caption"}
+             "gallery-caption", "oddgrid-baselines"}
     unknown = {key for key in _all_blocks() if key[1] not in known}
     assert not unknown, f"blocks no step of bench/docs.py writes: {sorted(unknown)}"
 
@@ -51,6 +51,11 @@ def test_scoring_walk_through_prints_what_the_page_shows():
     shown = blocks(page.read_text())["scoring-example"]
     assert shown == scoring_block(run_scoring_example(render=False)).rstrip("\n"), (
         f"docs/scoring.md's scoring example no longer matches what the code prints: {HOW.format(step='scoring')}")
+
+
+def test_oddgrid_baselines_are_what_the_preset_gives():
+    shown = blocks((DOCS / "oddgrid.md").read_text())["oddgrid-baselines"]
+    assert shown == oddgrid_baselines.table().rstrip("\n"), HOW.format(step="oddgrid")
 
 
 def test_readme_keeps_the_two_setup_commands_and_links_into_the_docs():
