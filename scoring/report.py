@@ -8,7 +8,9 @@ Counting rules (what a user relies on when reading the table):
   not scored;
 - `accuracy` is exact match (PASS); `score` is the mean of each record's own
   partial-credit rule (`scoring.rule`: count SOFT, cell tolerance, set F1, ...);
-  `valid` is the share of records whose answer parsed;
+  `valid` is the share of records whose answer parsed, `strict_rate` (JSON) the share
+  given in the protocol's own format (a \\boxed{} answer or a formal token,
+  `Parsed.strict`): "row 3, column 5" for a cell is valid but not strict;
 - `constant` is the accuracy of the best single constant answer on that row's
   records (the most frequent gold; ties go to the first in sorted order): what a
   model that ignores the image could reach; `per cell` the same within each grid
@@ -63,6 +65,7 @@ class QuestionResult:
     score: float
     rules: dict[str, float]
     rubric: dict[str, Any] | None = None  # rubric records: both parts and every verdict (scoring/rubric_report.py)
+    strict: bool = False  # the answer was in the protocol's own format (Parsed.strict)
 
 
 @dataclass
@@ -75,6 +78,7 @@ class Row:
     missing: int = 0
     correct: int = 0
     valid: int = 0
+    strict: int = 0
     score_sum: float = 0.0
     rule_sums: dict[str, float] = field(default_factory=dict)
     rule_counts: dict[str, int] = field(default_factory=dict)
@@ -86,6 +90,7 @@ class Row:
         self.missing += not result.answered
         self.correct += result.correct
         self.valid += result.valid
+        self.strict += result.strict
         self.score_sum += result.score
         self.golds[json.dumps(result.gold)] += 1
         self.cell_golds[cell][json.dumps(result.gold)] += 1
@@ -116,6 +121,7 @@ class Row:
             "accuracy": self.correct / self.n,
             "score": self.score_sum / self.n,
             "valid_rate": self.valid / self.n,
+            "strict_rate": self.strict / self.n,
             "constant_answer": json.loads(answer),
             "constant_baseline": baseline,
             "constant_baseline_per_cell": self.constant_per_cell(),
@@ -212,6 +218,7 @@ def score_record(record: Record, response: str | None, answered: bool = True, ju
         response=response,
         answered=answered,
         valid=parsed.valid,
+        strict=parsed.strict,
         parsed=_jsonable(parsed.value),
         reason=parsed.reason if answered else "no prediction",
         correct=rules["exact"] == 1.0,

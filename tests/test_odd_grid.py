@@ -25,10 +25,11 @@ from stim3d.scenes.families.odd_attributes import difficulty_terms, grid_band, l
 from stim3d.scenes.families.odd_grid import draw_plan
 from stim3d.scenes.families.odd_measure import measured_color_difference
 from stim3d.scenes.items import make_item
-from stim3d.scenes.model import Item, RenderSettings
+from stim3d.scenes.model import Item, Provenance, RenderSettings
 from stim3d.scenes.placement import InfeasibleError
 from stim3d.scenes.primitives import quat_to_matrix
 from stim3d.scoring.parsers import parse
+from stim3d.scoring.report import score
 from stim3d.scoring.rules import cell_distance, cell_tolerance
 
 FRAME = Frame(320, 240)
@@ -199,6 +200,26 @@ def test_cell_metrics_match_hand_computed_values():
     assert boxed.value == plain.value == (3, 5)
     assert boxed.strict and not plain.strict and plain.valid
     assert parse("cell", "\\boxed{Row 0, Column 0}").value == (0, 0)
+
+
+def test_scores_by_odd_type_band_and_tier_with_strictness():
+    items = [item(seed, rows=5, cols=5 + seed, odd_types=t, p_none=0.0) for seed, t in enumerate(("color", "2-type"))]
+    provenance = Provenance(stim3d_version="test", engine="raster", samples=None, device="cpu", denoise=None)
+    records = [r for it in items for r in records_for(it.model_copy(update={"provenance": provenance}), "x.png", "0" * 64)]
+    golds = [tuple(r.answer.gold) for r in records]
+    responses = {records[0].question_id: f"\\boxed{{Row {golds[0][0]}, Column {golds[0][1]}}}",
+                 records[1].question_id: f"It is row {golds[1][0]}, column {golds[1][1] % 6 + 1}"}
+    report = score(records, responses, by=["odd_type", "grid_band", "tier"]).to_dict()
+    rows = {(row["key"], row["value"]): row for row in report["rows"]}
+    assert rows[("all", None)]["valid_rate"] == 1.0 and rows[("all", None)]["strict_rate"] == 0.5
+    assert rows[("odd_type", "color")]["accuracy"] == 1.0 and rows[("odd_type", "2-type")]["accuracy"] == 0.0
+    assert ("grid_band", "small") in rows and {k for k, _ in rows} >= {"odd_type", "grid_band", "tier"}
+    second = report["questions"][1]
+    assert second["valid"] and not second["strict"]
+    d_col = abs(golds[1][1] % 6 + 1 - golds[1][1])
+    assert second["rules"]["cell_tolerance"] == float(d_col <= 1)
+    sigma = 0.25 * math.hypot(5, 6)
+    assert second["rules"]["cell_distance"] == pytest.approx(max(math.exp(-d_col**2 / (2 * sigma**2)) - 0.3, 0.0))
 
 
 def test_preset_follows_the_test_split_and_its_golds_are_fixed_before_the_layout():
