@@ -3,7 +3,7 @@
 bench/render_quality.py chose the sample count (8 samples + OIDN). This benchmark
 takes that setting as the baseline and varies the other Cycles knobs that fit these
 scenes (diffuse and glossy primitives under a few area lights, no glass, no volume):
-OIDN quality (HIGH / BALANCED / FAST), OIDN prefilter and input passes, 4 and 2
+OIDN quality (HIGH / BALANCED / FAST), the OIDN prefilter, 4 and 2
 samples, the adaptive-sampling threshold, the light tree, caustics, max bounces,
 and combinations of the ones that pay. For one scene of each DYSM 3D family (the
 middle item of each task of scenes/presets/dysm3d.yaml) at 800x600:
@@ -70,8 +70,6 @@ VARIANTS: dict[str, tuple[int, bool, dict[str, Any]]] = {
     "8 spp + OIDN BALANCED": (8, True, {"denoising_quality": "BALANCED"}),
     "8 spp + OIDN FAST": (8, True, {"denoising_quality": "FAST"}),
     "8 spp + OIDN, prefilter FAST": (8, True, {"denoising_prefilter": "FAST"}),
-    "8 spp + OIDN, prefilter NONE": (8, True, {"denoising_prefilter": "NONE"}),
-    "8 spp + OIDN, albedo only (no normal pass)": (8, True, {"denoising_input_passes": "RGB_ALBEDO"}),
     "8 spp + OIDN, adaptive threshold 0.1 (min 4)": (8, True, {"adaptive_threshold": 0.1, "adaptive_min_samples": 4}),
     "8 spp + OIDN, light tree off": (8, True, {"use_light_tree": False}),
     "8 spp + OIDN, caustics off": (8, True, {"caustics_reflective": False, "caustics_refractive": False}),
@@ -79,10 +77,8 @@ VARIANTS: dict[str, tuple[int, bool, dict[str, Any]]] = {
     "4 spp + OIDN": (4, True, {}),
     "4 spp + OIDN BALANCED": (4, True, {"denoising_quality": "BALANCED"}),
     "4 spp + OIDN FAST": (4, True, {"denoising_quality": "FAST"}),
-    "4 spp + OIDN BALANCED, light tree + caustics off": (4, True, {"denoising_quality": "BALANCED", **FAST_SCENE}),
     "4 spp + OIDN FAST, light tree + caustics off, prefilter FAST": (
         4, True, {"denoising_quality": "FAST", "denoising_prefilter": "FAST", **FAST_SCENE}),
-    "2 spp + OIDN BALANCED": (2, True, {"denoising_quality": "BALANCED"}),
     "2 spp + OIDN FAST": (2, True, {"denoising_quality": "FAST"}),
 }
 

@@ -68,11 +68,8 @@ class LoopbackCluster:
     """A head with no CPUs and `nodes` worker nodes on this machine, bound to 127.0.0.1 only."""
 
     def __init__(self, nodes: int, cpus_per_node: int):
-        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # keep 127.0.0.1 (tests/test_ray_cluster.py)
-        from ray._private import ray_constants
         from ray.cluster_utils import Cluster
 
-        ray_constants.ENABLE_RAY_CLUSTER = False
         self.cluster = Cluster(initialize_head=True, head_node_args={
             "num_cpus": 0, "include_dashboard": False, "node_ip_address": LOOPBACK})
         for _ in range(nodes):

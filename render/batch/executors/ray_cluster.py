@@ -1,4 +1,16 @@
-"""Ray actors as workers: each renders into its own scratch folder and returns the item's files."""
+"""Ray actors as workers: each renders into its own scratch folder and returns the item's files.
+
+Multi-node behaviour (tests/test_ray_cluster.py): actors reserve as many Ray CPUs as
+they run Cycles threads, so Ray spreads them over nodes by cores; a node that dies
+takes its actor and the item in flight with it, and that item is retried once in a
+fresh actor wherever Ray has room (the policy in schedule.py); nodes that join later
+get actors as soon as the scheduler starts new ones.
+
+A loopback address (127.0.0.1, localhost, ::1) means a cluster on this machine bound
+to loopback only. Ray would rewrite it to the machine's network address before
+connecting (so that other machines could reach the same address) and then wait for
+minutes on a port nobody listens on; `ray_cluster` keeps loopback addresses as they are.
+"""
 
 from __future__ import annotations
 
@@ -130,11 +142,29 @@ def check_ray(address: str | None) -> None:
         _check_reachable(address)
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def _keep_loopback(address: str | None) -> None:
+    """Stop Ray from rewriting a loopback `address` to this machine's network address (see the module docstring).
+
+    Ray decides that with one module flag (also set by the environment variable
+    RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 before Ray is imported); without the flag this is a no-op.
+    """
+    host = (address or "").rpartition(":")[0]
+    if host in LOOPBACK_HOSTS:
+        from ray._private import ray_constants
+
+        if hasattr(ray_constants, "ENABLE_RAY_CLUSTER"):
+            ray_constants.ENABLE_RAY_CLUSTER = False
+
+
 def ray_cluster(address: str | None) -> tuple[Any, bool]:
     """Connect to Ray at `address`, or start a local Ray; returns (ray module, whether we started it)."""
     ray = _import_ray()
     if ray.is_initialized():
         return ray, False
+    _keep_loopback(address)
     try:
         ray.init(address=address, include_dashboard=False, log_to_driver=False,
                  logging_level=logging.ERROR, configure_logging=True)
