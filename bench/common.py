@@ -135,6 +135,7 @@ class Run:
     settings: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.code = code()  # the commit measured is the one checked out when the run starts
         self.load_start = load_average()
         self.started = time.perf_counter()
         self.loads = [self.load_start]
@@ -156,7 +157,7 @@ class Run:
             "benchmark": self.name,
             "quick": self.quick,
             "command": " ".join(["python -m", f"bench.{self.name}", *sys.argv[1:]]),
-            "code": code(),
+            "code": self.code,
             "machine": machine(),
             "load_average": {"start": self.load_start, "end": self.loads[-1], "max_sampled": max(self.loads)},
             "wall_seconds": round(time.perf_counter() - self.started, 1),
