@@ -63,9 +63,10 @@ def visibility_accuracy() -> str:
                                    f["decisions"][lv]["meeting_scenes"]) for lv in levels)
         rows.append([label, mean, worst, accepts, rejects])
     shown = " / ".join(levels)
+    skipped = f.get("infeasible_skipped", 0)
     intro = (f"{f['scenes']} generated counting scenes, {doc['settings']['resolution']}, {f['objects']:,} objects, "
-             f"{f['occluded_objects']} of them occluded ({f.get('infeasible_skipped', 0)} infeasible scene skipped "
-             f"and replaced).")
+             f"{f['occluded_objects']} of them occluded"
+             + (f" ({skipped} infeasible scene{'s' if skipped > 1 else ''} skipped and replaced)." if skipped else "."))
     return "\n\n".join([source("visibility_accuracy", doc), intro, table(
         ["method", "mean abs. error (occluded objects)", "max abs. error", f"accepts a scene violating {shown}",
          f"rejects a scene meeting {shown}"], rows)])
@@ -132,7 +133,8 @@ def mask_agreement() -> str:
     doc = load("mask_agreement")
     f = doc["figures"]
     worst = f["worst_item"]
-    text = (f"{f['items']} items of the DYSM preset ({f['infeasible_skipped']} infeasible at this size replaced), "
+    replaced = f" ({f['infeasible_skipped']} infeasible at this size replaced)" if f["infeasible_skipped"] else ""
+    text = (f"{f['items']} items of the DYSM preset{replaced}, "
             f"{doc['settings']['render']['width']}x{doc['settings']['render']['height']}, "
             f"{doc['settings']['render']['samples']} samples: Blender's object-index pass (mask.png) equals the "
             f"ray-cast instance map on {100 * f['agreement_pooled']:.4f} % of {f['pixels']:,} pixels "
