@@ -48,7 +48,7 @@ class Plane:
 
     def extent(self) -> np.ndarray:
         """Corners of everything the camera must frame: the grid, room above it, and the labels' room."""
-        a0 = self.label_right - number_width(max(self.rows, 10 if self.rows >= 10 else 1))
+        a0 = self.label_right - number_width(self.rows)
         a1 = (self.cols / 2.0) * PITCH
         b0 = -(self.rows / 2.0) * self.row_pitch
         b1 = self.label_bottom + BLOCK_HEIGHT
