@@ -31,7 +31,7 @@ SIZE_STEP = (0.05, 0.15)  # |ratio - 1|
 ROTATION_DEG = (5.0, 25.0)
 SHIFT_SHARE = (0.05, 0.12)  # of the cell pitch, per direction
 GRID_CELLS = (25, 81)  # the paper's grid sizes, 5x5 to 9x9: the grid term runs from 0 to 1 over them
-TIER_BOUNDS = (0.4, 0.6)  # score < 0.4 easy, < 0.6 medium, else hard
+TIER_BOUNDS = (0.48, 0.65)  # the terciles of the preset's scores (scenes/presets/oddgrid3d.yaml): about equal thirds
 COLOR_ATTEMPTS = 400
 
 _XYZ_TO_SRGB = np.linalg.inv(np.array(

@@ -341,6 +341,6 @@ FAMILY = Family(
     params_model=OddGridParams,
     compose=compose,
     answer_types=("cell",),
-    revision=3,
+    revision=4,
     rendered_difficulty=measured_color_difference,
 )
