@@ -4,7 +4,7 @@ A rows x cols grid of one primitive, all the same size, colour, finish and
 orientation, either resting on the ground (`layout: ground`, rows receding from
 the camera) or floating in front of a vertical board that faces the camera
 (`layout: board`; the board is a large non-countable cube whose front face is the
-panel). Rows and columns are numbered 1-based from the image's top-left, checked
+panel; the geometry of both is scenes/families/odd_layout.py). Rows and columns are numbered 1-based from the image's top-left, checked
 on every layout by projecting the cells (scenes/families/grid_layout.py). Every
 grid object is at least MIN_VISIBILITY visible and whole inside the frame; a grid
 whose objects would be smaller than `min_object_px` (pixels: the geometric
