@@ -16,11 +16,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_every_family_composes_the_same_bytes_twice():
+    frame = Frame(640, 480)  # every family's defaults fit the default image size (dense grids need the pixels)
     for name in FAMILIES:
-        first = make_item(name, {}, [5, 1, 2], "a", Frame(160, 120)).to_json()
-        second = make_item(name, {}, [5, 1, 2], "a", Frame(160, 120)).to_json()
+        first = make_item(name, {}, [5, 1, 2], "a", frame).to_json()
+        second = make_item(name, {}, [5, 1, 2], "a", frame).to_json()
         assert first == second, name
-        assert make_item(name, {}, [5, 1, 3], "a", Frame(160, 120)).to_json() != first
+        assert make_item(name, {}, [5, 1, 3], "a", frame).to_json() != first, name
 
 
 def test_item_json_round_trips_exactly():
@@ -44,6 +45,7 @@ def test_scene_code_has_no_global_random_state_or_clock():
 
 
 def test_scenes_import_without_bpy_or_pyrender():
-    code = "import sys, scenes.families, scenes.visibility, scenes.items; " \
-           "assert 'bpy' not in sys.modules and 'pyrender' not in sys.modules"
+    code = "import sys, stim3d, stim3d.scenes.families, stim3d.scenes.visibility, stim3d.scenes.items; " \
+           "list(stim3d.scenes.families.FAMILIES); stim3d.compose('shape_count', width=64, height=48); " \
+           "assert 'bpy' not in sys.modules and 'pyrender' not in sys.modules, sorted(sys.modules)"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
