@@ -148,11 +148,14 @@ def batch_memory() -> str:
     doc = load("batch_memory")
     f = doc["figures"]
     s = doc["settings"]
+    failed = f" ({f['failed_items']} of the {f['items']} failed)" if f["failed_items"] else ""
     text = (f"One worker, never recycled, {f['items']} counting items at {s['width']}x{s['height']}, {s['samples']} "
-            f"samples ({f['failed_items']} of the {f['items']} failed): resident memory "
+            f"samples{failed}: "
+            f"resident memory "
             f"{f['rss_first_mb']:.0f} MB after the first item, {f['rss_last_mb']:.0f} MB after the last, "
-            f"{f['rss_max_mb']:.0f} MB at most; it grew {f['slope_mb_per_100_items_first_half']:.0f} MB per 100 items "
-            f"over the first half and {f['slope_mb_per_100_items_second_half']:.0f} MB per 100 items over the second. "
+            f"{f['rss_max_mb']:.0f} MB at most; its trend was {f['slope_mb_per_100_items_first_half']:+.0f} MB per 100 "
+            f"items over the first half and {f['slope_mb_per_100_items_second_half']:+.0f} MB per 100 items over the "
+            f"second (every tenth item: {', '.join(f'{v:.0f}' for v in f['rss_every_10_items_mb'])} MB). "
             f"`--recycle-after` remains the guard for whatever a future change leaks.")
     return "\n\n".join([source("batch_memory", doc), text])
 
