@@ -18,7 +18,8 @@ Wall time runs from the call to its return (worker or actor start, bpy import, e
 item, records.jsonl); the Ray cluster itself is started before the clock. Other work
 on shared cores drifts over minutes, so the configurations run in `--rounds` rounds
 whose order alternates (forwards, then backwards) and each round's load average is
-kept.
+kept; the results file is rewritten after every round. Ray's workers run at niceness 0
+here (Ray's default is 15, which on cores shared with other work would starve them).
 
 Cost model (written to the results file): items per minute per core = items per
 minute / cores busy (local: min(cores, workers x threads); Ray: min(cores, nodes x
@@ -70,8 +71,11 @@ class LoopbackCluster:
     def __init__(self, nodes: int, cpus_per_node: int):
         from ray.cluster_utils import Cluster
 
+        # Ray runs its workers at niceness 15 by default: on cores shared with other work they would get
+        # a smaller share than the local workers they are compared with.
         self.cluster = Cluster(initialize_head=True, head_node_args={
-            "num_cpus": 0, "include_dashboard": False, "node_ip_address": LOOPBACK})
+            "num_cpus": 0, "include_dashboard": False, "node_ip_address": LOOPBACK,
+            "_system_config": {"worker_niceness": 0}})
         for _ in range(nodes):
             self.cluster.add_node(num_cpus=cpus_per_node, node_ip_address=LOOPBACK)
         self.cluster.wait_for_nodes(timeout=120)
@@ -175,8 +179,9 @@ def main() -> None:
                 runs[name].append(result)
                 run.sample_load()
                 progress(f"  {result['items'] / result['wall_s'] * 60:.2f} items/min (load average {result['load_average']})")
-    rows = [combine(name, runs[name], args.cpus_per_node) for name in names]
-    model = cost_model(rows, preset_items)
+            rows = [combine(name, runs[name], args.cpus_per_node) for name in names]
+            model = cost_model(rows, preset_items)
+            run.finish({"runs": rows, "cost_model": model, "rounds_completed": round_index + 1})  # after every round
     r = config.render
     print_table(f"Throughput, dysm3d items at {r.width}x{r.height}, {r.samples} samples, denoise={r.denoise}, "
                 f"{sum(t.count for t in config.tasks)} items x {rounds} round(s)",
@@ -187,7 +192,6 @@ def main() -> None:
     print(f"\ncost model: {model['items_per_minute_per_core']} items/min per core ({model['best_config']}); "
           f"100,000 items = {model['core_hours_per_100k_items']} core-hours; the {preset_items}-item preset on this "
           f"machine: {model['preset_minutes_on_this_machine']} min")
-    run.finish({"runs": rows, "cost_model": model})
 
 
 if __name__ == "__main__":

@@ -30,8 +30,10 @@ from stim3d.render.batch.driver import ProgressEvent  # noqa: E402
 from tests.batch_support import assert_same_batch, reference_batch, temporaries  # noqa: E402
 
 LOOPBACK = "127.0.0.1"
-# Node deaths noticed within about a second instead of Ray's default 15 s or so.
-SYSTEM_CONFIG = {"health_check_initial_delay_ms": 0, "health_check_period_ms": 300, "health_check_failure_threshold": 3}
+# Node deaths noticed within about a second instead of Ray's default 15 s or so; actors at niceness 0 (Ray's
+# default 15 starves them on a CI machine busy with other work).
+SYSTEM_CONFIG = {"health_check_initial_delay_ms": 0, "health_check_period_ms": 300, "health_check_failure_threshold": 3,
+                 "worker_niceness": 0}
 NODE_TIMEOUT_S = 30
 BATCH_TIMEOUT_S = 240  # seconds; about 20 s on a quiet 2-core machine
 
