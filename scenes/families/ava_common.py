@@ -28,13 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from ..colors import COLOR_NAMES, named
-from ..model import SHAPES, Question, Scene, SceneObject, round6
-from ..placement import Bounds, InfeasibleError, Layout, resting_pose, yaw_quat
-from ..primitives import unit_dimensions
+from ..colors import COLOR_NAMES
+from ..model import SHAPES, Question, Scene, SceneObject
+from ..placement import Bounds, InfeasibleError, Layout
 from ..visibility import VisibilityResult
 from .base import Composed, Frame
-from .counting import counting_camera, counting_lights
+from .counting import counting_camera, counting_lights, resting_object
 
 RESTARTS = 60
 MARKER_RGB: dict[str, tuple[int, int, int]] = {"red": (255, 0, 0), "blue": (0, 0, 255), "white": (255, 255, 255)}
@@ -60,17 +59,7 @@ def check_answer(params):
 
 def make_object(object_id: int, spec: ObjectSpec, x: float, y: float, yaw: float) -> SceneObject:
     """A primitive resting on the ground at (x, y), turned by `yaw` degrees, labelled with its role."""
-    rotation = yaw_quat(yaw)
-    return SceneObject(
-        id=object_id,
-        shape=spec.shape,
-        size=round6(spec.size),
-        dimensions=tuple(round6(d * spec.size) for d in unit_dimensions(spec.shape)),
-        location=resting_pose(spec.shape, spec.size, x, y, rotation),
-        rotation_quat=rotation,
-        color=named(spec.color),
-        attributes={"role": spec.role},
-    )
+    return resting_object(object_id, spec, x, y, yaw, {"role": spec.role})
 
 
 def pick(rng: np.random.Generator, options: Sequence) -> Any:

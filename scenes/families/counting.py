@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from typing import Protocol
 
 import numpy as np
 
@@ -57,7 +58,17 @@ class Spec:
     size: float
 
 
-def _make(object_id: int, spec: Spec, x: float, y: float, yaw: float) -> SceneObject:
+class PrimitiveSpec(Protocol):
+    """What `resting_object` needs to know of an object besides where it stands."""
+
+    shape: str
+    color: str
+    size: float
+
+
+def resting_object(object_id: int, spec: PrimitiveSpec, x: float, y: float, yaw: float,
+                   attributes: dict[str, str] | None = None) -> SceneObject:
+    """A primitive resting on the ground at (x, y), turned by `yaw` degrees about the vertical."""
     rotation = yaw_quat(yaw)
     return SceneObject(
         id=object_id,
@@ -67,7 +78,11 @@ def _make(object_id: int, spec: Spec, x: float, y: float, yaw: float) -> SceneOb
         location=resting_pose(spec.shape, spec.size, x, y, rotation),
         rotation_quat=rotation,
         color=named(spec.color),
+        attributes=attributes or {},
     )
+
+
+
 
 
 def _occlude_target(
@@ -76,14 +91,14 @@ def _occlude_target(
 ) -> SceneObject | None:
     """Slide an occluder in front of `target` until target visibility is in [floor, floor + band]."""
     yaw = float(rng.uniform(0.0, 360.0))
-    probe = _make(object_id, spec, 0.0, 0.0, yaw)
+    probe = resting_object(object_id, spec, 0.0, 0.0, yaw)
     start, sideways = occluder_path(layout, target, probe, gap=float(rng.uniform(0.05, 0.5)))
     sideways = sideways * rng.choice([-1.0, 1.0])
     max_offset = 1.6 * (probe.size + target.size)
 
     def place_at(offset: float) -> SceneObject:
         x, y = start + offset * sideways
-        return _make(object_id, spec, float(x), float(y), yaw)
+        return resting_object(object_id, spec, float(x), float(y), yaw)
 
     def visibility_at(offset: float) -> float:
         trial = layout.canvas.copy()
@@ -109,7 +124,7 @@ def silhouette_px(spec: Spec, camera: Camera) -> float:
     cone (its box is twice its triangle) and a flat torus (a thin ellipse).
     """
     cam = geometry(camera)
-    return float(np.mean([len(cast_object(_make(1, spec, 0.0, 0.0, yaw), cam).gx) for yaw in PROBE_YAWS]))
+    return float(np.mean([len(cast_object(resting_object(1, spec, 0.0, 0.0, yaw), cam).gx) for yaw in PROBE_YAWS]))
 
 
 def place_counting_objects(
@@ -138,7 +153,7 @@ def place_counting_objects(
             order.remove(occluder_index)
             target_index = order.pop(0)
             target = layout.place_randomly(
-                partial(_make, target_index + 1, specs[target_index]), rng, floor
+                partial(resting_object, target_index + 1, specs[target_index]), rng, floor
             )
             if target is None or _occlude_target(
                 layout, target, occluder_index + 1, specs[occluder_index], rng, min_visibility, band
@@ -146,7 +161,7 @@ def place_counting_objects(
                 continue
         placed_all = True
         for i in order:
-            if layout.place_randomly(partial(_make, i + 1, specs[i]), rng, floor) is None:
+            if layout.place_randomly(partial(resting_object, i + 1, specs[i]), rng, floor) is None:
                 placed_all = False
                 break
         if placed_all:
