@@ -61,9 +61,12 @@ class Spec:
 class PrimitiveSpec(Protocol):
     """What `resting_object` needs to know of an object besides where it stands."""
 
-    shape: str
-    color: str
-    size: float
+    @property
+    def shape(self) -> str: ...
+    @property
+    def color(self) -> str: ...
+    @property
+    def size(self) -> float: ...
 
 
 def resting_object(object_id: int, spec: PrimitiveSpec, x: float, y: float, yaw: float,
