@@ -172,6 +172,14 @@ def batch_throughput() -> str:
     return "\n\n".join([source("batch_throughput", doc), text])
 
 
+def gallery_scale() -> str:
+    doc = load("gallery_scale")
+    parts = [f"{int(n):,} items: first build {v['first_build_s']:.0f} s, rebuild {v['rebuild_s']:.1f} s, "
+             f"after one item was re-rendered {v['one_changed_s']:.1f} s ({v['thumbs_made_after_change']} thumbnail remade)"
+             for n, v in sorted(doc["figures"].items(), key=lambda kv: int(kv[0]))]
+    return "\n\n".join([source("gallery_scale", doc), "; ".join(parts) + "."])
+
+
 def readme_summary() -> str:
     """The README's two-sentence Performance summary, from the same files as the page."""
     accuracy = load("visibility_accuracy")["figures"]["errors"]["ours_1ray"]
@@ -193,5 +201,6 @@ BLOCKS = {
     "perf-mask-agreement": mask_agreement,
     "perf-batch-memory": batch_memory,
     "perf-batch-throughput": batch_throughput,
+    "perf-gallery-scale": gallery_scale,
     "perf-readme-summary": readme_summary,
 }
