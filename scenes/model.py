@@ -165,6 +165,10 @@ class RenderSettings(Strict):
     height: int = Field(480, ge=8, le=8192)
     samples: int = Field(64, ge=1, le=65536)
     denoise: bool = True
+    denoise_quality: Literal["high", "balanced", "fast"] = Field(
+        "high", description="OIDN quality; fast also prefilters the albedo/normal passes the fast way "
+                            "(cost and quality per family: bench/render_settings.py)")
+    light_tree: bool = Field(True, description="Cycles' light tree; off is faster under a few area lights")
     adaptive_sampling: bool = True
     device: Literal["cpu", "gpu"] = "cpu"
     threads: int = Field(0, ge=0, description="Cycles threads; 0 = all cores")

@@ -192,6 +192,9 @@ def _cycles(bpy, scene_bpy, settings: RenderSettings, seed: int) -> None:
     cycles.use_denoising = settings.denoise
     if settings.denoise:
         cycles.denoiser = "OPENIMAGEDENOISE"
+        cycles.denoising_quality = settings.denoise_quality.upper()
+        cycles.denoising_prefilter = "FAST" if settings.denoise_quality == "fast" else "ACCURATE"
+    cycles.use_light_tree = settings.light_tree
     cycles.seed = seed % 2**31
     cycles.use_animated_seed = False
     render = scene_bpy.render
