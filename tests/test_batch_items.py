@@ -1,5 +1,5 @@
-"""One notion of "the items of a batch" (layout.batch_item_folders) for records, gallery, contact sheet and
-exports; named gallery pages; contact-sheet keys that vary (issue 15.9)."""
+"""One notion of "the items of a batch" (layout.batch_item_folders: the items records.jsonl lists) for records,
+gallery, contact sheet and exports; named gallery pages; contact-sheet keys that vary (issue 15.9)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_gallery_exports_and_records_count_the_same_items(batch, tmp_path):
     folders = batch_item_folders(batch, skipped)
     planned = sorted(f.name for f in folders)
     assert planned == ["shape_count-t0-00000", "shape_count-t0-00001", "spatial_grid-t1-00000"]
-    assert "addon-item-00000" in skipped and "does not plan" in skipped["addon-item-00000"]
+    assert "addon-item-00000" in skipped and "not in records.jsonl" in skipped["addon-item-00000"]
     assert sorted({r.item_id for r in read_records(batch / "records.jsonl")}) == planned
     code, stdout, stderr = run("gallery", str(batch))
     assert code == 0 and "gallery: 3 items" in stdout and "skipped addon-item-00000" in stderr, stdout + stderr

@@ -51,31 +51,41 @@ def read_manifest(folder: Path) -> dict[str, Any] | None:
 def batch_item_folders(out: Path, skipped: dict[str, str] | None = None) -> list[Path]:
     """The items of a batch, the one notion that records.jsonl, the gallery, contact sheets and exports share.
 
-    A complete, intact item folder (item_folder.verify_item) counts; when OUT/batch.json
-    plans the batch, only if its config plans that item id and the folder's stored item
-    key is the planned one, i.e. exactly the folders whose records the driver writes
-    (driver.collect_records). A folder dropped in by hand or by the add-on's Render and
-    Save, or left by another config, is not an item of the batch: it is named in
-    `skipped` with the reason. Without a batch.json (a sweep's or the add-on's own
-    folder) every complete folder counts. Item-id order.
+    The items listed in OUT/records.jsonl (what `stim3d score` and the exports read),
+    when their folder is complete and intact (item_folder.verify_item). While a batch
+    has no records.jsonl yet (still rendering), the complete folders whose item id its
+    batch.json plans; without a batch.json (a loose folder of items), every complete
+    folder. A folder dropped in by hand or by the add-on's Render and Save is not an
+    item of the batch: it is named in `skipped` with the reason. Item-id order.
     """
-    from stim3d.render.batch.config import parse_config
-    from stim3d.render.batch.driver import expected_keys, stored_key
     from stim3d.render.batch.item_folder import verify_item
 
-    items = Path(out) / ITEMS_DIR
-    manifest = read_manifest(Path(out))
-    planned = expected_keys(parse_config(manifest["config"], str(Path(out) / MANIFEST))) if manifest else None
+    out = Path(out)
+    items = out / ITEMS_DIR
+    listed: set[str] | None = None
+    why_not = ""
+    if (out / RECORDS).is_file():
+        listed = set()
+        for line in (out / RECORDS).read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                item_id = json.loads(line).get("item_id") if line.strip() else None
+            except (ValueError, AttributeError):
+                continue  # a damaged line: `stim3d score` names it; here it lists nothing
+            if isinstance(item_id, str):
+                listed.add(item_id)
+        why_not = f"not in {RECORDS} (not an item of this batch)"
+    elif (manifest := read_manifest(out)) is not None:
+        from stim3d.render.batch.config import expand, parse_config
+
+        listed = {plan.item_id for plan in expand(parse_config(manifest["config"], str(out / MANIFEST)))}
+        why_not = f"not an item of this batch ({MANIFEST} does not plan it)"
     folders = []
     for path in sorted(items.iterdir()) if items.is_dir() else []:
         if path.name.startswith("."):
             continue
         problem = verify_item(path, require_checksums=False)
-        if problem is None and planned is not None:
-            if path.name not in planned:
-                problem = f"not an item of this batch ({MANIFEST} does not plan {path.name})"
-            elif stored_key(path) != planned[path.name]:
-                problem = f"rendered from other settings or code than {MANIFEST} says"
+        if problem is None and listed is not None and path.name not in listed:
+            problem = why_not
         if problem is None:
             folders.append(path)
         elif skipped is not None:

@@ -74,11 +74,11 @@ class GalleryReport:
 # -- selecting items -----------------------------------------------------------------------------------
 
 def item_folders(out: Path, skipped: dict[str, str] | None = None) -> list[Path]:
-    """The items of the batch (layout.batch_item_folders: what records.jsonl and exports hold), in item-id order;
-    a clear error when there are none.
+    """The items of the batch (layout.batch_item_folders: those records.jsonl lists, as the exports read them),
+    in item-id order; a clear error when there are none.
 
-    A folder that is incomplete, fails its checksums.json or is not planned by the
-    batch's batch.json is left out and, when `skipped` is given, named there with the reason.
+    A folder that is incomplete, fails its checksums.json or is not an item of the
+    batch is left out and, when `skipped` is given, named there with the reason.
     """
     items = Path(out) / ITEMS_DIR
     try:
