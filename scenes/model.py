@@ -197,6 +197,9 @@ class Provenance(Strict):
     samples: int | None
     device: str
     denoise: bool | None
+    denoise_quality: str | None = Field(None, description="OIDN quality when Cycles denoised; None otherwise")
+    light_tree: bool | None = Field(None, description="Cycles' light tree; None for engines without one")
+    adaptive_sampling: bool | None = Field(None, description="Cycles' adaptive sampling; None for other engines")
     mask_source: Literal["renderer", "raycast"] = "raycast"
     mask_agreement: float | None = Field(
         None, description="share of pixels where the renderer's object-index pass equals the ray-cast instance map"

@@ -56,16 +56,20 @@ def test_engines_without_samples_record_none(engine):
     settings = RenderSettings(engine=engine, width=64, height=48, samples=64, denoise=True)
     finished, _ = finish_item(item, _output(item, engine == "workbench"), settings, "k")
     assert finished.provenance.samples is None and finished.provenance.denoise is None
+    assert finished.provenance.denoise_quality is None and finished.provenance.light_tree is None
+    assert finished.provenance.adaptive_sampling is None
     record = records_for(finished, "items/x/image.png", "ab" * 32)[0]
     assert record.provenance.samples is None and record.provenance.denoise is None
 
 
 def test_cycles_records_its_samples_and_the_code():
     item = _item()
-    settings = RenderSettings(engine="cycles", width=64, height=48, samples=7, denoise=False)
+    settings = RenderSettings(engine="cycles", width=64, height=48, samples=7, denoise=False, light_tree=False)
     finished, _ = finish_item(item, _output(item, True), settings, "k")
     prov = finished.provenance
-    assert (prov.samples, prov.denoise) == (7, False)
+    assert (prov.samples, prov.denoise, prov.denoise_quality, prov.light_tree) == (7, False, None, False)
+    denoised = RenderSettings(engine="cycles", width=64, height=48, samples=4, denoise_quality="fast")
+    assert finish_item(item, _output(item, True), denoised, "k")[0].provenance.denoise_quality == "fast"
     assert prov.stim3d_version == __version__
     assert prov.generator_revision == FAMILIES["shape_count"].revision
     assert prov.library_versions["numpy"] == np.__version__
