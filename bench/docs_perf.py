@@ -211,7 +211,10 @@ def throughput() -> str:
             f"samples, OIDN {'on' if r['denoise'] else 'off'}, device {r['device']}; {s['rounds']} rounds alternating "
             f"the order. Cost model: {m['items_per_minute_per_core']:.2f} items per minute per core "
             f"({m['best_config']}), so 100,000 items take {m['core_hours_per_100k_items']:,.0f} core-hours ({hours}); "
-            f"the {m['preset_items']}-item preset on this machine: {m['preset_minutes_on_this_machine']:.0f} min."
+            f"the {m['preset_items']}-item preset on this machine: {m['preset_minutes_per_config']['local-1']:.1f} min "
+            f"with one local worker (`stim3d render`'s default), {m['preset_minutes_on_this_machine']:.1f} min at the "
+            f"rate of {m['fastest_config']} (upper bounds: a run here pays worker start and the bpy import once per "
+            f"{s['items_per_run']} items, the preset once per worker)."
             + efficiency)
     return "\n\n".join([source("throughput", doc), table(
         ["config", "items/min", "cores busy", "items/min per core", "s per item, all-in", "render call s (median)",
