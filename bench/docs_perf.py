@@ -112,21 +112,24 @@ def render_quality() -> str:
         ["samples", "OIDN", "PSNR dB", "SSIM", "render call s", "CPU s"], rows), note])
 
 
-def pipeline_overhead() -> str:
-    doc = load("pipeline_overhead")
+def pipeline_overhead(name: str = "pipeline_overhead") -> str:
+    doc = load(name)
     f = doc["figures"]
     labels = {"compose_and_visibility": "compose and visibility", "scene_build_and_passes": "Blender scene build and pass files",
               "render_call": "Cycles render call", "write": "write item folder", "other": "other (mask check, measured colours)"}
     rows = [[label, f"{f['median_seconds'][key]:.3g}", f"{100 * f['share_of_total_wall'][key]:.1f} %"]
             for key, label in labels.items()]
     batch = f["batch"]
-    note = (f"{doc['settings']['items']} items; item wall time median {f['median_seconds']['wall_s']:.2f} s. Outside "
+    r = doc["settings"]["render"]
+    note = (f"{doc['settings']['items']} items of {doc['settings']['preset']} at {r['width']}x{r['height']}, "
+            f"{r['samples']} samples; item wall time median {f['median_seconds']['wall_s']:.2f} s. Outside "
             f"Cycles' render call: {100 * f['outside_render_share_pooled']:.1f} % of the wall time (median per item "
-            f"{100 * f['outside_render_share_median']:.1f} %, worst {100 * f['outside_render_share_max']:.1f} %). The "
-            f"whole {batch['items']}-item demo batch through `stim3d render --workers 1` spends "
-            f"{100 * batch['outside_render_share']:.0f} % outside the render calls (process start and the bpy import, "
-            f"paid once per batch).")
-    return "\n\n".join([source("pipeline_overhead", doc), table(["stage", "median s", "share of wall time"], rows), note])
+            f"{100 * f['outside_render_share_median']:.1f} %, worst {100 * f['outside_render_share_max']:.1f} %).")
+    if batch:
+        note += (f" The whole {batch['items']}-item demo batch through `stim3d render --workers 1` spends "
+                 f"{100 * batch['outside_render_share']:.0f} % outside the render calls (process start and the bpy "
+                 f"import, paid once per batch).")
+    return "\n\n".join([source(name, doc), table(["stage", "median s", "share of wall time"], rows), note])
 
 
 def mask_agreement() -> str:
@@ -261,4 +264,5 @@ BLOCKS = {
     "perf-readme-summary": readme_summary,
     "perf-render-settings": render_settings,
     "perf-throughput": throughput,
+    "perf-pipeline-overhead-dysm3d": lambda: pipeline_overhead("pipeline_overhead_dysm3d"),
 }

@@ -15,6 +15,7 @@ A second figure times the whole demo batch through the command line
 against the sum of its items' render calls.
 
     python -m bench.pipeline_overhead [--quick] [--items-per-cell N] [--no-batch]
+    python -m bench.pipeline_overhead --preset dysm3d --items-per-cell 1 --max-items 20 --out bench/results/pipeline_overhead_dysm3d.json
 """
 
 from __future__ import annotations
@@ -66,17 +67,24 @@ def main() -> None:
     def add(parser):
         parser.add_argument("--items-per-cell", type=int, help="multiply each demo task's count by this (default 3; --quick 1)")
         parser.add_argument("--no-batch", action="store_true", help="skip the whole-batch figure")
+        parser.add_argument("--preset", default=DEMO.stem, help="a preset of scenes/presets (default demo)")
+        parser.add_argument("--max-items", type=int, help="at most this many items, spread evenly over the plan")
 
     args = parse_args(__doc__.splitlines()[0], add)
-    config = load_config(DEMO)
+    preset = DEMO.with_name(f"{args.preset}.yaml")
+    if not preset.is_file():
+        raise SystemExit(f"no preset {preset}")
+    config = load_config(preset)
     multiplier = args.items_per_cell or (1 if args.quick else 3)
     config = config.model_copy(update={"tasks": [t.model_copy(update={"count": t.count * multiplier}) for t in config.tasks]})
     plans = expand(config)
+    if args.max_items and len(plans) > args.max_items:
+        plans = plans[:: -(-len(plans) // args.max_items)]
     if args.quick:  # checks the script works: two tiny renders, not the demo's settings
         plans = plans[:2]
         config = config.model_copy(update={"render": config.render.model_copy(update={"width": 160, "height": 120, "samples": 4})})
     run = Run("pipeline_overhead", args.quick, args.out,
-              settings={"preset": DEMO.name, "render": config.render.model_dump(mode="json"), "items": len(plans),
+              settings={"preset": preset.name, "render": config.render.model_dump(mode="json"), "items": len(plans),
                         "count_multiplier": multiplier})
     with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
         out, workdir = Path(tmp) / "out", Path(tmp) / "work"
@@ -84,9 +92,9 @@ def main() -> None:
         rows = time_items(config, plans, out, workdir)
         run.sample_load()
         batch = None
-        if not (args.quick or args.no_batch):
+        if not (args.quick or args.no_batch or preset != DEMO):  # another preset's whole batch is far too long
             progress("whole demo batch through `stim3d render --workers 1`")
-            batch = time_batch(DEMO, Path(tmp) / "batch")
+            batch = time_batch(preset, Path(tmp) / "batch")
             run.sample_load()
 
     stage_names = (*STAGES, "other")
@@ -103,7 +111,7 @@ def main() -> None:
         "batch": batch,
     }
     print_table(
-        f"Per item, demo preset ({config.render.width}x{config.render.height}, {config.render.samples} samples, "
+        f"Per item, {preset.stem} preset ({config.render.width}x{config.render.height}, {config.render.samples} samples, "
         f"denoise {config.render.denoise}), {len(rows)} items",
         ["stage", "median s", "share of total wall"],
         [[stage, medians[stage], f"{figures['share_of_total_wall'][stage]:.2%}"] for stage in stage_names]
