@@ -199,8 +199,8 @@ def render_settings() -> str:
         note])
 
 
-def throughput() -> str:
-    doc = load("throughput")
+def throughput(name: str = "throughput") -> str:
+    doc = load(name)
     f, s = doc["figures"], doc["settings"]
     r = s["render"]
     rows = [[x["config"], f"{x['items_per_minute']:.2f}", str(x["cores_busy"]), f"{x['items_per_minute_per_core']:.2f}",
@@ -214,12 +214,13 @@ def throughput() -> str:
             f"samples, OIDN {'on' if r['denoise'] else 'off'}, device {r['device']}; {s['rounds']} rounds alternating "
             f"the order. Cost model: {m['items_per_minute_per_core']:.2f} items per minute per core "
             f"({m['best_config']}), so 100,000 items take {m['core_hours_per_100k_items']:,.0f} core-hours ({hours}); "
-            f"the {m['preset_items']}-item preset on this machine: {m['preset_minutes_per_config']['local-1']:.1f} min "
+            f"the {m['preset_items']}-item preset on this machine: "
+            f"{m.get('preset_minutes_per_config', {}).get('local-1', float('nan')):.1f} min "
             f"with one local worker (`stim3d render`'s default), {m['preset_minutes_on_this_machine']:.1f} min at the "
             f"rate of {m['fastest_config']} (upper bounds: a run here pays worker start and the bpy import once per "
             f"{s['items_per_run']} items, the preset once per worker)."
             + efficiency)
-    return "\n\n".join([source("throughput", doc), table(
+    return "\n\n".join([source(name, doc), table(
         ["config", "items/min", "cores busy", "items/min per core", "s per item, all-in", "render call s (median)",
          "outside the render call (median per item)"], rows), note])
 
@@ -265,4 +266,5 @@ BLOCKS = {
     "perf-render-settings": render_settings,
     "perf-throughput": throughput,
     "perf-pipeline-overhead-dysm3d": lambda: pipeline_overhead("pipeline_overhead_dysm3d"),
+    "perf-throughput-workers": lambda: throughput("throughput_workers"),
 }
