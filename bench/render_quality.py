@@ -214,6 +214,7 @@ def main() -> None:
         resummarise(args.resummarise)
         return
     families = tuple(args.families.split(",")) if args.families else DEFAULT_FAMILIES
+    samples: tuple[int, ...]
     if args.quick:
         width, height, samples, reference_samples, families = 320, 240, (4, 8), 32, families[:1]
     else:
