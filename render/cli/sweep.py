@@ -9,6 +9,16 @@ from pathlib import Path
 from stim3d.render.cli.common import CliParser, UsageError, positive
 
 
+def occluder_choice(text: str) -> int | str | None:
+    """--occluder: "add" (the sweep adds a panel), "scene" (choose among the scene's objects), or an object id."""
+    if text in ("add", "scene"):
+        return None if text == "scene" else text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give add, scene or an object id") from None
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from stim3d.render.batch.executors import ExecutorUnavailable, check_ray
     from stim3d.render.batch.lock import folder_lock
@@ -26,7 +36,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         scores = Path(args.scores) if args.scores else None
         if scores is not None and not scores.is_file():
             raise UsageError(f"--scores {scores}: no such file (write it with 'stim3d score ... --out')")
-        _check_object_ids(Path(args.source), {"--target": args.target, "--occluder": args.occluder})
+        occluder_id = args.occluder if isinstance(args.occluder, int) else None
+        _check_object_ids(Path(args.source), {"--target": args.target, "--occluder": occluder_id})
         out = Path(args.out)
         if out.exists() and not out.is_dir():
             raise UsageError(f"--out {out}: exists and is not a folder")
@@ -81,8 +92,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="folder for the level items, records.jsonl and sweeps.json")
     p.add_argument("--target", type=int, help="object id to hide (default: a central object the question asks about that some object can "
                         "hide down to the lowest level)")
-    p.add_argument("--occluder", type=int, help="object id that moves (default: of the objects that hide the most of the target, "
-                        "the one that reaches the most levels)")
+    p.add_argument("--occluder", type=occluder_choice, metavar="add|scene|ID",
+                   help="what moves: 'add' a panel sized to hide the target completely (not counted; every level "
+                        "in [0, 1] lies on its path), 'scene' (default) the scene's object that hides the most of the "
+                        "target and reaches the most levels, or that object id")
     p.add_argument("--engine", choices=["cycles", "workbench", "raster"], help="override the render engine")
     p.add_argument("--samples", type=int, help="override the render samples")
     p.add_argument("--plot", action="store_true", help="also write sweep_plot.png and a strip of the images per sweep")

@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from stim3d.provenance import code_identity
 from stim3d.render.batch.driver import DEFAULT_RECYCLE_AFTER, Executor, stored_key
@@ -26,7 +27,7 @@ from stim3d.render.batch.records import records_for
 from stim3d.render.files import file_sha256, write_json_atomic, write_jsonl_atomic
 from stim3d.render.sweep.pictures import plot_achieved, read_scores, strip
 from stim3d.render.sweep.sources import load_sources
-from stim3d.scenes.model import Item, RenderSettings
+from stim3d.scenes.model import Item, RenderSettings, SceneObject
 from stim3d.scenes.sweep import ItemSweep, SweepError, sweep_item
 from stim3d.scoring.records import Record
 
@@ -84,7 +85,7 @@ def run_occlusion_sweep(
     out: Path,
     *,
     target_id: int | None = None,
-    occluder_id: int | None = None,
+    occluder_id: int | Literal["add"] | None = None,
     engine: str | None = None,
     samples: int | None = None,
     plot: bool = False,
@@ -196,6 +197,14 @@ def run_occlusion_sweep(
     return report
 
 
+def _occluder(item: Item, swept: ItemSweep) -> SceneObject:
+    """The sweep's occluder: an object of the source scene, or the panel `--occluder add` put in the level scenes."""
+    occluder_id = swept.sweep.occluder_id
+    if any(o.id == occluder_id for o in item.scene.objects):
+        return item.scene.object(occluder_id)
+    return next(level.scene.object(occluder_id) for level in swept.items if level is not None)
+
+
 def _sweep_summary(item: Item, swept: ItemSweep, levels: list[dict]) -> dict:
     sweep = swept.sweep
     return {
@@ -205,7 +214,8 @@ def _sweep_summary(item: Item, swept: ItemSweep, levels: list[dict]) -> dict:
         "target_id": sweep.target_id,
         "target_shape": item.scene.object(sweep.target_id).shape,
         "occluder_id": sweep.occluder_id,
-        "occluder_shape": item.scene.object(sweep.occluder_id).shape,
+        "occluder_shape": _occluder(item, swept).shape,
+        "occluder_added": not _occluder(item, swept).countable,
         "path": {"start": list(sweep.path.start), "direction": list(sweep.path.direction),
                  "max_offset_m": sweep.path.max_offset},
         "answer_depends_on_visibility": False,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from ..model import GroundTruth, Item, Question, Scene
 from ..visibility import measure
@@ -44,7 +45,7 @@ def sweep_item(
     item: Item,
     levels: Sequence[float],
     target_id: int | None = None,
-    occluder_id: int | None = None,
+    occluder_id: int | Literal["add"] | None = None,
     tolerance: float = TOLERANCE,
     progress: Callable[[str], None] | None = None,
 ) -> ItemSweep:
@@ -56,6 +57,8 @@ def sweep_item(
     best-covering objects reaches the most levels. No other object may drop below the item's
     `min_visibility` (the protocol it was made under). Raises SweepError for a
     family whose gold answer this module cannot recompute from the scene.
+    `occluder_id="add"`: the sweep adds its own occluder, a panel that can hide the
+    target completely (scenes/sweep/added.py), so every level in [0, 1] lies on its path.
     """
     if item.family not in COUNTING_FAMILIES:
         raise SweepError(f"family {item.family!r} cannot be swept yet; supported: {', '.join(COUNTING_FAMILIES)}")
@@ -63,6 +66,10 @@ def sweep_item(
     ids = [level_item_id(item.item_id, level) for level in levels]
     if len(set(ids)) != len(ids):
         raise SweepError("visibility levels must differ by at least 0.001")
+    if occluder_id == "add":
+        from .added import sweep_item_with_added_occluder
+
+        return sweep_item_with_added_occluder(item, levels, target_id, tolerance, progress)
     rays = item.ground_truth.rays_per_pixel
     subject = item.questions[0].subject if item.questions else None
     if occluder_id is not None:
