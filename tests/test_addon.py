@@ -138,6 +138,9 @@ def _generate(bpy, family: str, seed: int, **params) -> Item:
     settings = _settings(bpy)
     settings.family, settings.seed, settings.width, settings.height = family, seed, WIDTH, HEIGHT
     group = getattr(settings, f"params_{family}")
+    for name in group.bl_rna.properties.keys():  # other tests leave values behind: start from the defaults
+        if name != "rna_type":
+            group.property_unset(name)
     for name, value in params.items():
         setattr(group, name, value)
     assert bpy.ops.stim3d.generate() == {"FINISHED"}
@@ -445,6 +448,9 @@ class _RecordingLayout:
         self.calls.append(("label",))
 
     def row(self, **_):
+        return self
+
+    def column(self, **_):
         return self
 
     def box(self):
