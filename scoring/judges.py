@@ -32,7 +32,8 @@ import re
 from collections.abc import Callable
 
 from .mentions import COLOUR_OF, NEGATORS, ONE, TOKEN, Mention, mentions, number, snippet, split_sentences, word_list
-from .parsers import normalise, parse_cell
+from .parse_text import normalise
+from .parsers import parse_cell
 from .rubric import Rubric, RubricItem
 
 _LEFT_RIGHT = re.compile(r"\b(left|right)(?:\s+(?:side|hand\s+side))?\s+(?:of|than)\b")

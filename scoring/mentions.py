@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .parsers import NUMBER_WORDS, normalise
+from .parse_text import NUMBER_WORDS, normalise
 
 SHAPE_WORDS: dict[str, tuple[str, ...]] = {
     "sphere": ("sphere", "spheres", "ball", "balls"),

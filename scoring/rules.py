@@ -53,7 +53,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .parsers import Submission
+from .parsers_actions import Submission
 
 Params = Mapping[str, float]
 NO_CELL = (0, 0)

@@ -1,0 +1,166 @@
+"""Parsers for ROSE's strict action grammar and AVA-3D's measures: boxes, lengths with units, one of a question's options.
+
+The canonical values are described in `scoring/parsers.py`, whose `parse` dispatches here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .parse_text import Parsed, answer_span, invalid, normalise, word_numbers
+
+# -- ROSE's strict action grammar ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Submission:
+    """A click-and-submit answer: the clicks in the order given (repeats kept) and the submitted count."""
+
+    cells: tuple[tuple[int, int], ...]
+    count: int
+
+
+_STRICT_COUNT = re.compile(r"\s*COUNT\s*\(\s*(\d{1,9})\s*\)\s*", re.IGNORECASE)
+_STRICT_CLICK = r"CLICK\s*\(\s*R\s*(\d{1,9})\s*,\s*C\s*(\d{1,9})\s*\)\s*;\s*"
+_STRICT_CLICKS = re.compile(r"\s*(?P<clicks>(?:CLICK\s*\(\s*R\s*\d{1,9}\s*,\s*C\s*\d{1,9}\s*\)\s*;\s*)*)"
+                            r"(?:DONE|SUBMIT\s*\(\s*(?P<count>\d{1,9})\s*\))\s*", re.IGNORECASE)
+
+
+def _strict_clicks(response: str, submit: bool) -> Parsed:
+    """ROSE's parser: case-insensitive, whitespace allowed inside tokens, nothing else around them."""
+    found = _STRICT_CLICKS.fullmatch(response)
+    ending = "SUBMIT(n)" if submit else "DONE"
+    if found is None or (found["count"] is None) == submit:
+        return invalid(f"not CLICK(Rr,Cc); ...; {ending}")
+    cells = tuple((int(r), int(c)) for r, c in re.findall(_STRICT_CLICK, found["clicks"], re.IGNORECASE))
+    return Parsed(Submission(cells, int(found["count"])) if submit else cells, source="grammar")
+
+
+def parse_strict_count(response: str) -> Parsed:
+    """"COUNT(3)", " count ( 3 ) " -> 3; anything else ("3", "COUNT(3) cells") is invalid."""
+    found = _STRICT_COUNT.fullmatch(response)
+    return Parsed(int(found.group(1)), source="grammar") if found else invalid("not COUNT(n)")
+
+
+def parse_strict_cell_set(response: str) -> Parsed:
+    """"CLICK(R1,C2); CLICK(R3,C4); DONE" -> ((1, 2), (3, 4)); "DONE" -> (); repeats and row 0 are kept."""
+    return _strict_clicks(response, submit=False)
+
+
+def parse_strict_cell_set_count(response: str) -> Parsed:
+    """"CLICK(R1,C2); SUBMIT(1)" -> Submission(((1, 2),), 1); "SUBMIT(0)" -> Submission((), 0)."""
+    return _strict_clicks(response, submit=True)
+
+
+# -- AVA-3D: boxes, numbers with units, one of a question's options ----------------------------------
+
+_COORD = r"\d{1,9}(?:\.\d+)?"
+_BOX_SEP = r"(?:[\s,;()\[\]\-–]|\bto\b)+"
+_BOX = re.compile(rf"(?<![\w.])({_COORD}){_BOX_SEP}({_COORD}){_BOX_SEP}({_COORD}){_BOX_SEP}({_COORD})(?!\w)(?!\.\d)",
+                  re.IGNORECASE)
+_BOX_KEY = re.compile(r"\b(xmin|ymin|xmax|ymax|left|top|right|bottom|x0|y0|x1|y1|x2|y2|width|height|w|h|x|y)\b"
+                      rf"[\"']?\s*[:=]\s*({_COORD})", re.IGNORECASE)
+_BOX_KEYSETS = (("xmin", "ymin", "xmax", "ymax"), ("left", "top", "right", "bottom"), ("x0", "y0", "x1", "y1"),
+                ("x1", "y1", "x2", "y2"))
+_LENGTH_UNITS = {"mm": 0.001, "millimet": 0.001, "cm": 0.01, "centimet": 0.01, "km": 1000.0, "kilomet": 1000.0,
+                 "m": 1.0, "met": 1.0, "ft": 0.3048, "foot": 0.3048, "feet": 0.3048, "inch": 0.0254}
+_QUANTITY = re.compile(
+    rf"(?<![\w.])({_COORD})(?:\s*(?:-|–|to)\s*({_COORD}))?\s*"
+    r"(millimet(?:er|re)s?|centimet(?:er|re)s?|kilomet(?:er|re)s?|met(?:er|re)s?|mm|cm|km|m|feet|foot|ft|inch(?:es)?)?"
+    r"(?!\w)", re.IGNORECASE)
+_CHOICE_SYNONYMS = {"grey": "gray"}
+
+
+def _keyed_box(span: str) -> tuple[float, float, float, float] | None:
+    """A box written with named coordinates: x_min/y_min/x_max/y_max, left/top/right/bottom, x0..y1, x1..y2, x/y/w/h."""
+    found: dict[str, float] = {}
+    for m in _BOX_KEY.finditer(span):
+        found.setdefault(m.group(1).lower(), float(m.group(2)))
+    for keys in _BOX_KEYSETS:
+        if all(key in found for key in keys):
+            return tuple(found[key] for key in keys)  # type: ignore[return-value]
+    for w, h in (("width", "height"), ("w", "h")):
+        if all(key in found for key in ("x", "y", w, h)):
+            return (found["x"], found["y"], found["x"] + found[w], found["y"] + found[h])
+    return None
+
+
+def parse_box(response: str) -> Parsed:
+    """A box (x_min, y_min, x_max, y_max): "[10, 20, 30, 40]", "(10,20),(30,40)", "x_min=10, y_min=20, ...",
+    "left: 10, top: 20, right: 30, bottom: 40", "x=10, y=20, w=20, h=20", "10 20 30 40", JSON {"bbox_2d": [...]}.
+
+    Values are kept as written (pixels, or fractions of the image when all are <= 1; the
+    `iou` rule scales those). A box whose max is not beyond its min is invalid.
+    """
+    text = normalise(response)
+    span, source = answer_span(text)
+    box = _keyed_box(span)
+    if box is None:
+        found = list(_BOX.finditer(span))
+        if not found:
+            return invalid(f"no box (four numbers) in the {source} answer")
+        chosen = found[-1] if source == "text" else found[0]
+        x0, y0, x1, y1 = (float(chosen.group(i)) for i in range(1, 5))
+        box = (x0, y0, x1, y1)
+    if not (box[0] < box[2] and box[1] < box[3]):
+        return invalid(f"{list(box)} is not a box: x_max and y_max must exceed x_min and y_min")
+    return Parsed(box, source=source)
+
+
+def parse_number(response: str) -> Parsed:
+    """A length in metres: "7.5", "7.5 m", "about 7.5 metres", "750 cm", "seven meters", "25 ft";
+    a range "7-8 m" gives its midpoint. No unit means metres."""
+    text = normalise(response)
+    span, source = answer_span(text)
+    found = list(_QUANTITY.finditer(word_numbers(span)))
+    if not found:
+        return invalid(f"no number in the {source} answer")
+    chosen = found[-1] if source == "text" else found[0]
+    low = float(chosen.group(1))
+    value = (low + float(chosen.group(2))) / 2 if chosen.group(2) else low
+    unit = (chosen.group(3) or "m").lower()
+    factor = next(f for prefix, f in sorted(_LENGTH_UNITS.items(), key=lambda kv: -len(kv[0])) if unit.startswith(prefix))
+    return Parsed(value * factor, source=source)
+
+
+def _choice_text(text: str) -> str:
+    text = re.sub(r"[\s\-_]+", " ", text.lower())
+    for word, canonical in _CHOICE_SYNONYMS.items():
+        text = re.sub(rf"\b{word}\b", canonical, text)
+    return text
+
+
+def _options_in(text: str, options: list[str]) -> list[tuple[int, str]]:
+    """(position, option) of every option named in `text`; longer options first ("front left" before "front")."""
+    text = _choice_text(text)
+    taken: list[tuple[int, int]] = []
+    found = []
+    for option in sorted(options, key=len, reverse=True):
+        pattern = r"(?<![a-z])" + re.escape(_choice_text(option)).replace(r"\ ", r"\s+") + r"(?![a-z])"
+        for m in re.finditer(pattern, text):
+            if all(m.end() <= a or m.start() >= b for a, b in taken):
+                taken.append((m.start(), m.end()))
+                found.append((m.start(), option))
+    return sorted(found)
+
+
+def parse_choice(response: str, options: list[str]) -> Parsed:
+    """One of `options`: "front left", "Front-left.", "The red box", "\\boxed{blue}", "2" (the option's number).
+
+    In an explicit span the first option named wins; in free text, the first option of the
+    last sentence that names one ("The cube in the red box is closer than the blue one." -> red).
+    """
+    if not options:
+        return invalid("the question lists no options")
+    text = normalise(response)
+    span, source = answer_span(text)
+    if source == "text":
+        sentences = [s for s in re.split(r"[.!?\n]+(?:\s|$)", span) if _options_in(s, options)]
+        span = sentences[-1] if sentences else span
+    found = _options_in(span, options)
+    if found:
+        return Parsed(found[0][1], source=source)
+    numbered = re.fullmatch(r"\W*(?:option\s*)?(\d{1,2})\W*", span, re.IGNORECASE)
+    if numbered and 1 <= int(numbered.group(1)) <= len(options):
+        return Parsed(options[int(numbered.group(1)) - 1], source=source)
+    return invalid(f"none of the options in the {source} answer")
