@@ -14,13 +14,12 @@ which this distribution also registers under that name.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
-from importlib.metadata import entry_points
 from pathlib import Path
 
 from .judges import caption_failures
 from .parsers import canonical_gold, parse
+from .plugins import load_callable, registered
 from .records import Record, answer_text
 from .rules import RuleError, check_rule
 
@@ -37,31 +36,14 @@ class ScoringCoreError(ValueError):
 
 def available_cores() -> dict[str, str]:
     """{name: "module:function"} of every registered core, the built-in one included."""
-    found = {ep.name: ep.value for ep in entry_points(group=GROUP)}
-    return {BUILTIN: BUILTIN_TARGET, **found}
+    return registered(GROUP, BUILTIN, BUILTIN_TARGET)
 
 
 def load_core(spec: str | None) -> tuple[str, ScoringCore]:
     """(name, callable) for an entry-point name or a `module:function`; None means the built-in core."""
     spec = spec or BUILTIN
-    if ":" in spec:
-        target = spec
-    else:
-        cores = available_cores()
-        if spec not in cores:
-            raise ScoringCoreError(
-                f"--scoring-core {spec}: no core of that name in entry-point group {GROUP} "
-                f"(registered: {', '.join(sorted(cores))}); or give module:function"
-            )
-        target = cores[spec]
-    module_name, _, attribute = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ScoringCoreError(f"scoring core {spec} ({target}): cannot import {module_name!r}: {exc}") from None
-    core = getattr(module, attribute, None)
-    if not callable(core):
-        raise ScoringCoreError(f"scoring core {spec} ({target}): {module_name} has no function {attribute!r}")
+    core = load_callable(spec, available_cores(), group=GROUP, option="--scoring-core", noun="core",
+                         label="scoring core", error=ScoringCoreError)
     return spec, core
 
 

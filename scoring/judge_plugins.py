@@ -16,11 +16,10 @@ PerceptionRubrics' per-item checks) and reads the reply with `parse_judge_reply`
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
-from importlib.metadata import entry_points
 
+from .plugins import load_callable, registered
 from .rubric import Judge, RubricItem
 
 GROUP = "stim3d.judges"
@@ -62,8 +61,7 @@ def parse_judge_reply(reply: str) -> tuple[bool | None, str]:
 
 def available_judges() -> dict[str, str]:
     """{name: "module:function"} of every registered judge, the reference judge included."""
-    found = {ep.name: ep.value for ep in entry_points(group=GROUP)}
-    return {REFERENCE: "stim3d.scoring.judges:reference_judge", **found}
+    return registered(GROUP, REFERENCE, "stim3d.scoring.judges:reference_judge")
 
 
 class JudgeError(ValueError):
@@ -73,17 +71,6 @@ class JudgeError(ValueError):
 def load_judge(spec: str | None) -> tuple[str, Judge]:
     """(name, judge) for an entry-point name of group stim3d.judges or a `module:function`; None = reference."""
     spec = spec or REFERENCE
-    judges = available_judges()
-    target = spec if ":" in spec else judges.get(spec)
-    if target is None:
-        raise JudgeError(f"--judge {spec}: no judge of that name in entry-point group {GROUP} "
-                         f"(registered: {', '.join(sorted(judges))}); or give module:function")
-    module_name, _, attribute = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise JudgeError(f"judge {spec} ({target}): cannot import {module_name!r}: {exc}") from None
-    judge = getattr(module, attribute, None)
-    if not callable(judge):
-        raise JudgeError(f"judge {spec} ({target}): {module_name} has no function {attribute!r}")
+    judge = load_callable(spec, available_judges(), group=GROUP, option="--judge", noun="judge", label="judge",
+                          error=JudgeError)
     return spec, judge
