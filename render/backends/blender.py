@@ -96,19 +96,29 @@ def _flush_c() -> None:
 
 
 @contextmanager
-def _stdout_to(path: Path):
-    """Point fd 1 (Blender's C-level prints) at `path`; restore it afterwards."""
-    sys.stdout.flush()
+def _fd_to(fd: int, stream, path: Path):
+    """Point file descriptor `fd` (and the Python `stream` on it) at `path`; restore it afterwards.
+
+    Blender prints from C, below Python's sys.stdout/sys.stderr, so the descriptor itself is moved;
+    both buffers are flushed on the way in and out so nothing lands on the wrong side.
+    """
+    stream.flush()
     _flush_c()
-    saved = os.dup(1)
+    saved = os.dup(fd)
     try:
         with open(path, "wb") as log:
-            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), fd)
         yield
     finally:
+        stream.flush()
         _flush_c()
-        os.dup2(saved, 1)
+        os.dup2(saved, fd)
         os.close(saved)
+
+
+def _stdout_to(path: Path):
+    """Point fd 1 (Blender's C-level prints) at `path`; restore it afterwards."""
+    return _fd_to(1, sys.stdout, path)
 
 
 @contextmanager
@@ -117,18 +127,10 @@ def _stderr_without(noise: bytes, path: Path, active: bool = True):
     if not active:
         yield
         return
-    sys.stderr.flush()
-    _flush_c()
-    saved = os.dup(2)
     try:
-        with open(path, "wb") as log:
-            os.dup2(log.fileno(), 2)
-        yield
+        with _fd_to(2, sys.stderr, path):
+            yield
     finally:
-        sys.stderr.flush()
-        _flush_c()
-        os.dup2(saved, 2)
-        os.close(saved)
         kept = [line for line in path.read_bytes().splitlines(keepends=True) if noise not in line]
         if kept:
             os.write(2, b"".join(kept))
