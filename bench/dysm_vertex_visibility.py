@@ -1,7 +1,7 @@
 """The published DYSM 3D visibility measure and CLEVR's visibility rule, re-implemented for comparison only.
 
 Nothing in stim3d uses these; bench/visibility_accuracy.py measures how far they
-are from the real visible fraction (REFERENCE.md sections 2 and 4).
+are from the real visible fraction (docs/performance.md, "Visibility accuracy").
 
 DYSM: an object's "visibility" is the fraction of its mesh *vertices* whose
 straight line to the camera is not blocked by an object placed before it. The

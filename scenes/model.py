@@ -2,7 +2,7 @@
 
 Everything a user or another tool reads about an item lives here as pydantic v2
 models. `Item.model_dump_json()` is the exact content of `item.json`; the key
-names listed in DESIGN.md section 4 are a contract and must not change without a
+names listed in docs/architecture.md ("Contracts") are a contract and must not change without a
 `SCHEMA_VERSION` bump. Floats are rounded when a family builds the scene (see
 `round6`) so that JSON round-trips exactly and byte-for-byte determinism does not
 depend on the last bits of a trigonometric function.

@@ -1,6 +1,6 @@
 """Ray-cast visibility: what fraction of each object the camera really sees.
 
-Definitions (DESIGN.md, "Visibility"). Rays go through pixel centres (s x s per
+Definitions (docs/families.md and this docstring). Rays go through pixel centres (s x s per
 pixel when `rays_per_pixel = s`), exactly the rays Cycles' object-index pass uses:
 - `amodal_px`: rays that hit the object when every other object is ignored, on an
   image plane extended past the frame, so parts outside the frame count;
