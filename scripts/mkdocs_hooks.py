@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 TREE = ROOT / "build" / "api-tree"
 SUBPACKAGES = {"scenes": "scenes", "render": "render", "scoring": "scoring", "blender_addon": "blender_addon"}
 
 
-def on_config(config: Any) -> Any:
+def on_startup(command: str, dirty: bool) -> None:
+    """Build the tree before any plug-in reads its config.
+
+    on_startup, not on_config: hooks run after the plug-ins listed in mkdocs.yml, and mkdocstrings drops a
+    `paths` entry that does not exist yet when its own on_config runs, so in a fresh clone (no build/) the
+    API pages could not be collected.
+    """
     package = TREE / "stim3d"
     shutil.rmtree(TREE, ignore_errors=True)
     package.mkdir(parents=True)
@@ -25,4 +30,3 @@ def on_config(config: Any) -> Any:
         (package / source.name).symlink_to(source)
     for name, folder in SUBPACKAGES.items():
         (package / name).symlink_to(ROOT / folder, target_is_directory=True)
-    return config
