@@ -1,6 +1,6 @@
 """Memory of one batch worker over many items: does Blender's memory creep?
 
-One process does exactly what a batch worker does (`render.executors.run_job`, item
+One process does exactly what a batch worker does (`render.batch.executors.Worker`, item
 after item, Blender reset between scenes) for `--items` counting items, never
 recycled, and reads its own resident set size (VmRSS) after each item. Prints the
 RSS after the first item, after the last, the maximum, and the least-squares growth
@@ -21,7 +21,7 @@ import numpy as np
 
 from stim3d.render.batch.config import expand, parse_config
 from stim3d.render.batch.driver import item_key
-from stim3d.render.batch.executors.jobs import Job, JobContext, run_job
+from stim3d.render.batch.executors.jobs import Job, JobContext, Worker
 
 from .common import Run, parse_args, print_table, progress
 
@@ -63,9 +63,9 @@ def main() -> None:
     samples: list[float] = []
     failed = 0
     with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
-        out, scratch = Path(tmp) / "out", Path(tmp) / "scratch"
+        worker = Worker(context, Path(tmp) / "out", Path(tmp) / "scratch")
         for n, plan in enumerate(expand(config), 1):
-            outcome = run_job(Job(plan, item_key(plan, config.seed, config.render)), context, out, scratch)
+            outcome = worker.run(Job(plan, item_key(plan, config.seed, config.render)))
             failed += outcome.status != "rendered"
             samples.append(rss_mb())
             if n % 10 == 0 or n == 1:

@@ -1,14 +1,21 @@
 """Pipeline overhead: how much of an item's wall time is spent outside Cycles' render call?
 
-Items of the demo preset (scenes/presets/demo.yaml: its render settings and task
-grids, with each task's count multiplied) go through `render.produce.produce_item`,
-the same function batch workers call, after one warm-up item (bpy import, first
-scene). Stages come from the timing.json each item folder gets:
-compose_and_visibility (placement ray-casts every candidate, so the two are one
-stage), scene_build_and_passes (Blender reset, datablocks, pass files read back),
-render_call (Cycles), write; `other` is the item's wall time minus those stages
-(re-measuring the final scene for the mask check, measured colours). Share outside
-the render call = 1 - render_call / item wall time (goal: under 5 %).
+Items of a preset (default scenes/presets/demo.yaml: its render settings and task
+grids, with each task's count multiplied) go through `Worker.run`, exactly what a
+batch worker does, after one warm-up item (bpy import, first scene), twice in one
+run, side by side:
+
+- "inline": each item composed when its turn comes (stim3d 0.2.0.dev0 before the
+  worker composed ahead);
+- "ahead": the worker is told its next item and composes it on a thread while
+  Cycles renders the current one (the batch driver's way, render/batch/executors).
+
+Stages come from the timing.json each item folder gets: compose_and_visibility
+(placement ray-casts every candidate, and the final scene's instance map for the
+mask check), scene_build_and_passes (Blender reset, datablocks, pass files read
+back), render_call (Cycles), write. Share outside the render call = 1 -
+render_call / item wall time (goal: under 5 %). In "ahead" mode composition
+overlaps the previous render, so it is not part of the item's wall time.
 
 A second figure times the whole demo batch through the command line
 (`stim3d render demo.yaml --workers 1`: process start, bpy import, worker, records)
@@ -27,28 +34,48 @@ import tempfile
 import time
 from pathlib import Path
 
-from stim3d.render.batch.config import expand, load_config
-from stim3d.render.batch.produce import produce_item
+from stim3d.render.batch.config import ItemPlan, expand, load_config
+from stim3d.render.batch.executors.jobs import Job, JobContext, Worker
+from stim3d.scenes.model import RenderSettings
 
 from .common import Run, median, parse_args, print_table, progress
 
 DEMO = Path(__file__).resolve().parents[1] / "scenes" / "presets" / "demo.yaml"
 STAGES = ("compose_and_visibility", "scene_build_and_passes", "render_call", "write")
+MODES = ("inline", "ahead")
 
 
-def time_items(config, plans, out: Path, workdir: Path) -> list[dict]:
+def time_items(seed: int, settings: RenderSettings, plans: list[ItemPlan], mode: str, tmp: Path) -> list[dict]:
+    """Every plan through one Worker, as a batch worker runs them; one row per item."""
+    worker = Worker(JobContext(seed, settings, tmp / mode), tmp / mode, tmp / f"work-{mode}")
     rows = []
-    for n, plan in enumerate(plans, 1):
+    for n, plan in enumerate(plans):
+        ahead = plans[n + 1] if mode == "ahead" and n + 1 < len(plans) else None
         start = time.perf_counter()
-        folder = produce_item(plan, config.seed, config.render, out, workdir, "bench")
+        outcome = worker.run(Job(plan, "bench", ahead=ahead))
         wall = time.perf_counter() - start
-        timing = json.loads((folder / "timing.json").read_text())
+        if outcome.status != "rendered":
+            raise SystemExit(f"{plan.item_id}: {outcome.status}: {outcome.reason}")
+        timing = json.loads((tmp / mode / "items" / plan.item_id / "timing.json").read_text())
         row = {"item": plan.item_id, "wall_s": wall, **{stage: timing.get(stage, 0.0) for stage in STAGES}}
-        row["other"] = wall - sum(timing.values())
         row["outside_render_share"] = 1.0 - row["render_call"] / wall
         rows.append(row)
-        progress(f"item {n}/{len(plans)} {plan.item_id}: {wall:.1f} s, {row['outside_render_share']:.1%} outside the render call")
+        progress(f"{mode} item {n + 1}/{len(plans)} {plan.item_id}: {wall:.2f} s, "
+                 f"{row['outside_render_share']:.1%} outside the render call")
     return rows
+
+
+def summarise(rows: list[dict]) -> dict:
+    shares = [r["outside_render_share"] for r in rows]
+    wall = sum(r["wall_s"] for r in rows)
+    return {
+        "per_item": rows,
+        "median_seconds": {stage: median([r[stage] for r in rows]) for stage in (*STAGES, "wall_s")},
+        "item_wall_s_total": wall,
+        "outside_render_share_median": median(shares),
+        "outside_render_share_max": max(shares),
+        "outside_render_share_pooled": 1.0 - sum(r["render_call"] for r in rows) / wall,
+    }
 
 
 def time_batch(config_path: Path, out: Path) -> dict:
@@ -87,9 +114,9 @@ def main() -> None:
               settings={"preset": preset.name, "render": config.render.model_dump(mode="json"), "items": len(plans),
                         "count_multiplier": multiplier})
     with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
-        out, workdir = Path(tmp) / "out", Path(tmp) / "work"
-        produce_item(plans[0], config.seed + 1, config.render, Path(tmp) / "warm", workdir, "bench")  # bpy import, caches
-        rows = time_items(config, plans, out, workdir)
+        warm = Worker(JobContext(config.seed + 1, config.render, Path(tmp) / "warm"), Path(tmp) / "warm", Path(tmp) / "w")
+        warm.run(Job(plans[0], "bench"))  # bpy import, caches
+        modes = {mode: summarise(time_items(config.seed, config.render, plans, mode, Path(tmp))) for mode in MODES}
         run.sample_load()
         batch = None
         if not (args.quick or args.no_batch or preset != DEMO):  # another preset's whole batch is far too long
@@ -97,28 +124,20 @@ def main() -> None:
             batch = time_batch(preset, Path(tmp) / "batch")
             run.sample_load()
 
-    stage_names = (*STAGES, "other")
-    medians = {stage: median([r[stage] for r in rows]) for stage in (*stage_names, "wall_s")}
-    totals = {stage: sum(r[stage] for r in rows) for stage in (*stage_names, "wall_s")}
-    shares = [r["outside_render_share"] for r in rows]
-    figures = {
-        "per_item": rows,
-        "median_seconds": medians,
-        "share_of_total_wall": {stage: totals[stage] / totals["wall_s"] for stage in stage_names},
-        "outside_render_share_median": median(shares),
-        "outside_render_share_max": max(shares),
-        "outside_render_share_pooled": 1.0 - totals["render_call"] / totals["wall_s"],
-        "batch": batch,
-    }
+    inline, ahead = modes["inline"], modes["ahead"]
+    figures = {**modes, "wall_ratio_inline_over_ahead": inline["item_wall_s_total"] / ahead["item_wall_s_total"],
+               "batch": batch}
     print_table(
         f"Per item, {preset.stem} preset ({config.render.width}x{config.render.height}, {config.render.samples} samples, "
-        f"denoise {config.render.denoise}), {len(rows)} items",
-        ["stage", "median s", "share of total wall"],
-        [[stage, medians[stage], f"{figures['share_of_total_wall'][stage]:.2%}"] for stage in stage_names]
-        + [["item wall", medians["wall_s"], "100%"]],
+        f"denoise {config.render.denoise}), {len(plans)} items, median seconds",
+        ["stage", *MODES],
+        [[stage, *(modes[m]["median_seconds"][stage] for m in MODES)] for stage in (*STAGES, "wall_s")],
     )
-    print(f"\noutside Cycles' render call: median {figures['outside_render_share_median']:.2%} per item, "
-          f"max {figures['outside_render_share_max']:.2%}, pooled {figures['outside_render_share_pooled']:.2%} (goal < 5 %)")
+    for mode in MODES:
+        m = modes[mode]
+        print(f"{mode}: outside Cycles' render call median {m['outside_render_share_median']:.2%} per item, "
+              f"max {m['outside_render_share_max']:.2%}, pooled {m['outside_render_share_pooled']:.2%} (goal < 5 %)")
+    print(f"item wall time, inline / ahead: {figures['wall_ratio_inline_over_ahead']:.3f}")
     if batch:
         print(f"whole batch via the CLI ({batch['items']} items, 1 worker): {batch['wall_s']:.1f} s wall, "
               f"{batch['render_calls_s']:.1f} s in render calls: {batch['outside_render_share']:.2%} outside")

@@ -12,10 +12,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from stim3d.render.batch.config import ItemPlan
+from stim3d.render.batch.config import ItemPlan, expand, load_config
+from stim3d.render.batch.driver import item_key
 from stim3d.render.batch.executors import schedule
 from stim3d.render.batch.executors.jobs import BatchAborted, Job, Outcome, threads_per_worker
 from stim3d.render.batch.executors.schedule import WorkerEvent
+from stim3d.render.batch.produce import produce_item
 from stim3d.render.batch.summary import constant_baselines, percentile
 from stim3d.scenes.model import RenderSettings
 from tests.batch_support import complete_items, reference_batch, stim3d
@@ -34,6 +36,7 @@ class ScriptedPool:
         self.events: deque[WorkerEvent] = deque()
         self.started = 0
         self.ran: dict[int, list[str]] = {}  # worker -> item ids it was given, in order
+        self.ahead: dict[str, str | None] = {}  # item id -> the item reserved as that worker's next
         self.stopped: list[int] = []
 
     def start(self) -> int:
@@ -44,6 +47,7 @@ class ScriptedPool:
 
     def submit(self, handle: int, job: Job) -> None:
         self.ran[handle].append(job.item_id)
+        self.ahead[job.item_id] = job.ahead.item_id if job.ahead else None
         behaviour = self.script.get(job.item_id, deque()).popleft() if self.script.get(job.item_id) else "ok"
         if behaviour == "crash":
             self.events.append(WorkerEvent(handle, "died", reason="worker process killed by SIGABRT"))
@@ -114,6 +118,35 @@ def test_workers_are_recycled_after_n_items():
     assert sorted(len(items) for items in pool.ran.values()) == [1, 3, 3]
 
 
+def test_each_job_carries_the_plan_its_worker_runs_next():
+    """What a worker composes while it renders is what it is given next (the last job carries nothing)."""
+    pool = ScriptedPool()
+    run(pool, 5, workers=1)
+    assert pool.ran[0] == [f"item-{i}" for i in range(5)]
+    assert [pool.ahead[f"item-{i}"] for i in range(5)] == ["item-1", "item-2", "item-3", "item-4", None]
+    pool = ScriptedPool()
+    run(pool, 7, workers=1, recycle_after=3)
+    assert pool.ahead["item-2"] is None  # its worker is recycled after item-2: nothing to compose ahead
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_a_reserved_job_is_neither_lost_nor_charged_an_attempt_when_its_worker_dies(workers):
+    pool = ScriptedPool({"item-0": ["crash"], "item-3": ["error"], "item-4": ["crash", "crash"]})
+    outcomes = run(pool, 9, workers=workers)
+    assert sorted(outcomes) == [f"item-{i}" for i in range(9)]
+    assert {i for i, o in outcomes.items() if o.attempts > 1} == {"item-0", "item-3", "item-4"}
+    submitted = [i for items in pool.ran.values() for i in items]
+    assert all(submitted.count(f"item-{i}") == 1 for i in (1, 2, 5, 6, 7, 8))  # a reservation is not a run
+
+
+def test_an_idle_worker_takes_a_job_reserved_by_a_busy_one():
+    """At the end of the queue a reservation does not hold an item back from a free worker."""
+    pool = ScriptedPool()
+    run(pool, 3, workers=2)
+    assert sorted(i for items in pool.ran.values() for i in items) == ["item-0", "item-1", "item-2"]
+    assert pool.started == 2 and all(items for items in pool.ran.values())
+
+
 def test_a_broken_setup_stops_the_batch_instead_of_failing_every_item():
     with pytest.raises(BatchAborted, match="first 3 items all failed"):
         run(ScriptedPool({f"item-{i}": ["crash", "crash"] for i in range(10)}), 10)
@@ -140,6 +173,18 @@ def test_best_constant_answer_per_question_type():
 
 
 @pytest.mark.bpy
+def test_an_item_composed_ahead_is_the_item_composed_on_its_own(tmp_path_factory, tmp_path):
+    """The batch's one worker composed item 4 on a thread while item 3 rendered; its files are those of
+    composing and rendering it alone in this process."""
+    config_path, expected = reference_batch(tmp_path_factory)
+    config = load_config(config_path)
+    plan = expand(config)[3]
+    folder = produce_item(plan, config.seed, config.render, tmp_path / "out", tmp_path / "work",
+                          item_key(plan, config.seed, config.render))
+    for name in ("item.json", "mask.png", "image.png"):
+        assert (folder / name).read_bytes() == (expected / "items" / plan.item_id / name).read_bytes(), name
+
+
 def test_a_worker_that_aborts_costs_only_its_item(tmp_path_factory, tmp_path):
     config, expected = reference_batch(tmp_path_factory)
     faulty = "shape_count-t0-00003"

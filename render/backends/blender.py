@@ -178,7 +178,7 @@ def _colour_management(scene_bpy) -> None:
     image.file_format = "PNG"
     image.color_mode = "RGB"
     image.color_depth = "8"
-    image.compression = 15
+    image.compression = 0  # a scratch file read back at once (item_folder.py writes the final PNG): store, do not deflate
 
 
 def _cycles(bpy, scene_bpy, settings: RenderSettings, seed: int) -> None:
@@ -267,7 +267,7 @@ def _file_output(tree, workdir: Path, names: list[str], frame: int) -> tuple[Any
 def _float_exr(image_format) -> None:
     image_format.file_format = "OPEN_EXR_MULTILAYER"
     image_format.color_depth = "32"
-    image_format.exr_codec = "ZIP"
+    image_format.exr_codec = "NONE"  # scratch, read back at once: uncompressed is fastest both ways
 
 
 def _pass_tree(bpy, scene_bpy, workdir: Path, object_index: bool, depth: bool) -> tuple[list[str], Path | None]:

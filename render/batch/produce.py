@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -49,9 +49,15 @@ def measured_colors(image: np.ndarray, mask: np.ndarray, object_ids: list[int]) 
     return colors
 
 
-def finish_item(item: Item, output: RenderOutput, settings: RenderSettings, key: str | None) -> tuple[Item, np.ndarray]:
-    """Attach provenance and measured colours; choose the mask (renderer's pass when it has one)."""
-    raycast_map = measure(item.scene, item.ground_truth.rays_per_pixel).instance_map
+def finish_item(item: Item, output: RenderOutput, settings: RenderSettings, key: str | None,
+                raycast_map: np.ndarray | None = None) -> tuple[Item, np.ndarray]:
+    """Attach provenance and measured colours; choose the mask (renderer's pass when it has one).
+
+    `raycast_map` is the item's ray-cast instance map when the caller already has it (`compose_item`);
+    otherwise it is measured here.
+    """
+    if raycast_map is None:
+        raycast_map = measure(item.scene, item.ground_truth.rays_per_pixel).instance_map
     if output.instance_map is not None:
         mask = output.instance_map
         agreement = round6(float(np.mean(mask == raycast_map)))
@@ -84,7 +90,8 @@ def finish_item(item: Item, output: RenderOutput, settings: RenderSettings, key:
 
 
 def render_item(item: Item, settings: RenderSettings, out: Path, workdir: Path, key: str | None,
-                timing: dict[str, float] | None = None, edited_by_hand: bool = False) -> Path:
+                timing: dict[str, float] | None = None, edited_by_hand: bool = False,
+                raycast_map: np.ndarray | None = None) -> Path:
     """Render an already composed item into `OUT/items/<item_id>/`; returns the folder.
 
     The one way an item becomes files, used by the batch driver, occlusion sweeps and
@@ -96,7 +103,7 @@ def render_item(item: Item, settings: RenderSettings, out: Path, workdir: Path, 
         started = time.perf_counter()
         output = render_with(settings, item, workdir)
         elapsed = time.perf_counter() - started
-        finished, mask = finish_item(item, output, settings, key)
+        finished, mask = finish_item(item, output, settings, key, raycast_map)
         finished, marked = annotate(finished, output.image)
         extra = {}
         if marked is not None:  # markers are drawn after measuring; the unmarked render is kept (render/markers.py)
@@ -111,10 +118,32 @@ def render_item(item: Item, settings: RenderSettings, out: Path, workdir: Path, 
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def produce_item(plan: ItemPlan, batch_seed: int, settings: RenderSettings, out: Path, workdir: Path, key: str) -> Path:
-    """Compose, render and write one planned item; returns its folder. Raises InfeasibleError for impossible constraints."""
+@dataclass(frozen=True)
+class Composed:
+    """A planned item composed and measured, ready to render: everything before the backend runs."""
+
+    item: Item
+    raycast_map: np.ndarray  # the final scene's ray-cast instance map (the mask check in finish_item)
+    seconds: float
+
+
+def compose_item(plan: ItemPlan, batch_seed: int, settings: RenderSettings) -> Composed:
+    """Compose one planned item and ray-cast its final scene. Pure Python and Embree, never bpy: a worker
+    runs it on a thread for its next item while Cycles renders the current one (jobs.Worker).
+    Raises InfeasibleError for impossible constraints."""
     started = time.perf_counter()
     frame = Frame(settings.width, settings.height, settings.rays_per_pixel)
     entropy = [batch_seed, plan.task_index, plan.item_index]
     item = make_item(plan.family, plan.params, entropy, plan.item_id, frame, plan.split, plan.scene_id, plan.questions)
-    return render_item(item, settings, out, workdir, key, {"compose_and_visibility": time.perf_counter() - started})
+    raycast_map = measure(item.scene, item.ground_truth.rays_per_pixel).instance_map
+    return Composed(item, raycast_map, time.perf_counter() - started)
+
+
+def produce_item(plan: ItemPlan, batch_seed: int, settings: RenderSettings, out: Path, workdir: Path, key: str,
+                 composed: Composed | None = None) -> Path:
+    """Compose (unless `composed` is given), render and write one planned item; returns its folder.
+
+    Raises InfeasibleError for impossible constraints."""
+    composed = composed or compose_item(plan, batch_seed, settings)
+    return render_item(composed.item, settings, out, workdir, key, {"compose_and_visibility": composed.seconds},
+                       raycast_map=composed.raycast_map)

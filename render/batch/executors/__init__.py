@@ -7,6 +7,10 @@ laptop and on a cluster:
 - every worker is a long-lived process that imports the backend (bpy) once and
   renders one item at a time; the parent sends an item only to an idle worker, so
   it always knows which item a worker was holding when it died;
+- with each item the parent reserves the next pending one for the same worker and
+  sends its plan along (`Job.ahead`): the worker composes it on a thread while
+  Cycles renders (`Worker`). A reservation is only a hint: it goes back to the front
+  of the queue when that worker dies, is recycled or another worker runs dry;
 - a worker that dies (segfault, abort, out-of-memory kill) or raises an unexpected
   exception costs only its current item: the item is retried once in a *fresh*
   worker and, if that fails too, reported failed with the reason; the batch goes on;
@@ -45,13 +49,13 @@ from stim3d.render.batch.executors.jobs import (
                                                 Job,
                                                 JobContext,
                                                 Outcome,
+                                                Worker,
                                                 available_cpus,
-                                                run_job,
                                                 threads_per_worker,
 )
 from stim3d.render.batch.executors.local import run_local
 from stim3d.render.batch.executors.ray_cluster import check_ray, run_ray
 from stim3d.render.batch.executors.schedule import schedule
 
-__all__ = ["BatchAborted", "ExecutorUnavailable", "Job", "JobContext", "Outcome", "available_cpus", "check_ray",
-           "run_job", "run_local", "run_ray", "schedule", "threads_per_worker"]
+__all__ = ["BatchAborted", "ExecutorUnavailable", "Job", "JobContext", "Outcome", "Worker", "available_cpus",
+           "check_ray", "run_local", "run_ray", "schedule", "threads_per_worker"]

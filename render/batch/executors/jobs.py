@@ -6,12 +6,16 @@ import os
 import shutil
 import time
 import traceback
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from stim3d.render.batch.config import ItemPlan
 from stim3d.scenes.model import Item, RenderSettings
+
+if TYPE_CHECKING:
+    from stim3d.render.batch.produce import Composed
 
 FAULT_ENV = "STIM3D_FAULT_ITEM"
 MAX_ATTEMPTS = 2  # the first try and one retry in a fresh worker
@@ -39,11 +43,17 @@ class JobContext:
 
 @dataclass(frozen=True)
 class Job:
-    """One item to render: a plan to compose in the worker, or an already composed item (sweep levels, edits)."""
+    """One item to render: a plan to compose in the worker, or an already composed item (sweep levels, edits).
+
+    `ahead` is the plan the scheduler has reserved for this worker's next job: the worker composes it on
+    a thread while this one renders (Worker). It is a hint; the scheduler may still give that item to
+    another worker, and the composition is then thrown away.
+    """
 
     plan: ItemPlan | None
     key: str
     item: Item | None = None
+    ahead: ItemPlan | None = None
 
     @property
     def item_id(self) -> str:
@@ -80,29 +90,69 @@ def threads_per_worker(settings: RenderSettings, cpus: int, workers: int) -> int
 
 # -- one item inside a worker -------------------------------------------------------------------
 
-def run_job(job: Job, context: JobContext, out: Path, scratch: Path) -> Outcome:
-    """Render one job in this process into `out`; never raises for a bad item (but see the fault hook)."""
-    from stim3d.render.batch.produce import produce_item, render_item
-    from stim3d.scenes.placement import InfeasibleError
+class Worker:
+    """Runs one worker's jobs in order, composing the next planned item while the current one renders.
 
-    if job.item_id in os.environ.get(FAULT_ENV, "").split(","):  # test-only, see the package docstring
-        os.abort()
-    started = time.perf_counter()
-    workdir = scratch / job.item_id
-    try:
-        if job.item is not None:
-            render_item(job.item, context.settings, out, workdir, job.key)
-        else:
-            assert job.plan is not None
-            produce_item(job.plan, context.batch_seed, context.settings, out, workdir, job.key)
-        return Outcome(job.item_id, "rendered", seconds=time.perf_counter() - started)
-    except InfeasibleError as exc:
-        return Outcome(job.item_id, "infeasible", reason=str(exc))
-    except Exception as exc:  # noqa: BLE001 - any other failure is reported, retried once, never fatal
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return Outcome(job.item_id, "error", reason=detail[:REASON_LIMIT])
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    Composition and its ray casting are pure Python and Embree (never bpy), and Cycles releases the GIL
+    for the whole render call, so a thread composes `job.ahead` during the render: the next item's
+    composition then costs the worker no wall time (bench/pipeline_overhead.py measures it). Composition
+    is a pure function of the plan and the batch seed, so the files are the same either way.
+    """
+
+    def __init__(self, context: JobContext, out: Path, scratch: Path):
+        self._context, self._out, self._scratch = context, out, scratch
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stim3d-compose")
+        self._ahead: tuple[str, Future[Composed]] | None = None
+
+    def run(self, job: Job) -> Outcome:
+        """Render one job into `out`; never raises for a bad item (but see the fault hook)."""
+        from stim3d.render.batch.produce import produce_item, render_item
+        from stim3d.scenes.placement import InfeasibleError
+
+        if job.item_id in os.environ.get(FAULT_ENV, "").split(","):  # test-only, see the package docstring
+            os.abort()
+        started = time.perf_counter()
+        workdir = self._scratch / job.item_id
+        try:
+            if job.item is not None:
+                self._compose_ahead(job.ahead)
+                render_item(job.item, self._context.settings, self._out, workdir, job.key)
+            else:
+                assert job.plan is not None
+                composed = self._composed(job.plan)  # raises InfeasibleError like composing here would
+                self._compose_ahead(job.ahead)
+                produce_item(job.plan, self._context.batch_seed, self._context.settings, self._out, workdir, job.key,
+                             composed)
+            return Outcome(job.item_id, "rendered", seconds=time.perf_counter() - started)
+        except InfeasibleError as exc:
+            return Outcome(job.item_id, "infeasible", reason=str(exc))
+        except Exception as exc:  # noqa: BLE001 - any other failure is reported, retried once, never fatal
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            return Outcome(job.item_id, "error", reason=detail[:REASON_LIMIT])
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    def _composed(self, plan: ItemPlan) -> Composed:
+        """This plan's composition: the one made ahead if it is this plan's, else composed now."""
+        from stim3d.render.batch.produce import compose_item
+
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            item_id, future = ahead
+            if item_id == plan.item_id:
+                return future.result()
+            future.exception()  # another worker took that item: wait, so two compositions never overlap
+        return compose_item(plan, self._context.batch_seed, self._context.settings)
+
+    def _compose_ahead(self, plan: ItemPlan | None) -> None:
+        from stim3d.render.batch.produce import compose_item
+
+        if self._ahead is not None:
+            self._ahead[1].exception()
+            self._ahead = None
+        if plan is not None:
+            future = self._thread.submit(compose_item, plan, self._context.batch_seed, self._context.settings)
+            self._ahead = (plan.item_id, future)
 
 
 def import_backend(settings: RenderSettings) -> None:

@@ -16,7 +16,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
-from stim3d.render.batch.executors.jobs import Job, JobContext, Outcome, import_backend, run_job
+from stim3d.render.batch.executors.jobs import Job, JobContext, Outcome, Worker, import_backend
 from stim3d.render.batch.executors.schedule import WorkerEvent, schedule
 
 # -- local worker processes ---------------------------------------------------------------------
@@ -66,14 +66,14 @@ def _worker_main(conn: Connection, context: JobContext, parent_pid: int, home: s
     import_backend(context.settings)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # again: importing Blender may install its own handlers
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    scratch = Path(home) / "scratch"
+    worker = Worker(context, context.out, Path(home) / "scratch")
     try:
         conn.send(("ready", None))
         while True:
             job = conn.recv()
             if job is None:
                 break
-            conn.send(("done", run_job(job, context, context.out, scratch)))
+            conn.send(("done", worker.run(job)))
     except (EOFError, BrokenPipeError):
         pass  # the parent is gone
     finally:

@@ -28,8 +28,8 @@ from stim3d.render.batch.executors.jobs import (
     Job,
     JobContext,
     Outcome,
+    Worker,
     import_backend,
-    run_job,
     threads_per_worker,
 )
 from stim3d.render.batch.executors.schedule import WorkerEvent, schedule
@@ -43,13 +43,14 @@ class RenderActor:
         self._context = context
         import_backend(context.settings)
         self._scratch = Path(tempfile.mkdtemp(prefix="stim3d-actor-"))
+        self._worker = Worker(context, self._scratch / "out", self._scratch / "work")
 
     def ready(self) -> None:
         return None
 
     def render(self, job: Job) -> Outcome:
         out = self._scratch / "out"
-        outcome = run_job(job, self._context, out, self._scratch / "work")
+        outcome = self._worker.run(job)
         if outcome.status == "rendered":
             from stim3d.render.batch.layout import item_dir
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 from stim3d.render.batch.executors.jobs import (
@@ -41,6 +41,7 @@ class Slot:
     state: Literal["starting", "idle", "busy"] = "starting"
     job: Job | None = None
     bound: Job | None = None  # a retry that must run in this fresh worker
+    next: Job | None = None  # reserved for this worker's next turn; it composes it while rendering `job`
     done: int = 0
 
 
@@ -65,10 +66,31 @@ class Schedule:
 
     def retire(self, handle: int) -> None:
         self.pool.stop(handle)
-        del self.slots[handle]
+        self.unreserve(self.slots.pop(handle))
+
+    def unreserve(self, slot: Slot) -> None:
+        """Put a slot's reserved next job back at the front of the queue (it was never attempted)."""
+        if slot.next is not None:
+            self.pending.appendleft(slot.next)
+            slot.next = None
+
+    def steal(self) -> None:
+        """Nothing is pending but another worker holds a reserved job: free it for an idle worker."""
+        for slot in self.slots.values():
+            if slot.next is not None:
+                self.unreserve(slot)
+                return
+
+    def reserve(self, slot: Slot, job: Job) -> Job:
+        """The job to send: `job`, carrying the plan of the pending job reserved as this worker's next."""
+        if not self.pending or self.pending[0].plan is None or slot.done + 1 >= self.recycle_after:
+            return job  # nothing to compose ahead, or this worker is recycled after this job
+        slot.next = self.pending.popleft()
+        return replace(job, ahead=slot.next.plan)
 
     def outstanding(self) -> bool:
-        return bool(self.pending or self.retries) or any(s.state == "busy" or s.bound for s in self.slots.values())
+        return bool(self.pending or self.retries) or any(
+            s.state == "busy" or s.bound or s.next for s in self.slots.values())
 
     def finish(self, outcome: Outcome) -> None:
         outcome.attempts = self.attempts.get(outcome.item_id, 1)
@@ -112,7 +134,7 @@ class Schedule:
             else:
                 self.finish(outcome)
         else:  # died
-            del self.slots[event.handle]
+            self.unreserve(self.slots.pop(event.handle))
             if slot.state == "starting":
                 # One death while starting (an out-of-memory kill, a signal) is not a broken setup while
                 # other workers start fine; several in a row with no worker getting ready is.
@@ -128,6 +150,7 @@ class Schedule:
         for handle, slot in list(self.slots.items()):
             if slot.state != "idle":
                 continue
+            self.unreserve(slot)  # back to the front of the queue: taken again just below unless a retry comes first
             job = slot.bound
             if job is None and self.retries and slot.done == 0:
                 job = self.retries.popleft()  # a worker that has rendered nothing yet is fresh
@@ -137,13 +160,15 @@ class Schedule:
             if job is None and self.pending and slot.done >= self.recycle_after:
                 self.retire(handle)  # its place is refilled below
                 continue
+            if job is None and not self.pending:
+                self.steal()
             if job is None and self.pending:
                 job = self.pending.popleft()
             if job is None:
                 self.retire(handle)
                 continue
             slot.state, slot.job, slot.bound = "busy", job, None
-            self.pool.submit(handle, job)
+            self.pool.submit(handle, self.reserve(slot, job))
         # Every worker counts against `workers`, a retry's fresh worker included: it takes the place
         # of the worker that died or was retired, and waits when no place is free.
         while self.retries and len(self.slots) < self.workers:
