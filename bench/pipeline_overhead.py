@@ -2,8 +2,9 @@
 
 Items of a preset (default scenes/presets/demo.yaml: its render settings and task
 grids, with each task's count multiplied) go through `Worker.run`, exactly what a
-batch worker does, after one warm-up item (bpy import, first scene), twice in one
-run, side by side:
+batch worker does, after one warm-up item (bpy import, first scene), both ways in
+one run, side by side (`--rounds`, the order of the two alternating from round to
+round so that load drift favours neither):
 
 - "inline": each item composed when its turn comes (stim3d 0.2.0.dev0 before the
   worker composed ahead);
@@ -21,8 +22,8 @@ A second figure times the whole demo batch through the command line
 (`stim3d render demo.yaml --workers 1`: process start, bpy import, worker, records)
 against the sum of its items' render calls.
 
-    python -m bench.pipeline_overhead [--quick] [--items-per-cell N] [--no-batch]
-    python -m bench.pipeline_overhead --preset dysm3d --items-per-cell 1 --max-items 20 --out bench/results/pipeline_overhead_dysm3d.json
+    python -m bench.pipeline_overhead [--quick] [--items-per-cell N] [--rounds N] [--no-batch]
+    python -m bench.pipeline_overhead --preset dysm3d --items-per-cell 1 --max-items 20 --rounds 4 --out bench/results/pipeline_overhead_dysm3d.json
 """
 
 from __future__ import annotations
@@ -45,9 +46,10 @@ STAGES = ("compose_and_visibility", "scene_build_and_passes", "render_call", "wr
 MODES = ("inline", "ahead")
 
 
-def time_items(seed: int, settings: RenderSettings, plans: list[ItemPlan], mode: str, tmp: Path) -> list[dict]:
+def time_items(seed: int, settings: RenderSettings, plans: list[ItemPlan], mode: str, round_: int, tmp: Path) -> list[dict]:
     """Every plan through one Worker, as a batch worker runs them; one row per item."""
-    worker = Worker(JobContext(seed, settings, tmp / mode), tmp / mode, tmp / f"work-{mode}")
+    out = tmp / f"{mode}-{round_}"
+    worker = Worker(JobContext(seed, settings, out), out, tmp / f"work-{mode}-{round_}")
     rows = []
     for n, plan in enumerate(plans):
         ahead = plans[n + 1] if mode == "ahead" and n + 1 < len(plans) else None
@@ -56,11 +58,11 @@ def time_items(seed: int, settings: RenderSettings, plans: list[ItemPlan], mode:
         wall = time.perf_counter() - start
         if outcome.status != "rendered":
             raise SystemExit(f"{plan.item_id}: {outcome.status}: {outcome.reason}")
-        timing = json.loads((tmp / mode / "items" / plan.item_id / "timing.json").read_text())
-        row = {"item": plan.item_id, "wall_s": wall, **{stage: timing.get(stage, 0.0) for stage in STAGES}}
+        timing = json.loads((out / "items" / plan.item_id / "timing.json").read_text())
+        row = {"item": plan.item_id, "round": round_, "wall_s": wall, **{stage: timing.get(stage, 0.0) for stage in STAGES}}
         row["outside_render_share"] = 1.0 - row["render_call"] / wall
         rows.append(row)
-        progress(f"{mode} item {n + 1}/{len(plans)} {plan.item_id}: {wall:.2f} s, "
+        progress(f"round {round_ + 1} {mode} item {n + 1}/{len(plans)} {plan.item_id}: {wall:.2f} s, "
                  f"{row['outside_render_share']:.1%} outside the render call")
     return rows
 
@@ -96,6 +98,7 @@ def main() -> None:
         parser.add_argument("--no-batch", action="store_true", help="skip the whole-batch figure")
         parser.add_argument("--preset", default=DEMO.stem, help="a preset of scenes/presets (default demo)")
         parser.add_argument("--max-items", type=int, help="at most this many items, spread evenly over the plan")
+        parser.add_argument("--rounds", type=int, default=2, help="rounds of both modes, order alternating (default 2)")
 
     args = parse_args(__doc__.splitlines()[0], add)
     preset = DEMO.with_name(f"{args.preset}.yaml")
@@ -112,11 +115,16 @@ def main() -> None:
         config = config.model_copy(update={"render": config.render.model_copy(update={"width": 160, "height": 120, "samples": 4})})
     run = Run("pipeline_overhead", args.quick, args.out,
               settings={"preset": preset.name, "render": config.render.model_dump(mode="json"), "items": len(plans),
-                        "count_multiplier": multiplier})
+                        "count_multiplier": multiplier, "rounds": 1 if args.quick else args.rounds})
     with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
         warm = Worker(JobContext(config.seed + 1, config.render, Path(tmp) / "warm"), Path(tmp) / "warm", Path(tmp) / "w")
         warm.run(Job(plans[0], "bench"))  # bpy import, caches
-        modes = {mode: summarise(time_items(config.seed, config.render, plans, mode, Path(tmp))) for mode in MODES}
+        rows: dict[str, list[dict]] = {mode: [] for mode in MODES}
+        for round_ in range(1 if args.quick else args.rounds):
+            for mode in (MODES if round_ % 2 == 0 else MODES[::-1]):
+                rows[mode] += time_items(config.seed, config.render, plans, mode, round_, Path(tmp))
+                run.sample_load()
+        modes = {mode: summarise(rows[mode]) for mode in MODES}
         run.sample_load()
         batch = None
         if not (args.quick or args.no_batch or preset != DEMO):  # another preset's whole batch is far too long
