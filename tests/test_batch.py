@@ -6,6 +6,7 @@ The scheduling policy is tested on a scripted in-memory pool (fast, exact); the 
 
 from __future__ import annotations
 
+import io
 import json
 from collections import deque
 from types import SimpleNamespace
@@ -13,11 +14,12 @@ from types import SimpleNamespace
 import pytest
 
 from stim3d.render.batch.config import ItemPlan, expand, load_config
-from stim3d.render.batch.driver import item_key
+from stim3d.render.batch.driver import ProgressEvent, item_key
 from stim3d.render.batch.executors import schedule
 from stim3d.render.batch.executors.jobs import BatchAborted, Job, Outcome, threads_per_worker
 from stim3d.render.batch.executors.schedule import WorkerEvent
 from stim3d.render.batch.produce import produce_item
+from stim3d.render.batch.progress import BatchProgress
 from stim3d.render.batch.summary import constant_baselines, percentile
 from stim3d.scenes.model import RenderSettings
 from tests.batch_support import complete_items, reference_batch, stim3d
@@ -203,3 +205,15 @@ def test_a_worker_that_aborts_costs_only_its_item(tmp_path_factory, tmp_path):
     assert f"failed {faulty}" in result.stderr and "remaining" in result.stderr and "ETA" in result.stderr
     assert f"failed {faulty} after 2 attempts" in result.stdout
     assert "p95" in result.stdout and "best constant answer" in result.stdout
+
+
+def test_a_log_ends_with_the_totals_even_when_the_last_item_failed():
+    """With per-item lines (stderr not a terminal), the last line a user sees always carries the counts."""
+    stream = io.StringIO()
+    progress = BatchProgress(stream=stream, mode="lines")
+    progress(ProgressEvent("start", total=2))
+    progress(ProgressEvent("item", total=2, done=1, item_id="a", status="rendered", seconds=1.0))
+    progress(ProgressEvent("item", total=2, done=2, failed=1, item_id="b", status="failed", reason="boom", retries=1))
+    lines = stream.getvalue().splitlines()
+    assert lines[-2] == "failed b: boom"
+    assert lines[-1].startswith("done 2/2  failed 1  retried 1  remaining 0")

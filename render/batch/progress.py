@@ -107,6 +107,8 @@ class BatchProgress:
         if self.mode == "lines":
             if event.status == "failed":
                 self._print(failed_line)
+                if event.done == event.total:  # the log's last line always carries the totals
+                    self._print(self.status_text(event))
             else:
                 self._print(f"[{event.done}/{event.total}] {event.item_id} {event.status} {event.seconds:.1f}s | "
                             f"{self.status_text(event)}")
