@@ -187,6 +187,7 @@ def test_an_item_composed_ahead_is_the_item_composed_on_its_own(tmp_path_factory
         assert (folder / name).read_bytes() == (expected / "items" / plan.item_id / name).read_bytes(), name
 
 
+@pytest.mark.bpy
 def test_a_worker_that_aborts_costs_only_its_item(tmp_path_factory, tmp_path):
     config, expected = reference_batch(tmp_path_factory)
     faulty = "shape_count-t0-00003"

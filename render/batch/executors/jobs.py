@@ -106,7 +106,7 @@ class Worker:
 
     def run(self, job: Job) -> Outcome:
         """Render one job into `out`; never raises for a bad item (but see the fault hook)."""
-        from stim3d.render.batch.produce import produce_item, render_item
+        from stim3d.render.batch.produce import compose_item, produce_item, render_item
         from stim3d.scenes.placement import InfeasibleError
 
         if job.item_id in os.environ.get(FAULT_ENV, "").split(","):  # test-only, see the package docstring
@@ -115,14 +115,16 @@ class Worker:
         workdir = self._scratch / job.item_id
         try:
             if job.item is not None:
+                self._take_ahead(None)
                 self._compose_ahead(job.ahead)
                 render_item(job.item, self._context.settings, self._out, workdir, job.key)
             else:
                 assert job.plan is not None
-                composed = self._composed(job.plan)  # raises InfeasibleError like composing here would
+                seed, settings = self._context.batch_seed, self._context.settings
+                # Composed before the next one starts, so InfeasibleError is raised here as before.
+                composed = self._take_ahead(job.plan.item_id) or compose_item(job.plan, seed, settings)
                 self._compose_ahead(job.ahead)
-                produce_item(job.plan, self._context.batch_seed, self._context.settings, self._out, workdir, job.key,
-                             composed)
+                produce_item(job.plan, seed, settings, self._out, workdir, job.key, composed)
             return Outcome(job.item_id, "rendered", seconds=time.perf_counter() - started)
         except InfeasibleError as exc:
             return Outcome(job.item_id, "infeasible", reason=str(exc))
@@ -132,24 +134,21 @@ class Worker:
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _composed(self, plan: ItemPlan) -> Composed:
-        """This plan's composition: the one made ahead if it is this plan's, else composed now."""
-        from stim3d.render.batch.produce import compose_item
-
+    def _take_ahead(self, item_id: str | None) -> Composed | None:
+        """The composition made ahead if it is `item_id`'s; any other is waited for and dropped, so that two
+        compositions never run at once (another worker took that item)."""
         ahead, self._ahead = self._ahead, None
-        if ahead is not None:
-            item_id, future = ahead
-            if item_id == plan.item_id:
-                return future.result()
-            future.exception()  # another worker took that item: wait, so two compositions never overlap
-        return compose_item(plan, self._context.batch_seed, self._context.settings)
+        if ahead is None:
+            return None
+        made_for, future = ahead
+        if made_for == item_id:
+            return future.result()
+        future.exception()
+        return None
 
     def _compose_ahead(self, plan: ItemPlan | None) -> None:
         from stim3d.render.batch.produce import compose_item
 
-        if self._ahead is not None:
-            self._ahead[1].exception()
-            self._ahead = None
         if plan is not None:
             future = self._thread.submit(compose_item, plan, self._context.batch_seed, self._context.settings)
             self._ahead = (plan.item_id, future)

@@ -43,18 +43,18 @@ class RenderActor:
         self._context = context
         import_backend(context.settings)
         self._scratch = Path(tempfile.mkdtemp(prefix="stim3d-actor-"))
-        self._worker = Worker(context, self._scratch / "out", self._scratch / "work")
+        self._out = self._scratch / "out"
+        self._worker = Worker(context, self._out, self._scratch / "work")
 
     def ready(self) -> None:
         return None
 
     def render(self, job: Job) -> Outcome:
-        out = self._scratch / "out"
         outcome = self._worker.run(job)
         if outcome.status == "rendered":
             from stim3d.render.batch.layout import item_dir
 
-            folder = item_dir(out, job.item_id)
+            folder = item_dir(self._out, job.item_id)
             outcome.files = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
             shutil.rmtree(folder, ignore_errors=True)
         return outcome
