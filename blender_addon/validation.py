@@ -138,7 +138,7 @@ def min_visibility_of(item: Item) -> float | None:
 @cache
 def _face_planes(shape: str) -> tuple[np.ndarray, np.ndarray]:
     """Outward unit normals and offsets of a convex unit mesh's faces (degenerate faces dropped)."""
-    mesh = unit_mesh(shape)  # type: ignore[arg-type]
+    mesh = unit_mesh(shape)
     v0, v1, v2 = (mesh.vertices[mesh.faces[:, k]] for k in range(3))
     normals = np.cross(v1 - v0, v2 - v0)
     lengths = np.linalg.norm(normals, axis=1)

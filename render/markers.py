@@ -72,7 +72,7 @@ def measured_color_truth(item: Item) -> dict[str, object]:
     distances = palette_distances(measured)
     ranked = sorted(distances, key=distances.__getitem__)
     margin = round(distances[ranked[1]] - distances[ranked[0]], 6)
-    threshold = float(item.difficulty.get("ambiguity_de", 0.0) or 0.0)  # type: ignore[arg-type]
+    threshold = float(item.difficulty.get("ambiguity_de", 0.0) or 0.0)
     return {**{f"measured_de_{name}": d for name, d in distances.items()}, "measured_nearest": ranked[0],
             "measured_margin_de": margin, "measured_ambiguous": margin < threshold}
 

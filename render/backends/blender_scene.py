@@ -69,7 +69,7 @@ def _rgba(srgb) -> tuple[float, float, float, float]:
 @lru_cache(maxsize=64)
 def _mesh_arrays(shape: str, size: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Flat arrays for foreach_set: vertex coords (float32), loop vertex ids, loop starts, smooth flags."""
-    prim = unit_mesh(shape)  # type: ignore[arg-type]
+    prim = unit_mesh(shape)
     coords = np.ascontiguousarray((prim.vertices * size).astype(np.float32).ravel())
     loops = np.ascontiguousarray(prim.faces.astype(np.int32).ravel())
     starts = np.arange(0, loops.size, 3, dtype=np.int32)

@@ -75,7 +75,7 @@ def _renderer(pyrender, width: int, height: int):
 @lru_cache(maxsize=16)
 def _unit_normals(shape: str) -> np.ndarray:
     """(M, 3, 3) unit-mesh normals per triangle corner: vertex normals on smooth faces, face normals elsewhere."""
-    mesh = unit_mesh(shape)  # type: ignore[arg-type]
+    mesh = unit_mesh(shape)
     corners = mesh.vertices[mesh.faces]
     face_normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])  # area-weighted
     vertex_normals = np.zeros_like(mesh.vertices)

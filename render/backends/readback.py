@@ -69,7 +69,7 @@ class Readback:
 
 @cache
 def _unit(shape: str) -> tuple[np.ndarray, float]:
-    vertices = unit_mesh(shape).vertices  # type: ignore[arg-type]
+    vertices = unit_mesh(shape).vertices
     return vertices, float(np.abs(vertices).max())
 
 
@@ -206,13 +206,13 @@ def _scene_object(object_id: int, candidate: _Candidate, source: SceneObject | N
         size = source.size
     return SceneObject(
         id=object_id,
-        shape=candidate.shape,  # type: ignore[arg-type]
+        shape=candidate.shape,
         size=size,
-        dimensions=tuple(round6(d * size) for d in unit_dimensions(candidate.shape)),  # type: ignore[arg-type]
-        location=_snap_vec(candidate.location, source.location if source else None),  # type: ignore[arg-type]
-        rotation_quat=_snap_quat(candidate.rotation, source.rotation_quat if source else None),  # type: ignore[arg-type]
+        dimensions=tuple(round6(d * size) for d in unit_dimensions(candidate.shape)),
+        location=_snap_vec(candidate.location, source.location if source else None),
+        rotation_quat=_snap_quat(candidate.rotation, source.rotation_quat if source else None),
         color=_color(candidate, source, notes),
-        finish=_finish(candidate, source),  # type: ignore[arg-type]
+        finish=_finish(candidate, source),
         countable=source.countable if source is not None else True,
         attributes=dict(source.attributes) if source is not None else {},
     )

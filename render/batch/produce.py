@@ -43,9 +43,11 @@ def measured_colors(image: np.ndarray, mask: np.ndarray, object_ids: list[int]) 
     colors: dict[int, tuple[float, float, float] | None] = {}
     for object_id in object_ids:
         pixels = image[mask == object_id]
-        colors[object_id] = (
-            tuple(round6(c) for c in np.median(pixels, axis=0) / 255.0) if len(pixels) else None  # type: ignore[misc, assignment]
-        )
+        if len(pixels):
+            r, g, b = (round6(float(c)) for c in np.median(pixels, axis=0) / 255.0)
+            colors[object_id] = (r, g, b)
+        else:
+            colors[object_id] = None
     return colors
 
 

@@ -40,7 +40,7 @@ from stim3d.version import __version__
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ADDON_DIR = REPO_ROOT / "blender_addon"
 MANIFEST = "blender_manifest.toml"
-# Folder in the repository -> its place in the wheel (pyproject.toml's package-dir). The add-on's own code
+# Folder in the repository -> its place in the wheel (stim3d/<name> is a symlink to the top-level folder). The add-on's own code
 # sits at the zip's root as the extension module, so blender_addon/ is not in the wheel.
 OWN_PACKAGES = {"stim3d": "stim3d", "scenes": "stim3d/scenes", "render": "stim3d/render", "scoring": "stim3d/scoring"}
 PACKAGE_DATA_SUFFIXES = (".py", ".yaml", ".json", ".css", ".js")

@@ -76,14 +76,14 @@ def distractor_specs(
     """
     specs = []
     for i in range(n):
-        base_shape, base_color = pick(rng, avoid)  # type: ignore[misc]
+        base_shape, base_color = pick(rng, avoid)
         if i % 2 == 0:
             options = [(base_shape, c) for c in COLOR_NAMES if (base_shape, c) not in avoid]
         else:
             options = [(s, base_color) for s in SHAPES if (s, base_color) not in avoid]
         if not options:
             options = [(s, c) for s in SHAPES for c in COLOR_NAMES if (s, c) not in avoid]
-        shape, color = pick(rng, options)  # type: ignore[misc]
+        shape, color = pick(rng, options)
         specs.append(ObjectSpec(shape, color, float(rng.uniform(*size_range))))
     return specs
 

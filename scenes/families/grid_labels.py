@@ -61,8 +61,8 @@ def label_objects(first_id: int, anchors: list[tuple[str, int, np.ndarray]], rig
                 id=first_id + len(objects),
                 shape="cube",
                 size=round6(DOT_SIZE),
-                dimensions=dimensions,  # type: ignore[arg-type]
-                location=tuple(round6(v) for v in location),  # type: ignore[arg-type]
+                dimensions=dimensions,
+                location=tuple(round6(v) for v in location),
                 color=LABEL_COLOR,
                 countable=False,
                 attributes={"label_axis": axis, "label_number": number, "digit": digit, "digit_index": digit_index},

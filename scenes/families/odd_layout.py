@@ -83,8 +83,8 @@ def place_object(object_id: int, shape: str, size: float, centre: np.ndarray, ro
         location = resting_pose(shape, size, float(centre[0]), float(centre[1]), quat)
     else:
         location = tuple(round6(v) for v in centre)
-    return SceneObject(id=object_id, shape=shape, size=round6(size),  # type: ignore[arg-type]
-                       dimensions=tuple(round6(d * size) for d in unit_dimensions(shape)),  # type: ignore[arg-type]
+    return SceneObject(id=object_id, shape=shape, size=round6(size),
+                       dimensions=tuple(round6(d * size) for d in unit_dimensions(shape)),
                        location=location, rotation_quat=quat, color=color, attributes=attributes)
 
 
@@ -103,7 +103,7 @@ def board_object(object_id: int, plane: Plane) -> SceneObject:
     """The board: a cube so large that only its front face, the panel at y = BOARD_GAP, shows behind the grid."""
     points = plane.extent()
     edge = float(max(points[:, 0].max() - points[:, 0].min(), points[:, 2].max())) + 6.0
-    return SceneObject(id=object_id, shape="cube", size=round6(edge), dimensions=(round6(edge),) * 3,  # type: ignore[arg-type]
+    return SceneObject(id=object_id, shape="cube", size=round6(edge), dimensions=(round6(edge),) * 3,
                        location=(0.0, round6(BOARD_GAP + edge / 2.0), round6(edge / 2.0)), color=BOARD_COLOR,
                        countable=False, attributes={"role": "board"})
 

@@ -230,7 +230,7 @@ def question(task: str, case: str, region: Region | None, gold, params: RoseGrid
     text = TASKS[task].format(inside=bounds.inside(), phrase=bounds.phrase())
     return Question(
         question_id=task.lower(), text=f"{PROTOCOL.format(rows=rows, cols=cols)} {text}",
-        answer_type=ANSWER_TYPE[task], gold=gold,  # type: ignore[arg-type]
+        answer_type=ANSWER_TYPE[task], gold=gold,
         subject={"task": task, "case": case, "region": bounds.kind, "exception": params.exception,
                  "targets": gold if isinstance(gold, int) else len(gold),
                  "region_row_min": bounds.row_min, "region_row_max": bounds.row_max,

@@ -142,7 +142,7 @@ class LocalPool:
         sentinel_of = {self._procs[h].sentinel: h for h in self._procs}
         ready = wait([*conn_of, *sentinel_of])
         events: list[WorkerEvent] = []
-        touched = sorted({conn_of.get(r, sentinel_of.get(r)) for r in ready})  # type: ignore[arg-type, call-overload]
+        touched = sorted({conn_of.get(r, sentinel_of.get(r)) for r in ready})  # type: ignore[call-overload]
         for handle in touched:
             conn, proc = self._conns[handle], self._procs[handle]
             alive = True
