@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # One-step set-up on a fresh Debian (bookworm) machine with Python 3.11:
 # the system libraries bpy and pyrender need, then a virtual environment in .venv
-# with stim3d installed (editable). `--test` adds the test and docs extras (CI lints, type-checks,
+# with stim3d installed (editable) with its `blender` extra (bpy: rendering; the core alone is
+# `pip install stim3d`, docs/index.md). `--test` adds the test and docs extras (CI lints, type-checks,
 # builds the docs site); `--ray` the Ray extra.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-extras=""
+extras="blender,export"
 for arg in "$@"; do
   case "$arg" in
     --test) extras="${extras:+$extras,}test,docs"; with_browser=1 ;;
@@ -35,5 +36,5 @@ command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
 "$PYTHON" -c 'import sys; assert sys.version_info[:2] == (3, 11), f"stim3d needs Python 3.11 (bpy 5.0.1), found {sys.version.split()[0]}"'
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e ".${extras:+[$extras]}"
+.venv/bin/python -m pip install -q -e ".[$extras]"
 echo "install.sh: ready: .venv/bin/stim3d ($(.venv/bin/python -c 'import bpy; print("Blender", bpy.app.version_string)' 2>/dev/null | tail -1))"

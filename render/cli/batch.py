@@ -65,16 +65,18 @@ def compose_one_per_task(config: BatchConfig, plans: list[ItemPlan]) -> None:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from stim3d.render.batch.config import expand, load_config
+    from stim3d.render.cli.presets import resolve_config
 
-    config = load_config(args.config)
+    config = load_config(resolve_config(args.config))
     plans = expand(config)
     compose_one_per_task(config, plans)
     per_family: dict[str, int] = {}
     for plan in plans:
         per_family[plan.family] = per_family.get(plan.family, 0) + 1
     summary = ", ".join(f"{n} {family}" for family, n in per_family.items())
+    samples = f", {config.render.samples} samples" if config.render.engine == "cycles" else ""  # others take none
     print(f"{args.config}: valid; {len(plans)} items ({summary}); engine {config.render.engine} "
-          f"{config.render.width}x{config.render.height}, {config.render.samples} samples")
+          f"{config.render.width}x{config.render.height}{samples}")
     return 0
 
 def cmd_render(args: argparse.Namespace) -> int:
@@ -82,9 +84,10 @@ def cmd_render(args: argparse.Namespace) -> int:
     from stim3d.render.batch.driver import BatchInterrupted, Shard, render_batch
     from stim3d.render.batch.executors.jobs import BatchAborted, ExecutorUnavailable
     from stim3d.render.batch.progress import BatchProgress
+    from stim3d.render.cli.presets import resolve_config
 
     core_name, core = load_scoring_core(args.scoring_core)  # a bad --scoring-core fails before rendering
-    config = load_config(args.config)
+    config = load_config(resolve_config(args.config))
     overrides = {k: v for k, v in {"engine": args.engine, "samples": args.samples, "width": args.width,
                                    "height": args.height, "depth": True if args.depth else None}.items() if v is not None}
     if overrides:
@@ -94,6 +97,7 @@ def cmd_render(args: argparse.Namespace) -> int:
             error = exc.errors()[0]
             raise UsageError(f"--{error['loc'][0]} {error['input']!r}: {error['msg']}") from None
 
+    require_renderer(config.render.engine)
     shard = Shard.parse(args.shard) if args.shard else None
     signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops the workers like Ctrl-C does
     try:
@@ -116,6 +120,15 @@ def cmd_render(args: argparse.Namespace) -> int:
         print(f"wrote {Path(args.out) / 'records.jsonl'}")
     delivered = deliver_records(Path(args.out), core_name, core) if shard is None else True  # shards: after merge
     return 1 if report.failed or not delivered else 0
+
+def require_renderer(engine: str) -> None:
+    """One line (exit 2) when this install cannot render with `engine` (the light core has no Blender)."""
+    from stim3d.render.backends.availability import RendererMissing, require_engine
+
+    try:
+        require_engine(engine)
+    except RendererMissing as exc:
+        raise UsageError(str(exc)) from None
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
@@ -174,10 +187,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("families", help="list task families and their parameters")
     p.set_defaults(func=cmd_families)
     p = sub.add_parser("validate", help="check a config and compose one item per task, without rendering")
-    p.add_argument("config", help="YAML config, or - for standard input")
+    p.add_argument("config", help="YAML config, a preset's name (stim3d presets), or - for standard input")
     p.set_defaults(func=cmd_validate)
     p = sub.add_parser("render", help="render a config into item folders and records.jsonl")
-    p.add_argument("config")
+    p.add_argument("config", help="YAML config, a preset's name (stim3d presets), or - for standard input")
     p.add_argument("--out", required=True, help="batch folder (created; rerunning resumes)")
     p.add_argument("--engine", choices=["cycles", "workbench", "raster"], help="override render.engine")
     p.add_argument("--samples", type=int, help="override render.samples")

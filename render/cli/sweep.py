@@ -22,6 +22,7 @@ def occluder_choice(text: str) -> int | str | None:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from stim3d.render.batch.executors import ExecutorUnavailable, check_ray
     from stim3d.render.batch.lock import folder_lock
+    from stim3d.render.cli.batch import require_renderer
     from stim3d.render.sweep import parse_levels, run_occlusion_sweep
     from stim3d.scenes.sweep import SweepError
 
@@ -29,6 +30,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"[{done}/{total}] {label} {status}", file=sys.stderr, flush=True)
 
+    require_renderer(args.engine or "cycles")  # a sweep renders every level
     try:
         if args.executor == "ray":
             check_ray(args.address)

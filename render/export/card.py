@@ -26,15 +26,43 @@ from stim3d.version import __version__
 DATA_LICENSE = "cc-by-4.0"  # the generated images and annotations; stim3d itself is GPL-3.0-or-later
 
 
-def card_header(split_rows: dict[str, int], feature_list: list[dict[str, Any]]) -> dict[str, Any]:
+CITATION = """@software{stim3d,
+  title = {stim3d: photorealistic 3D stimuli with exact ground truth for visual-perception benchmarks},
+  version = {%s},
+  license = {GPL-3.0-or-later}
+}"""
+
+
+def size_category(rows: int) -> str:
+    """The Hub's size band for a dataset of `rows` examples (its `size_categories` vocabulary)."""
+    for limit, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if rows < limit:
+            return label
+    return "n>1M"
+
+
+def split_bytes(dest: Path, splits: Sequence[str]) -> dict[str, int]:
+    """Bytes on disk of each split's folder (metadata, images, masks): the card's `num_bytes`."""
+    return {s: sum(p.stat().st_size for p in (Path(dest) / s).rglob("*") if p.is_file()) for s in splits}
+
+
+def card_header(split_rows: dict[str, int], feature_list: list[dict[str, Any]],
+                num_bytes: dict[str, int] | None = None) -> dict[str, Any]:
+    """The card's YAML header. `num_bytes` per split (declared so `datasets` need not warn that it is unknown);
+    the questions' language is English; the size band counts question rows."""
     splits = sorted(split_rows)
+    sizes = num_bytes or {}
     return {
         "license": DATA_LICENSE,
+        "language": ["en"],
+        "size_categories": [size_category(sum(split_rows.values()))],
         "pretty_name": "stim3d stimuli",
         "task_categories": ["visual-question-answering"],
         "configs": [{"config_name": "default", "data_files": [{"split": s, "path": f"{s}/**"} for s in splits]}],
         "dataset_info": {"features": feature_list,
-                         "splits": [{"name": s, "num_examples": split_rows[s]} for s in splits]},
+                         "splits": [{"name": s, "num_bytes": sizes.get(s, 0), "num_examples": split_rows[s]}
+                                    for s in splits],
+                         "download_size": sum(sizes.values()), "dataset_size": sum(sizes.values())},
     }
 
 
@@ -50,9 +78,9 @@ def _configs(batches: Sequence[Path]) -> list[str]:
 
 
 def card_text(batches: Sequence[Path], items: list[ExportedItem], split_rows: dict[str, int],
-              feature_list: list[dict[str, Any]]) -> str:
+              feature_list: list[dict[str, Any]], num_bytes: dict[str, int] | None = None) -> str:
     records = [r for entry in items for r in entry.records]
-    lines = ["---", yaml.safe_dump(card_header(split_rows, feature_list), sort_keys=False).rstrip(), "---", "",
+    lines = ["---", yaml.safe_dump(card_header(split_rows, feature_list, num_bytes), sort_keys=False).rstrip(), "---", "",
              "# stim3d stimuli", "",
              f"Rendered 3D stimuli with exact ground truth, exported by stim3d {__version__}: one row per question, "
              "with the image, its object-index mask (pixel value = object id, 0 = ground/background), the objects' "
@@ -77,10 +105,13 @@ def card_text(batches: Sequence[Path], items: list[ExportedItem], split_rows: di
         lines += [f"`{Path(batch).name}`:", "", "```yaml", block, "```", ""]
     lines += ["## Licence", "",
               f"The images and annotations: {DATA_LICENSE.upper()}. stim3d, which generated them, is licensed "
-              "GPL-3.0-or-later (its LICENSE file); the licence of a generator does not extend to its output.", ""]
+              "GPL-3.0-or-later (its LICENSE file); the licence of a generator does not extend to its output.", "",
+              "## Citation", "", "```bibtex", CITATION % __version__, "```", ""]
     return "\n".join(lines)
 
 
 def write_card(dest: Path, batches: Sequence[Path], items: list[ExportedItem], split_rows: dict[str, int],
                feature_list: list[dict[str, Any]]) -> None:
-    (Path(dest) / "README.md").write_text(card_text(batches, items, split_rows, feature_list))
+    """DEST/README.md, written after the splits so their sizes are known."""
+    num_bytes = split_bytes(dest, list(split_rows))
+    (Path(dest) / "README.md").write_text(card_text(batches, items, split_rows, feature_list, num_bytes))

@@ -103,20 +103,29 @@ def arrow_schema(feature_list: list[dict[str, Any]]):
     return pa.schema(fields)
 
 
+class PyarrowMissing(ImportError):
+    """The imagefolder export writes parquet and pyarrow is not installed: one line naming the extra."""
+
+
+def require_pyarrow() -> None:
+    """Raise PyarrowMissing unless pyarrow imports. Checked before any file is written: a jsonl fallback would
+    type each split on its own, and `datasets` then refuses splits whose columns differ."""
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        raise PyarrowMissing('the imagefolder export writes metadata.parquet and needs pyarrow: '
+                             'pip install "stim3d[export]"') from None
+
+
 def write_metadata(folder, rows: list[dict[str, Any]], feature_list: list[dict[str, Any]]) -> str:
-    """metadata.parquet with the declared schema (one schema in every split, as `datasets` requires);
-    metadata.jsonl where pyarrow is not installed (then splits of different families may not load together).
+    """metadata.parquet with the declared schema (one schema in every split, as `datasets` requires).
     Returns the file name written."""
-    import json
     from pathlib import Path
 
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError:
-        with (Path(folder) / "metadata.jsonl").open("w") as f:
-            for row in rows:
-                f.write(json.dumps(row) + "\n")
-        return "metadata.jsonl"
+    require_pyarrow()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     pq.write_table(pa.Table.from_pylist(rows, schema=arrow_schema(feature_list)), Path(folder) / "metadata.parquet")
     return "metadata.parquet"

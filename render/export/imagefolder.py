@@ -16,8 +16,15 @@ from typing import Any
 
 from stim3d.render.batch.item_folder import load_item
 from stim3d.render.export.card import write_card
-from stim3d.render.export.common import ExportedItem, ExportReport, collect_items, export_folder
-from stim3d.render.export.hf_features import difficulty_types, features, typed_rows, write_metadata
+from stim3d.render.export.common import ExportedItem, ExportError, ExportReport, collect_items, export_folder
+from stim3d.render.export.hf_features import (
+    PyarrowMissing,
+    difficulty_types,
+    features,
+    require_pyarrow,
+    typed_rows,
+    write_metadata,
+)
 from stim3d.render.files import inside
 from stim3d.scenes.model import Item
 from stim3d.scoring.records import Record, answer_text
@@ -85,7 +92,13 @@ def _load(entry: ExportedItem, report: ExportReport) -> Item | None:
 
 
 def export_imagefolder(batches: Sequence[Path], dest: Path) -> ExportReport:
-    """Write DEST/<split>/metadata.jsonl, the images and masks, and the dataset card: one row per question."""
+    """Write DEST/<split>/metadata.parquet, the images and masks, and the dataset card: one row per question.
+
+    ExportError (one line) when pyarrow is missing, before anything is written."""
+    try:
+        require_pyarrow()
+    except PyarrowMissing as exc:
+        raise ExportError(str(exc)) from None
     report = ExportReport(Path(dest), batches=len(batches))
     items, report.duplicates_skipped = collect_items(batches, report.skipped)
     with export_folder(dest) as tmp:

@@ -1,0 +1,27 @@
+"""Whether this Python can render: the light core (`pip install stim3d`) has no Blender.
+
+Rendering needs Blender's Python module (`pip install "stim3d[blender]"`, Python 3.11)
+for Cycles and Workbench, and pyrender for the raster engine. A command that renders
+asks here first, so a core install gets one line saying what to install instead of a
+failure per item inside a worker process. `find_spec` looks without importing: bpy
+takes seconds to load and pyrender sets up OpenGL on import.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+BLENDER_EXTRA = 'pip install "stim3d[blender]" (Python 3.11)'
+ENGINE_MODULES = {"cycles": "bpy", "workbench": "bpy", "raster": "pyrender"}
+
+
+class RendererMissing(RuntimeError):
+    """The module an engine renders with is not installed: one line naming it and the install command."""
+
+
+def require_engine(engine: str) -> None:
+    """Raise RendererMissing unless the module that renders with `engine` can be imported."""
+    module = ENGINE_MODULES.get(engine, "bpy")
+    if importlib.util.find_spec(module) is None:
+        raise RendererMissing(f"rendering with {engine} needs {module}, which is not installed here "
+                              f"(stim3d's light core): {BLENDER_EXTRA}")
