@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from stim3d.scenes.names import ItemId, SplitName
 from stim3d.scoring.answers import AnswerType, Gold
@@ -146,9 +146,38 @@ class ObjectTruth(Strict):
     measured_srgb: tuple[float, float, float] | None = None
 
 
+class CameraMatrices(Strict):
+    """The camera as matrices other tools read (scenes/interchange.py states the conventions)."""
+
+    K: tuple[Vec3, Vec3, Vec3] = Field(description="intrinsics: pixels from camera coordinates (OpenCV axes)")
+    camera_to_world_blender: list[list[float]] = Field(description="4x4; camera looks down -Z, +Y up (Blender)")
+    camera_to_world_opencv: list[list[float]] = Field(description="4x4; camera looks down +Z, +Y down (OpenCV)")
+
+
+class Box3D(Strict):
+    """An object's oriented 3D bounding box in world coordinates (metres, Z up)."""
+
+    id: int
+    center: Vec3
+    size: Vec3 = Field(description="extents along the box's own axes (the object's dimensions)")
+    rotation_quat: Quat
+    corners: list[Vec3] = Field(description="8 corners: x, y, z signs (-,-,-), (-,-,+), (-,+,-) ... (+,+,+)")
+
+
 class GroundTruth(Strict):
     objects: list[ObjectTruth]
     rays_per_pixel: int = 1
+    # Added when an item is rendered (scenes/interchange.py); absent from composed item.json, whose bytes are pinned.
+    camera_matrices: CameraMatrices | None = None
+    boxes_3d: list[Box3D] | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_interchange(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        for key in ("camera_matrices", "boxes_3d"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
     def of(self, object_id: int) -> ObjectTruth:
         for truth in self.objects:

@@ -21,6 +21,7 @@ from stim3d.render.batch.config import ItemPlan
 from stim3d.render.batch.item_folder import write_item_folder
 from stim3d.render.markers import RAW_IMAGE, annotate
 from stim3d.scenes.families.base import Frame
+from stim3d.scenes.interchange import with_interchange
 from stim3d.scenes.items import make_item
 from stim3d.scenes.model import Item, Provenance, RenderSettings, round6
 from stim3d.scenes.visibility import measure
@@ -88,7 +89,7 @@ def finish_item(item: Item, output: RenderOutput, settings: RenderSettings, key:
     finished = item.model_copy(
         update={"ground_truth": item.ground_truth.model_copy(update={"objects": truths}), "provenance": provenance}
     )
-    return finished, mask
+    return with_interchange(finished), mask  # camera matrices and 3D boxes (scenes/interchange.py)
 
 
 def render_item(item: Item, settings: RenderSettings, out: Path, workdir: Path, key: str | None,

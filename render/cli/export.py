@@ -1,4 +1,4 @@
-"""Dataset exports: export imagefolder|coco."""
+"""Dataset exports: export imagefolder|coco|clevr."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from stim3d.render.cli.common import UsageError
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from stim3d.render.export.clevr import export_clevr
     from stim3d.render.export.coco import export_coco
     from stim3d.render.export.common import ExportError
     from stim3d.render.export.imagefolder import export_imagefolder
@@ -18,7 +19,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.to is None and len(batches) > 1:
         raise UsageError("several batch folders: say where the merged export goes with --to DIR")
     dest = Path(args.to) if args.to else batches[0] / "exports" / args.format
-    export = export_imagefolder if args.format == "imagefolder" else export_coco
+    export = {"imagefolder": export_imagefolder, "coco": export_coco, "clevr": export_clevr}[args.format]
     try:
         report = export(batches, dest)
     except ExportError as exc:
@@ -32,8 +33,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this group's subcommands to the `stim3d` parser."""
-    p = sub.add_parser("export", help="export batches as a Hugging Face imagefolder or COCO instances")
-    p.add_argument("format", choices=["imagefolder", "coco"])
+    p = sub.add_parser("export", help="export batches as a Hugging Face imagefolder, COCO instances or CLEVR scene JSON")
+    p.add_argument("format", choices=["imagefolder", "coco", "clevr"])
     p.add_argument("batches", nargs="+", metavar="OUT", help="batch folder(s); several are merged")
     p.add_argument("--to", help="destination folder, new or empty (default: OUT/exports/FORMAT for one batch)")
     p.set_defaults(func=cmd_export)

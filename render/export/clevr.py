@@ -1,0 +1,129 @@
+"""CLEVR scene-JSON export: `DEST/CLEVR_scenes.json` and `DEST/images/`, as CLEVR's question engine reads them.
+
+Per image (CLEVR's `render_images.py` format): `image_index`, `image_filename`, `split`,
+`objects` (`shape`, `color`, `size`, `material`, `3d_coords`, `rotation`, `pixel_coords`),
+`directions` and `relationships`. Conventions, kept from CLEVR so its tools work unchanged:
+- `directions`: unit vectors on the ground plane from the camera's axes: `behind` is the
+  camera's viewing direction (Blender: local -Z) with its vertical part removed, `left`
+  the camera's -X likewise, `front` and `right` their opposites, `above`/`below` = +-Z.
+- `relationships[name][i]` lists the indices j of the objects that are `name` of object i:
+  the dot of (coords_j - coords_i) with `directions[name]` exceeds 0.2 (CLEVR's eps).
+- `pixel_coords` = [x, y, depth]: the object's centre projected, x and y rounded to whole
+  pixels (top-left origin), depth in metres along the camera axis.
+- `rotation`: degrees about the vertical axis of the object's own x axis, in [0, 360).
+- `size`: CLEVR has two, `large` and `small`; an object whose characteristic extent is at
+  least LARGE_FROM_M metres is `large`. `size_m` keeps the exact value.
+- `material`: a matte finish is CLEVR's `rubber`, a glossy one its `metal`.
+Fields stim3d adds (`id`, `size_m`, `item_id`, `batch`, `family`) are ignored by CLEVR's tools.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from stim3d.render.batch.item_folder import load_item
+from stim3d.render.export.common import ExportReport, collect_items, export_folder
+from stim3d.scenes.camera import geometry
+from stim3d.scenes.model import Item
+from stim3d.scenes.primitives import quat_to_matrix
+
+SCENES_FILE = "CLEVR_scenes.json"
+EPS = 0.2  # CLEVR's compute_all_relationships threshold, metres
+LARGE_FROM_M = 1.0  # between CLEVR's small (0.7 m across) and large (1.4 m) objects
+MATERIALS = {"matte": "rubber", "glossy": "metal"}
+
+
+def ground_directions(item: Item) -> dict[str, tuple[float, float, float]]:
+    """CLEVR's six direction vectors for the item's camera (module docstring)."""
+    rotation = quat_to_matrix(item.scene.camera.rotation_quat)  # columns: camera x, y, z in world
+
+    def on_ground(vector: np.ndarray) -> np.ndarray:
+        flat = np.array([vector[0], vector[1], 0.0])
+        return flat / np.linalg.norm(flat)
+
+    behind, left = on_ground(-rotation[:, 2]), on_ground(-rotation[:, 0])
+    vectors = {"behind": behind, "front": -behind, "left": left, "right": -left,
+               "above": np.array([0.0, 0.0, 1.0]), "below": np.array([0.0, 0.0, -1.0])}
+    return {name: tuple(round(float(v), 6) + 0.0 for v in vec) for name, vec in vectors.items()}  # type: ignore[misc]
+
+
+def relationships(coords: list[tuple[float, float, float]],
+                  directions: dict[str, tuple[float, float, float]]) -> dict[str, list[list[int]]]:
+    """CLEVR's relationships: for each of left/right/front/behind, per object i the sorted j that lie that way."""
+    result: dict[str, list[list[int]]] = {}
+    for name in ("left", "right", "front", "behind"):
+        direction = np.asarray(directions[name])
+        result[name] = [
+            [j for j, other in enumerate(coords)
+             if j != i and float(np.dot(np.subtract(other, here), direction)) > EPS]
+            for i, here in enumerate(coords)
+        ]
+    return result
+
+
+def yaw_degrees(rotation_quat: tuple[float, float, float, float]) -> float:
+    """The heading of the object's own x axis about world Z, degrees in [0, 360)."""
+    matrix = quat_to_matrix(rotation_quat)
+    return round(math.degrees(math.atan2(matrix[1, 0], matrix[0, 0])) % 360.0, 6)
+
+
+def clevr_scene(item: Item, index: int, file_name: str, split: str) -> dict[str, Any]:
+    """One item as a CLEVR scene dict."""
+    objects = item.scene.objects
+    u, v, depth = geometry(item.scene.camera).project(np.array([o.location for o in objects], dtype=float).reshape(-1, 3))
+    entries = [{
+        "id": obj.id,
+        "shape": obj.shape,
+        "color": obj.color.name,
+        "size": "large" if obj.size >= LARGE_FROM_M else "small",
+        "size_m": obj.size,
+        "material": MATERIALS.get(obj.finish, obj.finish),
+        "3d_coords": list(obj.location),
+        "rotation": yaw_degrees(obj.rotation_quat),
+        "pixel_coords": [int(round(float(u[i]))), int(round(float(v[i]))), round(float(depth[i]), 6)],
+    } for i, obj in enumerate(objects)]
+    directions = ground_directions(item)
+    return {
+        "image_index": index,
+        "image_filename": file_name,
+        "split": split,
+        "item_id": item.item_id,
+        "family": item.family,
+        "objects": entries,
+        "directions": directions,
+        "relationships": relationships([o.location for o in objects], directions),
+    }
+
+
+def export_clevr(batches: Sequence[Path], dest: Path) -> ExportReport:
+    """Write DEST/CLEVR_scenes.json ({"info", "scenes"}) and DEST/images/ (one PNG per item)."""
+    report = ExportReport(Path(dest), batches=len(batches))
+    items, report.duplicates_skipped = collect_items(batches, report.skipped)
+    with export_folder(dest) as tmp:
+        (tmp / "images").mkdir()
+        scenes: list[dict[str, Any]] = []
+        for entry in items:
+            try:
+                item = load_item(entry.folder)
+            except (ValueError, OSError) as exc:
+                report.skipped[f"{entry.folder.parent.parent}/{entry.item_id}"] = \
+                    f"item.json does not parse: {str(exc).splitlines()[0]}"
+                continue
+            file_name = f"{entry.uid}.png"
+            shutil.copyfile(entry.folder / "image.png", tmp / "images" / file_name)
+            split = entry.records[0].split if entry.records else item.split
+            scene = clevr_scene(item, len(scenes), file_name, split)
+            scene["batch"] = entry.batch
+            scenes.append(scene)
+            report.items += 1
+            report.annotations += len(scene["objects"])
+        info = {"version": "1.0", "license": "cc-by-4.0", "generator": "stim3d export clevr"}
+        (tmp / SCENES_FILE).write_text(json.dumps({"info": info, "scenes": scenes}) + "\n")
+    return report
