@@ -24,14 +24,38 @@ from stim3d.version import __version__
 
 if TYPE_CHECKING:
     from stim3d.api import Batch, compose, families, load_batch, render_batch, render_items
+    from stim3d.render.backends.availability import RendererMissing
+    from stim3d.render.batch.config import ConfigError
+    from stim3d.render.export.common import ExportError
+    from stim3d.scenes.families import FamilyError
+    from stim3d.scenes.placement import InfeasibleError
+    from stim3d.scoring.records import RecordVersionError
 
-__all__ = ["Batch", "__version__", "compose", "families", "load_batch", "render_batch", "render_items"]
+# The error types a caller catches, re-exported so `except stim3d.ConfigError` works (each is loaded on use).
+ERRORS = {
+    "ConfigError": "stim3d.render.batch.config",
+    "ExportError": "stim3d.render.export.common",
+    "FamilyError": "stim3d.scenes.families",
+    "InfeasibleError": "stim3d.scenes.placement",
+    "RecordVersionError": "stim3d.scoring.records",
+    "RendererMissing": "stim3d.render.backends.availability",
+}
+API = ["Batch", "compose", "families", "load_batch", "render_batch", "render_items"]
+__all__ = ["Batch", "ConfigError", "ExportError", "FamilyError", "InfeasibleError", "RecordVersionError",
+           "RendererMissing", "__version__", "compose", "families", "load_batch", "render_batch", "render_items"]
 
 
 def __getattr__(name: str) -> Any:
     # The API is loaded on first use, so `import stim3d.scoring` (which needs none of it) stays light.
-    if name in __all__:
-        from stim3d import api
+    import importlib
 
-        return getattr(api, name)
+    if name in API:
+        return getattr(importlib.import_module("stim3d.api"), name)
+    if name in ERRORS:
+        return getattr(importlib.import_module(ERRORS[name]), name)
     raise AttributeError(f"module 'stim3d' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The lazy names too, so `dir(stim3d)` and editors' completion show the API."""
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})

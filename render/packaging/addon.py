@@ -32,17 +32,19 @@ import tempfile
 import tomllib
 import zipfile
 from collections.abc import Callable
-from importlib import metadata
+from importlib import metadata, resources
 from pathlib import Path
 
 from stim3d.version import __version__
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-ADDON_DIR = REPO_ROOT / "blender_addon"
+# The installed (or checked-out) `stim3d` package: in a checkout stim3d/ links the top-level folders, in a wheel
+# install they are real folders; the build reads the same files either way, never a repository path.
+PACKAGE_DIR = Path(str(resources.files("stim3d")))
+ADDON_DIR = Path(str(resources.files("stim3d.blender_addon")))
 MANIFEST = "blender_manifest.toml"
-# Folder in the repository -> its place in the wheel (stim3d/<name> is a symlink to the top-level folder). The add-on's own code
-# sits at the zip's root as the extension module, so blender_addon/ is not in the wheel.
-OWN_PACKAGES = {"stim3d": "stim3d", "scenes": "stim3d/scenes", "render": "stim3d/render", "scoring": "stim3d/scoring"}
+# Sub-packages that go into stim3d's own wheel. The add-on's own code sits at the zip's root as the extension
+# module, so blender_addon/ is not in that wheel.
+OWN_PACKAGES = ("scenes", "render", "scoring")
 PACKAGE_DATA_SUFFIXES = (".py", ".yaml", ".json", ".css", ".js")
 DEPENDENCIES = ("trimesh", "embreex", "python-fcl", "pydantic", "PyYAML", "Pillow", "OpenEXR")
 NOT_BUNDLED = {"numpy", "cython"}  # numpy: Blender ships it; Cython: unused at run time (see above)
@@ -74,26 +76,35 @@ def _record_hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
-def package_files(root: Path = REPO_ROOT) -> dict[str, bytes]:
+def package_files(package: Path = PACKAGE_DIR) -> dict[str, bytes]:
     """stim3d's own package files (sources and data), keyed by their path inside the wheel."""
+    import os
+
     files: dict[str, bytes] = {}
-    for folder, target in OWN_PACKAGES.items():
-        for path in sorted((root / folder).rglob("*")):
-            if path.is_file() and path.suffix in PACKAGE_DATA_SUFFIXES and "__pycache__" not in path.parts:
-                files[f"{target}/{path.relative_to(root / folder).as_posix()}"] = path.read_bytes()
-    if not files:
-        raise AddonBuildError(f"no stim3d packages found under {root}")
+    for path in sorted(package.iterdir()):  # the top level: api.py, version.py, ...
+        if path.is_file() and path.suffix in PACKAGE_DATA_SUFFIXES:
+            files[f"stim3d/{path.name}"] = path.read_bytes()
+    for name in OWN_PACKAGES:
+        top = package / name
+        for folder, dirs, names in os.walk(top, followlinks=True):  # stim3d/<name> is a symlink in a checkout
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for file_name in sorted(names):
+                path = Path(folder) / file_name
+                if path.suffix in PACKAGE_DATA_SUFFIXES:
+                    files[f"stim3d/{name}/{path.relative_to(top).as_posix()}"] = path.read_bytes()
+    if not any(key.startswith("stim3d/scenes/") for key in files):
+        raise AddonBuildError(f"no stim3d packages found under {package}")
     return files
 
 
-def build_own_wheel(dest: Path, root: Path = REPO_ROOT) -> Path:
+def build_own_wheel(dest: Path, package: Path = PACKAGE_DIR) -> Path:
     """stim3d-<version>-py3-none-any.whl holding the `stim3d` package (PEP 427 layout).
 
     Its entry points are pyproject.toml's, so the built-in families and scoring cores
     register inside Blender exactly as they do in a pip install.
     """
     dist_info = f"stim3d-{__version__}.dist-info"
-    files = package_files(root)
+    files = package_files(package)
     files[f"{dist_info}/METADATA"] = (
         f"Metadata-Version: 2.1\nName: stim3d\nVersion: {__version__}\n"
         "Summary: stim3d's scene model, visibility and renderer, for its Blender extension\n"
@@ -101,7 +112,7 @@ def build_own_wheel(dest: Path, root: Path = REPO_ROOT) -> Path:
     ).encode()
     files[f"{dist_info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: stim3d addon_build\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     files[f"{dist_info}/top_level.txt"] = b"stim3d\n"
-    files[f"{dist_info}/entry_points.txt"] = entry_points_text(root).encode()
+    files[f"{dist_info}/entry_points.txt"] = entry_points_text().encode()
     record = "".join(f"{name},{_record_hash(data)},{len(data)}\n" for name, data in sorted(files.items()))
     files[f"{dist_info}/RECORD"] = (record + f"{dist_info}/RECORD,,\n").encode()
     path = dest / f"stim3d-{__version__}-py3-none-any.whl"
@@ -111,14 +122,35 @@ def build_own_wheel(dest: Path, root: Path = REPO_ROOT) -> Path:
     return path
 
 
-def entry_points_text(root: Path = REPO_ROOT) -> str:
-    """pyproject.toml's [project.entry-points] and [project.scripts] in the wheel's entry_points.txt format."""
-    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+def entry_points_text(pyproject: Path = PACKAGE_DIR.parent / "pyproject.toml") -> str:
+    """stim3d's entry points in the wheel's entry_points.txt format: from pyproject.toml in a checkout, from
+    the installed distribution's metadata in a wheel install (which has no pyproject.toml)."""
+    if not pyproject.is_file() or 'name = "stim3d"' not in pyproject.read_text():
+        try:
+            text = metadata.distribution("stim3d").read_text("entry_points.txt")
+        except metadata.PackageNotFoundError:
+            text = None
+        if not text:
+            raise AddonBuildError("stim3d's entry points not found: neither pyproject.toml nor an installed distribution")
+        return text
+    project = tomllib.loads(pyproject.read_text())["project"]
     groups = {"console_scripts": project.get("scripts", {}), **project.get("entry-points", {})}
     return "".join(
         f"[{group}]\n" + "".join(f"{name} = {target}\n" for name, target in sorted(entries.items())) + "\n"
         for group, entries in groups.items() if entries
     )
+
+
+def manifest_version(version: str = __version__) -> str:
+    """The package's PEP 440 version as the semantic version Blender's manifest requires: 0.2.0.dev0 -> 0.2.0-dev0."""
+    import re
+
+    match = re.fullmatch(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?[.-]?(.*)", version)
+    if match is None:
+        raise AddonBuildError(f"package version {version!r} is not a release number")
+    release = ".".join(part or "0" for part in match.groups()[:3])
+    suffix = re.sub(r"[^0-9A-Za-z.]", "", match.group(4).replace("+", "."))
+    return f"{release}-{suffix}" if suffix else release
 
 
 def pinned_dependencies() -> list[str]:
@@ -155,7 +187,8 @@ def download_wheels(platform: str, dest: Path) -> list[Path]:
 def manifest_text(platforms: list[str], wheel_names: list[str]) -> str:
     """The add-on's manifest with `platforms` and `wheels` set (inserted before the first table)."""
     template = (ADDON_DIR / MANIFEST).read_text()
-    lines = template.splitlines()
+    lines = [f'version = "{manifest_version()}"' if line.startswith("version =") else line  # the package's version
+             for line in template.splitlines()]
     generated = []
     if platforms:
         generated.append("platforms = [" + ", ".join(f'"{p}"' for p in platforms) + "]")
@@ -171,7 +204,7 @@ def manifest_text(platforms: list[str], wheel_names: list[str]) -> str:
 def addon_files() -> dict[str, bytes]:
     files = {
         path.name: path.read_bytes()
-        for path in sorted(ADDON_DIR.glob("*.py"))
+        for path in sorted(ADDON_DIR.glob("*.py"))  # the add-on's modules, from the installed package
     }
     if "__init__.py" not in files:
         raise AddonBuildError(f"{ADDON_DIR}: no __init__.py")
