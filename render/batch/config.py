@@ -180,31 +180,37 @@ def _format_error(source: str, error: Mapping[str, Any], prefix: str = "") -> st
 
 
 def parse_config(data: Any, source: str = "config") -> BatchConfig:
-    """Validate a loaded YAML document, including every grid combination's family parameters."""
+    """Validate a loaded YAML document, including every grid combination's family parameters.
+
+    Every problem pydantic finds is reported at once: ConfigError's message has one line per
+    problem (the CLI prints them all), so a user fixes a config in one round, not one per run."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the top level must be a mapping with 'tasks' (got {type(data).__name__})")
     try:
         config = BatchConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_format_error(source, exc.errors()[0])) from None
+        raise ConfigError("\n".join(dict.fromkeys(_format_error(source, e) for e in exc.errors()))) from None
+    problems: list[str] = []
     for t, task in enumerate(config.tasks):
         family = get_family(task.family)
         for key in task.grid:
             if key in task.params:
-                raise ConfigError(f"{source}: tasks[{t}]: {key!r} is both in grid and params; keep one")
+                problems.append(f"{source}: tasks[{t}]: {key!r} is both in grid and params; keep one")
         variants = [{**combination, **overrides} for combination in task.combinations()
                     for overrides in (task.variants or {"": {}}).values()]
         for combination in variants:
             try:
                 family.params_model.model_validate(combination)
             except ValidationError as exc:
-                error = exc.errors()[0]
-                section = "grid" if error["loc"] and error["loc"][0] in task.grid else "params"
-                allowed = ", ".join(family.params_model.model_fields)
-                msg = _format_error(source, error, prefix=f"tasks[{t}].{section}.")
-                if error["type"] == "extra_forbidden":
-                    msg += f" (parameters of {task.family}: {allowed})"
-                raise ConfigError(msg) from None
+                for error in exc.errors():
+                    section = "grid" if error["loc"] and error["loc"][0] in task.grid else "params"
+                    allowed = ", ".join(family.params_model.model_fields)
+                    msg = _format_error(source, error, prefix=f"tasks[{t}].{section}.")
+                    if error["type"] == "extra_forbidden":
+                        msg += f" (parameters of {task.family}: {allowed})"
+                    problems.append(msg)
+    if problems:
+        raise ConfigError("\n".join(dict.fromkeys(problems)))  # one line each, a grid's repeats once
     return config
 
 

@@ -45,7 +45,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)
-    except (ConfigError, UsageError, RayBackendMissing, InfeasibleError, FolderLocked, OutsideDestination) as exc:
+    except ConfigError as exc:  # every problem of the config, one line each
+        for line in str(exc).splitlines() or [type(exc).__name__]:
+            print(f"stim3d: error: {line}", file=sys.stderr)
+        return 2
+    except (UsageError, RayBackendMissing, InfeasibleError, FolderLocked, OutsideDestination) as exc:
         print(f"stim3d: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
