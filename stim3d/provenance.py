@@ -64,13 +64,30 @@ def family_revisions(names: list[str] | set[str]) -> dict[str, int | None]:
     return {name: (FAMILIES[name].revision if name in FAMILIES else None) for name in sorted(names)}
 
 
+def family_distributions(names: list[str] | set[str]) -> dict[str, str | None]:
+    """'<distribution> <version>' of the package that registered each named family (a plug-in's or stim3d's
+    own), so a batch says which release of a third party's generator made it; None for an unknown family."""
+    from stim3d.scenes.families import plugins
+
+    registered = {plugin.name: plugin.distribution for plugin in plugins()}
+    found: dict[str, str | None] = {}
+    for name in sorted(names):
+        distribution = registered.get(name)
+        try:
+            found[name] = f"{distribution} {version(distribution)}" if distribution else None
+        except PackageNotFoundError:  # a checkout on PYTHONPATH: the name is known, the version is not
+            found[name] = distribution
+    return found
+
+
 def code_identity(family_names: list[str] | set[str], *, with_commit: bool = True) -> dict[str, Any]:
     """What batch.json and summary.json record about the code: version, revisions, libraries, git commit.
 
     `with_commit=False` leaves the commit out: the part a resume must match.
     """
     identity: dict[str, Any] = {"stim3d_version": __version__, "generator_revisions": family_revisions(family_names)}
-    if with_commit:
+    if with_commit:  # a run's identity: a newer plug-in release need not refuse a resume (its revision does)
+        identity["family_distributions"] = family_distributions(family_names)
         identity["libraries"] = library_versions()
         identity["git_commit"] = git_commit()
     return identity

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -32,35 +33,7 @@ from stim3d.version import __version__
 pytestmark = pytest.mark.bpy
 
 ROOT = Path(__file__).resolve().parents[1]
-PLUGIN_FAMILY = '''
-"""A third party's family: N spheres in a row; how many spheres?"""
-from pydantic import Field
-
-from stim3d.scenes.camera import look_at
-from stim3d.scenes.colors import named
-from stim3d.scenes.families.base import Composed, Family, FamilyParams, Frame
-from stim3d.scenes.families.counting import counting_lights
-from stim3d.scenes.model import Question, Scene, SceneObject
-from stim3d.scenes.primitives import unit_dimensions
-from stim3d.scenes.visibility import measure
-
-
-class Params(FamilyParams):
-    n: int = Field(2, ge=1, le=4, description="spheres in the row")
-
-
-def compose(params: Params, rng, frame: Frame) -> Composed:
-    dims = tuple(0.5 * d for d in unit_dimensions("sphere"))
-    objects = [SceneObject(id=i + 1, shape="sphere", size=0.5, dimensions=dims, color=named("red"),
-                           location=(1.2 * i - 0.6 * (params.n - 1), 0.0, 0.25)) for i in range(params.n)]
-    camera = look_at((0.0, -6.0, 2.5), (0.0, 0.0, 0.25), frame.width, frame.height)
-    scene = Scene(camera=camera, lights=counting_lights(), objects=objects)
-    question = Question(question_id="q0", text="How many spheres are there?", answer_type="integer", gold=params.n)
-    return Composed(scene, [question], measure(scene, frame.rays_per_pixel))
-
-
-FAMILY = Family("tiny_row", "N red spheres in a row (a test plug-in)", Params, compose, ("integer",))
-'''
+TEMPLATE = ROOT / "examples" / "plugin-template"  # the plug-in template a plug-in author copies
 
 
 def run(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -70,21 +43,8 @@ def run(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: 
 
 
 def write_plugin(folder: Path) -> Path:
-    (folder / "tiny_plugin").mkdir(parents=True)
-    (folder / "tiny_plugin" / "__init__.py").write_text("")
-    (folder / "tiny_plugin" / "family.py").write_text(PLUGIN_FAMILY)
-    (folder / "pyproject.toml").write_text(textwrap.dedent("""
-        [build-system]
-        requires = ["setuptools>=68"]
-        build-backend = "setuptools.build_meta"
-        [project]
-        name = "tiny-plugin"
-        version = "0.0.1"
-        [project.entry-points."stim3d.families"]
-        tiny_row = "tiny_plugin.family"
-        [tool.setuptools]
-        packages = ["tiny_plugin"]
-    """))
+    """A copy of examples/plugin-template (installed from the copy, so its build leaves nothing in the checkout)."""
+    shutil.copytree(TEMPLATE, folder, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
     return folder
 
 
@@ -111,7 +71,7 @@ def installed(tmp_path_factory) -> dict[str, Path]:
         (project / name / "__init__.py").write_text(f'raise RuntimeError("the user package {name} was imported")\n')
     (project / "batch.yaml").write_text(
         "seed: 3\nrender: {engine: workbench, width: 64, height: 48}\n"
-        "tasks:\n  - {family: tiny_row, count: 2, grid: {n: [1, 3]}}\n  - {family: shape_count, count: 1}\n"
+        "tasks:\n  - {family: tiny_row, count: 2, grid: {answer: [1, 3]}}\n  - {family: shape_count, count: 1}\n"
     )
     return {"wheel": wheel, "venv": venv, "python": python, "project": project, "site": site}
 
@@ -154,7 +114,7 @@ def test_stim3d_and_the_real_render_and_scoring_packages_both_work(installed):
 
 def test_plugin_is_listed_with_its_distribution(installed):
     listing = run([str(installed["venv"] / "bin" / "stim3d"), "families"], cwd=installed["project"]).stdout
-    assert "tiny_row [tiny-plugin]: N red spheres in a row" in listing
+    assert "tiny_row [stim3d-plugin-template]: N red spheres in a row" in listing
     assert "shape_count [stim3d]:" in listing
 
 
@@ -179,3 +139,37 @@ def test_plugin_items_render_from_a_folder_with_its_own_scenes_and_render(instal
                               for r in records))
     report = run([str(installed["venv"] / "bin" / "stim3d"), "score", str(out), str(scored)], cwd=installed["project"])
     assert "1.000" in report.stdout
+
+
+def test_presets_by_name_and_the_addon_build_work_from_the_installed_wheel(installed):
+    """From a user's folder with no checkout in sight: presets resolve inside the installed package, and the
+    add-on zip is built from the installed files (no pyproject.toml, no blender_addon/ folder beside them)."""
+    stim3d_bin, project = str(installed["venv"] / "bin" / "stim3d"), installed["project"]
+    assert run([stim3d_bin, "validate", "demo"], cwd=project).stdout.startswith("demo: valid; 6 items")
+    listing = json.loads(run([stim3d_bin, "presets", "--json"], cwd=project).stdout)
+    assert all(str(installed["site"]) in row["path"] for row in listing)
+    run([stim3d_bin, "addon", "build", "--without-dependencies", "--out", str(project / "dist")], cwd=project)
+    (zip_path,) = (project / "dist").glob("stim3d-*.zip")
+    with zipfile.ZipFile(zip_path) as archive:
+        import tomllib
+
+        manifest = tomllib.loads(archive.read("blender_manifest.toml").decode())
+        (wheel_name,) = [n for n in archive.namelist() if n.startswith("wheels/stim3d-")]
+        wheel_bytes = archive.read(wheel_name)
+    assert manifest["version"].replace("-", ".") == __version__  # 0.2.0-dev0 <-> 0.2.0.dev0
+    inner = project / "inner.whl"
+    inner.write_bytes(wheel_bytes)
+    with zipfile.ZipFile(inner) as wheel:
+        names = set(wheel.namelist())
+        entry_points = wheel.read(f"stim3d-{__version__}.dist-info/entry_points.txt").decode()
+    assert "stim3d/scenes/presets/demo.yaml" in names and "stim3d/scoring/schema/record.schema.json" in names
+    assert "shape_count = stim3d.scenes.families.shape_count" in entry_points
+
+
+def test_provenance_names_the_plugin_distribution_and_version(installed):
+    out = installed["project"] / "out-provenance"
+    run([str(installed["venv"] / "bin" / "stim3d"), "render", "batch.yaml", "--out", str(out), "--quiet"],
+        cwd=installed["project"])
+    batch = json.loads((out / "batch.json").read_text())
+    found = json.dumps(batch)
+    assert '"tiny_row": "stim3d-plugin-template 0.1.0"' in found, found[:2000]

@@ -18,7 +18,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from stim3d.render.cli import addon, batch, export, presets, score, sweep, views
+from stim3d.render.cli import addon, batch, export, logs, presets, score, sweep, views
 from stim3d.render.cli.common import CliParser, UsageError, error_line
 from stim3d.version import __version__
 
@@ -28,9 +28,12 @@ GROUPS = (batch, presets, score, export, views, sweep, addon)  # the order of `s
 def build_parser() -> argparse.ArgumentParser:
     parser = CliParser(prog="stim3d", description="Photorealistic 3D stimuli with exact ground truth.")
     parser.add_argument("--version", action="version", version=f"stim3d {__version__}")
+    logs.add_arguments(parser)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=CliParser)
     for group in GROUPS:
         group.register(sub)
+    for command in sub.choices.values():  # `stim3d render ... --verbose` as well as `stim3d --verbose render ...`
+        logs.add_arguments(command, subcommand=True)
     return parser
 
 
@@ -44,12 +47,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
     try:
+        logs.configure(args.verbose, args.log_file)
+    except OSError as exc:
+        print(f"stim3d: error: --log-file {error_line(exc)}", file=sys.stderr)
+        return 2
+    logs.LOGGER.info("stim3d %s: %s", __version__, " ".join(sys.argv[1:] if argv is None else argv))
+    try:
         return func(args)
     except ConfigError as exc:  # every problem of the config, one line each
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(f"stim3d: error: {line}", file=sys.stderr)
         return 2
     except (UsageError, RayBackendMissing, InfeasibleError, FolderLocked, OutsideDestination) as exc:
+        logs.LOGGER.debug("the error's traceback", exc_info=True)  # --verbose / --log-file show where it came from
         print(f"stim3d: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -59,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (OSError, UnicodeError) as exc:  # the system refused (disk full, read-only, name too long, not UTF-8)
+        logs.LOGGER.debug("the error's traceback", exc_info=True)
         print(f"stim3d: error: {error_line(exc)}", file=sys.stderr)
         return 2
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 from pathlib import Path
@@ -20,6 +21,9 @@ def cmd_families(args: argparse.Namespace) -> int:
     """Every family with its parameters and the distribution that registered it (plug-ins included)."""
     from stim3d.scenes.families import FAMILIES, plugins
 
+    if args.json:
+        print(json.dumps([family_row(plugin, FAMILIES) for plugin in plugins()], indent=2))
+        return 0
     for plugin in plugins():
         if plugin.error:
             print(f"{plugin.name} [{plugin.distribution}]: NOT LOADED ({plugin.target}): {plugin.error}\n")
@@ -37,6 +41,17 @@ def cmd_families(args: argparse.Namespace) -> int:
             print(f"  {field_name} (default {info.default!r}){bounds}: {info.description or ''}")
         print()
     return 0
+
+
+def family_row(plugin, families) -> dict[str, object]:
+    """One family for `families --json`: where it came from, its revision, each parameter's default and schema."""
+    if plugin.error:
+        return {"name": plugin.name, "distribution": plugin.distribution, "target": plugin.target, "error": plugin.error}
+    family = families[plugin.name]
+    schema = family.params_model.model_json_schema()
+    return {"name": plugin.name, "distribution": plugin.distribution, "description": family.description,
+            "revision": family.revision, "answer_types": list(family.answer_types),
+            "params": schema.get("properties", {})}
 
 
 TRIAL_WIDTH = 320  # `validate` composes one item per task at most this wide: enough to catch what cannot be built
@@ -74,6 +89,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for plan in plans:
         per_family[plan.family] = per_family.get(plan.family, 0) + 1
     summary = ", ".join(f"{n} {family}" for family, n in per_family.items())
+    if args.json:
+        print(json.dumps({"config": args.config, "valid": True, "items": len(plans), "families": per_family,
+                          "engine": config.render.engine, "width": config.render.width,
+                          "height": config.render.height,
+                          "samples": config.render.samples if config.render.engine == "cycles" else None}))
+        return 0
     samples = f", {config.render.samples} samples" if config.render.engine == "cycles" else ""  # others take none
     print(f"{args.config}: valid; {len(plans)} items ({summary}); engine {config.render.engine} "
           f"{config.render.width}x{config.render.height}{samples}")
@@ -159,6 +180,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         raise UsageError(f"{folder / 'item.json'}: not a stim3d item: {'.'.join(map(str, error['loc']))}: {error['msg']}") from None
     except ValueError as exc:  # not UTF-8
         raise UsageError(str(exc)) from None
+    if args.json:  # the item as item.json holds it (ground truth, questions, provenance)
+        print(item.to_json(), end="")
+        return 0
     cam = item.scene.camera
     print(f"{item.item_id}  family {item.family}  seed {item.seed}  {cam.width}x{cam.height}")
     if item.provenance:
@@ -185,9 +209,11 @@ def cmd_show(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this group's subcommands to the `stim3d` parser."""
     p = sub.add_parser("families", help="list task families and their parameters")
+    p.add_argument("--json", action="store_true", help="one JSON list: name, distribution, revision, params' schemas")
     p.set_defaults(func=cmd_families)
     p = sub.add_parser("validate", help="check a config and compose one item per task, without rendering")
     p.add_argument("config", help="YAML config, a preset's name (stim3d presets), or - for standard input")
+    p.add_argument("--json", action="store_true", help="one JSON object: items, per-family counts, engine, size")
     p.set_defaults(func=cmd_validate)
     p = sub.add_parser("render", help="render a config into item folders and records.jsonl")
     p.add_argument("config", help="YAML config, a preset's name (stim3d presets), or - for standard input")
@@ -222,4 +248,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_merge)
     p = sub.add_parser("show", help="print an item's ground truth and questions")
     p.add_argument("item", help="item folder (or its item.json)")
+    p.add_argument("--json", action="store_true", help="the item as JSON (item.json's content)")
     p.set_defaults(func=cmd_show)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 from pathlib import Path
 
 from stim3d.render.cli.common import UsageError
@@ -21,6 +22,7 @@ def resolve_config(arg: str) -> str:
         return arg
     path = preset_path(arg)
     if path is not None:
+        logging.getLogger(__name__).info("config %s: the shipped preset %s", arg, path)
         return str(path)
     raise UsageError(f"{arg}: no such config file and no preset of that name (presets: {', '.join(preset_names())})")
 

@@ -48,11 +48,17 @@ def cmd_schema(args: argparse.Namespace) -> int:
     from stim3d.render.files import write_text_atomic
     from stim3d.scoring.records import record_schema_text
 
+    if args.config:
+        from stim3d.render.batch.config_schema import config_schema_text
+
+        text = config_schema_text()
+    else:
+        text = record_schema_text()
     if args.out:
-        write_text_atomic(writable_file(Path(args.out), "--out"), record_schema_text())
+        write_text_atomic(writable_file(Path(args.out), "--out"), text)
         print(f"wrote {args.out}")
     else:
-        print(record_schema_text(), end="")
+        print(text, end="")
     return 0
 
 
@@ -68,7 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--judge", metavar="NAME", help="judge of rubric (describe) records: a name in entry-point group "
                    "stim3d.judges or module:function (default: the deterministic reference judge; docs/rubrics.md)")
     p.set_defaults(func=cmd_score)
-    p = sub.add_parser("schema", help="print the JSON Schema of a hand-off record")
+    p = sub.add_parser("schema", help="print the JSON Schema of a hand-off record (or, with --config, of a config)")
+    p.add_argument("--config", action="store_true",
+                   help="the batch config's schema instead, with every family's params (for YAML language servers)")
     p.add_argument("--out", help="write it to this file (scoring/schema/record.schema.json is the checked-in copy)")
     p.set_defaults(func=cmd_schema)
 
