@@ -167,3 +167,45 @@ def test_schema_help_names_the_folder_that_holds_the_checked_in_schema():
     done = subprocess.run([sys.executable, "-m", "stim3d", "schema", "--help"], cwd=ROOT, capture_output=True, text=True)
     folder = next(word.strip("()") for word in done.stdout.split() if word.endswith("record.schema.json"))
     assert (ROOT / folder).is_file()
+
+
+def test_config_schema_types_each_familys_params_for_editors():
+    import jsonschema
+
+    code, out, _ = run("schema", "--config")
+    schema = json.loads(out)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for preset in sorted((ROOT / "scenes" / "presets").glob("*.yaml")):  # every shipped preset is a valid config
+        assert not list(validator.iter_errors(yaml.safe_load(preset.read_text()))), preset.name
+    bad = yaml.safe_load("tasks: [{family: shape_count, count: 1, params: {max_instances: 99, bogus: 1}},"
+                         " {family: nope, count: 1}]")
+    problems = sorted(error.message for error in validator.iter_errors(bad))
+    assert len(problems) == 3  # the same three `stim3d validate` names: over the maximum, unknown key, family
+    assert any("99 is greater than the maximum of 5" in p for p in problems)  # shape_count: max_instances <= 5
+    assert any("'bogus' was unexpected" in p for p in problems) and any("'nope' is not one of" in p for p in problems)
+
+
+def test_json_output_of_families_validate_and_show(tmp_path):
+    code, out, _ = run("families", "--json")
+    rows = {row["name"]: row for row in json.loads(out)}
+    assert rows["shape_count"]["distribution"] == "stim3d"
+    assert rows["shape_count"]["params"]["max_instances"]["maximum"] == 5
+    code, out, _ = run("validate", "demo", "--json")
+    assert json.loads(out) == {"config": "demo", "valid": True, "items": 6, "families": {"shape_count": 4,
+                               "shape_color_count": 2}, "engine": "cycles", "width": 480, "height": 360, "samples": 16}
+    item = stim3d.compose("shape_count", {}, seed=2, width=64, height=48)
+    (tmp_path / "it").mkdir()
+    (tmp_path / "it" / "item.json").write_text(item.to_json())
+    code, out, _ = run("show", str(tmp_path / "it"), "--json")
+    assert code == 0 and out == item.to_json()
+
+
+def test_verbose_and_log_file_record_the_command_and_an_errors_traceback(tmp_path):
+    log = tmp_path / "stim3d.log"
+    code, _, err = run("render", "no_such_preset", "--out", str(tmp_path / "o"), "--log-file", str(log))
+    text = log.read_text()
+    assert code == 2 and len(err.splitlines()) == 1  # the console stays one line without --verbose
+    assert "INFO stim3d: stim3d" in text and "render no_such_preset" in text and "Traceback" in text
+    code, _, err = run("--verbose", "render", "no_such_preset", "--out", str(tmp_path / "o"))
+    assert code == 2 and "Traceback" in err and err.rstrip().splitlines()[-1].startswith("stim3d: error: no_such_preset")

@@ -29,7 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser, subcommand: bool = False) -> 
 
 def configure(verbose: bool, log_file: str | None) -> None:
     """Attach stim3d's handlers to the `stim3d` logger (not the root: other libraries' logs stay theirs)."""
-    LOGGER.handlers.clear()
+    for old in list(LOGGER.handlers):  # a second main() in one process (tests, embedding) replaces, not adds
+        old.close()
+        LOGGER.removeHandler(old)
     LOGGER.propagate = False
     LOGGER.setLevel(logging.DEBUG)
     console = logging.StreamHandler(sys.stderr)
