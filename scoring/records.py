@@ -38,6 +38,7 @@ caption; scoring/rubric.py), scored with the rule `gated` (docs/rubrics.md).
 from __future__ import annotations
 
 import json
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, Union
 
@@ -47,7 +48,8 @@ from .answers import AnswerType, Gold
 from .rubric import Rubric
 
 RECORD_SCHEMA_VERSION = "1.5"
-SCHEMA_PATH = Path(__file__).parent / "schema" / "record.schema.json"
+# Package data, found through importlib.resources like every file stim3d ships (a wheel install has no checkout).
+SCHEMA_PATH = Path(str(resources.files(__package__ or "stim3d.scoring").joinpath("schema", "record.schema.json")))
 
 PROTOCOL: dict[str, str] = {
     "integer": "Answer with a single integer.",

@@ -42,10 +42,10 @@ def yaml_item_count(path: Path) -> int:
 def test_presets_lists_every_shipped_file_with_its_item_count():
     code, out, _ = run("presets", "--json")
     rows = {row["name"]: row for row in json.loads(out)}
-    assert code == 0 and set(rows) == {p.stem for p in (ROOT / "scenes" / "presets").glob("*.yaml")}
+    assert code == 0 and set(rows) == {p.stem for p in (ROOT / "stim3d" / "scenes" / "presets").glob("*.yaml")}
     assert rows["dysm3d"]["items"] == 120 + 120 + 96 + 80 + 80  # the published DYSM 3D benchmark
     for name, row in rows.items():
-        assert row["items"] == yaml_item_count(ROOT / "scenes" / "presets" / f"{name}.yaml")
+        assert row["items"] == yaml_item_count(ROOT / "stim3d" / "scenes" / "presets" / f"{name}.yaml")
     code, text, _ = run("presets")
     assert code == 0 and any(line.split()[:2] == ["dysm3d", "496"] for line in text.splitlines())
 
@@ -54,7 +54,7 @@ def test_a_preset_is_named_from_any_folder_and_a_path_still_works(tmp_path):
     named = subprocess.run([sys.executable, "-m", "stim3d", "validate", "demo"], cwd=tmp_path, capture_output=True,
                            text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert named.returncode == 0 and named.stdout.startswith("demo: valid; 6 items"), named.stderr
-    code, out, _ = run("validate", str(ROOT / "scenes" / "presets" / "demo.yaml"))
+    code, out, _ = run("validate", str(ROOT / "stim3d" / "scenes" / "presets" / "demo.yaml"))
     assert code == 0 and "valid; 6 items" in out
     assert preset_path("demo") == Path(str(preset_path("demo"))) and preset_path("../pyproject") is None
 
@@ -176,7 +176,7 @@ def test_config_schema_types_each_familys_params_for_editors():
     schema = json.loads(out)
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
-    for preset in sorted((ROOT / "scenes" / "presets").glob("*.yaml")):  # every shipped preset is a valid config
+    for preset in sorted((ROOT / "stim3d" / "scenes" / "presets").glob("*.yaml")):  # every shipped preset is a valid config
         assert not list(validator.iter_errors(yaml.safe_load(preset.read_text()))), preset.name
     bad = yaml.safe_load("tasks: [{family: shape_count, count: 1, params: {max_instances: 99, bogus: 1}},"
                          " {family: nope, count: 1}]")
@@ -209,3 +209,22 @@ def test_verbose_and_log_file_record_the_command_and_an_errors_traceback(tmp_pat
     assert "INFO stim3d: stim3d" in text and "render no_such_preset" in text and "Traceback" in text
     code, _, err = run("--verbose", "render", "no_such_preset", "--out", str(tmp_path / "o"))
     assert code == 2 and "Traceback" in err and err.rstrip().splitlines()[-1].startswith("stim3d: error: no_such_preset")
+
+
+def test_a_family_whose_compose_raises_is_named_in_one_line_by_validate(tmp_path, monkeypatch):
+    import dataclasses
+
+    from stim3d.scenes.families import FAMILIES
+
+    FAMILIES._loaded()
+
+    def broken(params, rng, frame):
+        raise ZeroDivisionError("division by zero")
+
+    family = dataclasses.replace(FAMILIES._families["shape_count"], name="broken_plugin", compose=broken)
+    monkeypatch.setitem(FAMILIES._families, "broken_plugin", family)
+    config = tmp_path / "c.yaml"
+    config.write_text("tasks: [{family: broken_plugin, count: 1}]\n")
+    code, out, err = run("validate", str(config))
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "broken_plugin" in err and "ZeroDivisionError: division by zero" in err

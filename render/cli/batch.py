@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import signal
 import sys
 from pathlib import Path
@@ -76,6 +77,11 @@ def compose_one_per_task(config: BatchConfig, plans: list[ItemPlan]) -> None:
         except InfeasibleError as exc:
             raise ConfigError(f"{plan.item_id} (tasks[{t}], {plan.family}) cannot be composed: "
                               f"{str(exc).splitlines()[0]}") from None
+        except Exception as exc:  # noqa: BLE001 - a family's bug (a plug-in's too) is one line, not a traceback
+            logging.getLogger(__name__).debug("compose of %s failed", plan.item_id, exc_info=True)
+            raise ConfigError(f"{plan.item_id} (tasks[{t}], {plan.family}): the family's compose failed: "
+                              f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} "
+                              "(a bug in the family; --verbose shows the traceback)") from None
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

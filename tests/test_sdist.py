@@ -1,0 +1,50 @@
+"""The source distribution carries its test suite: built with setuptools as `python -m build --sdist` would, unpacked,
+and collected by pytest from the unpacked folder (issue 28: tests/helpers.py, batch_support.py, conftest.py and
+bench/ were missing). Needs the package index for setuptools >= 77 (PEP 639 licence metadata), as
+tests/test_packaging.py does; the pip cache makes it quick."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "mkdocs.yml", "stim3d", "scenes", "render",
+           "scoring", "blender_addon", "tests", "bench", "docs", "scripts", "examples")
+
+
+def test_the_sdist_holds_the_test_suite_and_it_collects(tmp_path):
+    source = tmp_path / "src"  # a copy, so the build leaves no egg-info or build/ in the checkout
+    source.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".pytest_cache", "results")
+    for name in SOURCES:
+        path = ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, source / name, symlinks=True, ignore=ignore)
+        else:
+            shutil.copy2(path, source / name)
+    venv = tmp_path / "build-env"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    subprocess.run([python, "-m", "pip", "install", "-q", "setuptools>=77"], check=True, capture_output=True)
+    built = subprocess.run([python, "-c", "import sys; from setuptools import build_meta; "
+                            "print(build_meta.build_sdist(sys.argv[1]))", str(tmp_path / "dist")],
+                           cwd=source, capture_output=True, text=True, check=True)
+    archive = tmp_path / "dist" / built.stdout.strip().splitlines()[-1]
+    with tarfile.open(archive) as tar:
+        tar.extractall(tmp_path / "unpacked", filter="data")
+    (unpacked,) = (tmp_path / "unpacked").iterdir()
+    for needed in ("tests/conftest.py", "tests/helpers.py", "tests/batch_support.py", "bench/common.py",
+                   "stim3d/scenes/presets/demo.yaml", "stim3d/scoring/schema/record.schema.json",
+                   "examples/plugin-template/pyproject.toml"):
+        assert (unpacked / needed).is_file(), needed
+    collected = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+                               cwd=unpacked, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-2000:]
+    count = int(collected.stdout.strip().splitlines()[-1].split()[0])
+    ours = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert count == int(ours.stdout.strip().splitlines()[-1].split()[0])  # the same tests as the checkout
