@@ -132,7 +132,8 @@ def test_folder_without_code_record_is_refused(tmp_path):
 
 def test_code_identity_is_what_a_resume_compares():
     assert set(code_identity({"shape_count"}, with_commit=False)) == {"stim3d_version", "generator_revisions"}
-    assert set(code_identity({"shape_count"})) == {"stim3d_version", "generator_revisions", "libraries", "git_commit"}
+    assert set(code_identity({"shape_count"})) == {"stim3d_version", "generator_revisions", "family_distributions",
+                                                  "libraries", "git_commit"}
 
 
 @pytest.mark.bpy
