@@ -75,23 +75,38 @@ def test_clevr_relationships_follow_the_camera_left_right_front_behind():
     assert xs[0] < 32 < xs[1]  # left of the image centre and right of it
 
 
-@pytest.mark.bpy
-def test_rendered_items_export_to_clevr_and_their_boxes_contain_the_measured_pixels(tmp_path):
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    """A two-item Workbench batch (64x48), rendered once for the export round trips."""
     if importlib.util.find_spec("bpy") is None:
         pytest.skip("bpy is not installed")
-    config = tmp_path / "c.yaml"
+    folder = tmp_path_factory.mktemp("interchange")
+    config = folder / "c.yaml"
     config.write_text("seed: 5\nrender: {engine: workbench, width: 64, height: 48}\n"
                       "tasks:\n  - family: shape_count\n    count: 2\n")
-    run = [sys.executable, "-m", "stim3d"]
-    done = subprocess.run([*run, "render", str(config), "--out", str(tmp_path / "b"), "--quiet"], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    done = subprocess.run([*run, "export", "clevr", str(tmp_path / "b"), "--to", str(tmp_path / "clevr")],
+    done = subprocess.run([sys.executable, "-m", "stim3d", "render", str(config), "--out", str(folder / "b"), "--quiet"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+    return folder / "b"
+
+
+def export(batch, fmt, dest):
+    done = subprocess.run([sys.executable, "-m", "stim3d", "export", fmt, str(batch), "--to", str(dest)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def projected_box(points_uv: np.ndarray) -> tuple[float, float, float, float]:
+    return points_uv[0].min(), points_uv[1].min(), points_uv[0].max(), points_uv[1].max()
+
+
+@pytest.mark.bpy
+def test_rendered_items_export_to_clevr_and_their_boxes_contain_the_measured_pixels(rendered, tmp_path):
+    export(rendered, "clevr", tmp_path / "clevr")
     scenes = json.loads((tmp_path / "clevr" / "CLEVR_scenes.json").read_text())["scenes"]
     assert len(scenes) == 2
     for clevr in scenes:
-        item = json.loads((tmp_path / "b" / "items" / clevr["item_id"] / "item.json").read_text())
+        item = json.loads((rendered / "items" / clevr["item_id"] / "item.json").read_text())
         truth = item["ground_truth"]
         K, pose = np.array(truth["camera_matrices"]["K"]), np.array(truth["camera_matrices"]["camera_to_world_opencv"])
         world_to_camera = np.linalg.inv(pose)
@@ -105,8 +120,49 @@ def test_rendered_items_export_to_clevr_and_their_boxes_contain_the_measured_pix
             # projection of the 3D box's corners, widened by one pixel for the pixel grid.
             corners = (world_to_camera @ np.c_[box["corners"], np.ones(8)].T)[:3]
             pixels = K @ corners
-            us, vs = pixels[0] / pixels[2], pixels[1] / pixels[2]
+            x0, y0, x1, y1 = projected_box(pixels[:2] / pixels[2])
             amodal = measured[box["id"]]["bbox_amodal"]
             if amodal is not None:
-                assert amodal[0] >= np.floor(us.min()) - 1 and amodal[2] <= np.ceil(us.max()) + 1
-                assert amodal[1] >= np.floor(vs.min()) - 1 and amodal[3] <= np.ceil(vs.max()) + 1
+                assert amodal[0] >= np.floor(x0) - 1 and amodal[2] <= np.ceil(x1) + 1
+                assert amodal[1] >= np.floor(y0) - 1 and amodal[3] <= np.ceil(y1) + 1
+
+
+def ply_vertices(path) -> np.ndarray:
+    lines = path.read_text().splitlines()
+    count = int(next(line for line in lines if line.startswith("element vertex")).split()[-1])
+    start = lines.index("end_header") + 1
+    return np.array([[float(x) for x in line.split()] for line in lines[start:start + count]])
+
+
+@pytest.mark.bpy
+def test_rendered_items_export_to_bop_and_read_back(rendered, tmp_path):
+    """BOP's models posed by scene_gt and projected by cam_K cover each object's measured amodal box, and the
+    visible masks hold exactly the measured visible pixels."""
+    from PIL import Image
+
+    export(rendered, "bop", tmp_path / "bop")
+    scene_items = json.loads((tmp_path / "bop" / "scene_items.json").read_text())
+    assert len(scene_items) == 2
+    for where, source in scene_items.items():
+        scene = tmp_path / "bop" / where
+        item = json.loads((rendered / "items" / source["item_id"] / "item.json").read_text())
+        camera = json.loads((scene / "scene_camera.json").read_text())["0"]
+        gts = json.loads((scene / "scene_gt.json").read_text())["0"]
+        infos = json.loads((scene / "scene_gt_info.json").read_text())["0"]
+        K = np.array(camera["cam_K"]).reshape(3, 3)
+        truths = {t["id"]: t for t in item["ground_truth"]["objects"]}
+        for k, (scene_object, gt, info) in enumerate(zip(item["scene"]["objects"], gts, infos)):
+            truth = truths[scene_object["id"]]
+            visible = np.asarray(Image.open(scene / "mask_visib" / f"000000_{k:06d}.png")) > 0
+            assert int(visible.sum()) == info["px_count_visib"] == round(truth["visible_px"])
+            model = ply_vertices(tmp_path / "bop" / "models" / f"obj_{gt['obj_id']:06d}.ply")
+            in_camera = model @ np.array(gt["cam_R_m2c"]).reshape(3, 3).T + np.array(gt["cam_t_m2c"])
+            pixels = in_camera @ K.T
+            # BOP's pixel centres sit on integers: pixel i spans [i - 0.5, i + 0.5).
+            x0, y0, x1, y1 = projected_box(pixels[:, :2].T / pixels[:, 2])
+            bx, by, bw, bh = info["bbox_obj"]
+            if bw > 0:
+                assert bx >= np.floor(x0) - 1 and bx + bw - 1 <= np.ceil(x1) + 1
+                assert by >= np.floor(y0) - 1 and by + bh - 1 <= np.ceil(y1) + 1
+                # and tightly: the projected model is no more than a pixel wider than the measured box
+                assert x1 - x0 <= bw + 1.5 and y1 - y0 <= bh + 1.5 or truth["truncation"] > 0

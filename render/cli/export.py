@@ -1,4 +1,4 @@
-"""Dataset exports: export imagefolder|coco|clevr."""
+"""Dataset exports: export imagefolder|coco|clevr|bop."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from stim3d.render.cli.common import UsageError
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from stim3d.render.export.bop import export_bop
     from stim3d.render.export.clevr import export_clevr
     from stim3d.render.export.coco import export_coco
     from stim3d.render.export.common import ExportError
@@ -19,7 +20,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.to is None and len(batches) > 1:
         raise UsageError("several batch folders: say where the merged export goes with --to DIR")
     dest = Path(args.to) if args.to else batches[0] / "exports" / args.format
-    export = {"imagefolder": export_imagefolder, "coco": export_coco, "clevr": export_clevr}[args.format]
+    export = {"imagefolder": export_imagefolder, "coco": export_coco, "clevr": export_clevr,
+              "bop": export_bop}[args.format]
     try:
         report = export(batches, dest)
     except ExportError as exc:
@@ -33,8 +35,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this group's subcommands to the `stim3d` parser."""
-    p = sub.add_parser("export", help="export batches as a Hugging Face imagefolder, COCO instances or CLEVR scene JSON")
-    p.add_argument("format", choices=["imagefolder", "coco", "clevr"])
+    p = sub.add_parser("export", help="export batches as a Hugging Face imagefolder, COCO instances, CLEVR scene JSON or BOP")
+    p.add_argument("format", choices=["imagefolder", "coco", "clevr", "bop"])
     p.add_argument("batches", nargs="+", metavar="OUT", help="batch folder(s); several are merged")
     p.add_argument("--to", help="destination folder, new or empty (default: OUT/exports/FORMAT for one batch)")
     p.set_defaults(func=cmd_export)

@@ -6,10 +6,14 @@
 wheels listed in the manifest into its extensions' site-packages.
 
 What goes in:
-- blender_addon/*.py and its blender_manifest.toml, with `platforms` and
-  `wheels` filled in;
+- blender_addon/*.py and its blender_manifest.toml (from the installed package), with
+  `version` (the package's, as a semantic version), `platforms` and `wheels` filled in;
 - stim3d's own packages (scenes, render, scoring) as one pure-Python wheel, built
-  here from the working tree (deterministic, and no build backend or network);
+  here from the files of the imported `stim3d` package, a checkout's or a wheel
+  install's alike, with its entry points from pyproject.toml or, installed, from the
+  distribution's entry_points.txt. Written directly rather than by a build backend:
+  deterministic bytes, and `--without-dependencies` needs no package index (a build
+  backend would fetch setuptools into an isolated environment);
 - the third-party wheels stim3d needs inside Blender, downloaded with
   `pip download --only-binary=:all: --python-version 3.11 --platform ...` at the
   versions installed in this environment (the versions the tests ran with).
