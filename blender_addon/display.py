@@ -71,7 +71,7 @@ def fill_rows(settings: Any, item: Item, validation: Validation | None) -> None:
             elif check.changed:
                 row.check = f"was {check.old_gold}"
             else:
-                row.check = "holds"
+                row.check = "holds" + (f", hidden completely: {', '.join(map(str, check.hidden))}" if check.hidden else "")
     settings.report.clear()
     for level, text in validation.lines() if validation else []:
         row = settings.report.add()

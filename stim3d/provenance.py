@@ -64,12 +64,30 @@ def family_revisions(names: list[str] | set[str]) -> dict[str, int | None]:
     return {name: (FAMILIES[name].revision if name in FAMILIES else None) for name in sorted(names)}
 
 
+def shared_revisions_of(names: list[str] | set[str]) -> dict[str, int]:
+    """The revisions of the shared family modules the named families use, from revision 2 on.
+
+    A shared module at its first revision is left out, so keys made before the
+    shared modules were split out of the families stay the same
+    (scenes/families/shared/__init__.py).
+    """
+    from stim3d.scenes.families import FAMILIES
+    from stim3d.scenes.families.shared import shared_modules, shared_revisions
+
+    used = {module for name in names if name in FAMILIES for module in shared_modules(FAMILIES[name].compose.__module__)}
+    return shared_revisions(used)
+
+
 def code_identity(family_names: list[str] | set[str], *, with_commit: bool = True) -> dict[str, Any]:
     """What batch.json and summary.json record about the code: version, revisions, libraries, git commit.
 
-    `with_commit=False` leaves the commit out: the part a resume must match.
+    `with_commit=False` leaves the commit out: the part a resume must match. The
+    revisions of shared family modules join `generator_revisions`' side only once one
+    moved past its first revision (`shared_revisions`).
     """
     identity: dict[str, Any] = {"stim3d_version": __version__, "generator_revisions": family_revisions(family_names)}
+    if shared := shared_revisions_of(family_names):
+        identity["shared_revisions"] = shared
     if with_commit:
         identity["libraries"] = library_versions()
         identity["git_commit"] = git_commit()

@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from ..colors import COLOR_NAMES
+from ..markers import marker_box
 from ..model import SHAPES, Question
 from .ava_common import (
     ObjectSpec,
@@ -26,7 +27,6 @@ from .ava_common import (
     check_answer,
     distractor_specs,
     finish,
-    marker_box,
     options_text,
     pick,
     scatter,
