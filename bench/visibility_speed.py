@@ -9,7 +9,7 @@ counting camera at 320x240 .. 1280x960 (same view, more pixels).
   repeats, rays cast per second.
 - Blender's route to the same numbers: a 1-sample Cycles render of the scene with
   its object-index pass, plus one render per object alone (its unoccluded
-  silhouette), through render/blender.py's `render_scene`; visible fraction =
+  silhouette), through render/backends/blender.py's `render_scene`; visible fraction =
   pixels of the object in the first / pixels in its own render. Timed end to end
   per scene (reset, build, render, passes read back), once.
 Ratio = Blender route / ray cast, both measured in this run. The Blender route's

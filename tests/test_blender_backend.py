@@ -1,4 +1,4 @@
-"""Blender backend (render/blender.py): datablocks, passes, colour, determinism, Workbench.
+"""Blender backend (render/backends/blender.py): datablocks, passes, colour, determinism, Workbench.
 
 Tiny renders (64x48 to 160x120, 1-16 samples); the whole file runs in well under a
 minute on 2 cores. The ray-cast instance map (scenes.visibility.measure) is the

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stim3d.provenance import code_identity
+from stim3d.render.provenance import code_identity
 from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.families import shared as shared_package
 from stim3d.scenes.families.shared.uses import imported_modules, shared_modules

@@ -52,8 +52,8 @@ def flat_keys(params: dict) -> set[str]:
 
 def test_checked_in_schema_matches_the_model():
     assert SCHEMA_PATH.read_text() == record_schema_text(), (
-        "render/schema/record.schema.json drifted from the Record model: run "
-        "`stim3d schema --out render/schema/record.schema.json`, and bump RECORD_SCHEMA_VERSION if a field changed"
+        "scoring/schema/record.schema.json drifted from the Record model: run "
+        "`stim3d schema --out scoring/schema/record.schema.json`, and bump RECORD_SCHEMA_VERSION if a field changed"
     )
     checked_in = json.loads(SCHEMA_PATH.read_text())
     assert checked_in["properties"]["schema_version"]["default"] == RECORD_SCHEMA_VERSION

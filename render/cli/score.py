@@ -69,6 +69,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "stim3d.judges or module:function (default: the deterministic reference judge; docs/rubrics.md)")
     p.set_defaults(func=cmd_score)
     p = sub.add_parser("schema", help="print the JSON Schema of a hand-off record")
-    p.add_argument("--out", help="write it to this file (render/schema/record.schema.json is the checked-in copy)")
+    p.add_argument("--out", help="write it to this file (scoring/schema/record.schema.json is the checked-in copy)")
     p.set_defaults(func=cmd_schema)
 
