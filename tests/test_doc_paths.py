@@ -55,3 +55,32 @@ def test_every_path_named_in_the_docs_exists():
     pages = [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]
     stale = sorted(f"{page.relative_to(ROOT)}: {p}" for page in pages for p in missing_paths(page.read_text()))
     assert not stale, "pages name paths that do not exist:\n" + "\n".join(stale)
+
+
+def architecture_map() -> set[str]:
+    """The module paths docs/architecture.md's map lists, rebuilt from its indentation (two spaces a level)."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    block = text.split("## The map", 1)[1].split("```", 2)[1]
+    listed, folders = set(), []
+    for line in block.splitlines():
+        if not line.strip():
+            continue
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        name = line.split()[0]
+        folders = folders[:depth]
+        if name.endswith("/"):
+            folders.append(name.rstrip("/"))
+        elif name.endswith(".py"):
+            listed.add("/".join([*folders, name]))
+    return listed
+
+
+def test_the_architecture_map_lists_every_module():
+    modules = {str(p.relative_to(ROOT)) for top in ("scenes", "render", "scoring", "blender_addon", "stim3d")
+               for p in (ROOT / top).rglob("*.py") if "__pycache__" not in p.parts}
+    modules = {m for m in modules if not m.startswith("stim3d/") or m.count("/") == 1}  # stim3d/<folder> are links
+    listed = architecture_map()
+    assert len(listed) > 100 and "scenes/families/shared/stage.py" in listed  # the map was read, nesting and all
+    assert not listed - modules, f"the map lists modules that do not exist: {sorted(listed - modules)}"
+    unlisted = sorted(m for m in modules - listed if not m.endswith("__init__.py"))
+    assert not unlisted, f"docs/architecture.md's map does not list: {unlisted}"
