@@ -22,7 +22,7 @@ from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.markers import marker_geometry
 from stim3d.scenes.visibility import measure
-from stim3d.scoring.parsers import canonical_gold, parse
+from stim3d.scoring.answers import canonical_gold, parse
 from stim3d.scoring.records import Answer, answer_text
 from stim3d.scoring.rules import applicable_rules, apply
 
