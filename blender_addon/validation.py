@@ -99,6 +99,7 @@ def check_answers(item: Item, scene: Scene, truth: VisibilityResult) -> list[Ans
     checks = []
     for question in item.questions:
         recount = family.recount(question, scene) if family is not None and family.recount is not None else None
+        hidden: tuple[int, ...] = ()
         if recount is None:
             new_gold, how = None, (f"not re-checked: family {item.family!r} has no recount rule for this question; "
                                    "check it by eye")
@@ -107,8 +108,7 @@ def check_answers(item: Item, scene: Scene, truth: VisibilityResult) -> list[Ans
             new_gold, how = recount.gold, f"recounted: objects {list(recount.object_ids)}"
             if hidden:
                 how += f", hidden completely {list(hidden)} (counted: they are in the scene)"
-        checks.append(AnswerCheck(question.question_id, question.text, question.gold, new_gold, how,
-                                  hidden if recount is not None else ()))
+        checks.append(AnswerCheck(question.question_id, question.text, question.gold, new_gold, how, hidden))
     return checks
 
 
