@@ -62,8 +62,8 @@ def test_shared_modules_import_no_family_private_helper(path):
 
 
 def test_a_family_s_shared_modules_are_read_from_its_imports_through_its_helpers():
-    assert shared_modules(FAMILIES["shape_count"].compose.__module__) == ("counting", "stage")
-    assert shared_modules(FAMILIES["ava_color"].compose.__module__) == ("stage",)  # through ava_common only
+    assert shared_modules(FAMILIES["shape_count"].compose.__module__) == ("answers", "counting", "stage")
+    assert shared_modules(FAMILIES["ava_color"].compose.__module__) == ("answers", "stage")  # stage through ava_common
     assert shared_modules(FAMILIES["form_constancy"].compose.__module__) == ("rotation", "stage")
     assert shared_modules(FAMILIES["odd_grid"].compose.__module__) == ("counting", "rotation", "stage")
 
@@ -75,3 +75,5 @@ def test_a_shared_module_s_revision_reaches_only_the_keys_of_the_families_that_u
     assert code_identity({"form_constancy"}, with_commit=False)["shared_revisions"] == {"rotation": 2}
     assert code_identity({"odd_grid", "letters"}, with_commit=False)["shared_revisions"] == {"rotation": 2}
     assert "shared_revisions" not in code_identity({"letters", "shape_count"}, with_commit=False)
+    monkeypatch.setitem(shared_package.REVISIONS, "answers", 3)
+    assert code_identity({"ava_color", "letters"}, with_commit=False)["shared_revisions"] == {"answers": 3}

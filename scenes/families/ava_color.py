@@ -26,7 +26,6 @@ from .ava_common import (
     ObjectSpec,
     box_area_fraction,
     boxes_overlap,
-    check_answer,
     distractor_specs,
     finish,
     options_text,
@@ -35,6 +34,7 @@ from .ava_common import (
     truth_of,
 )
 from .base import Composed, Family, FamilyParams, Frame
+from .shared.answers import check_answer
 
 QUESTION = "What colour is the {shape} in the {marker} box? Choose one: {options}."
 

@@ -49,13 +49,6 @@ class ObjectSpec:
     role: str = "distractor"  # what the question makes of it: target, red, blue, distractor
 
 
-def check_answer(params):
-    """A fixed `answer` must be one the parameters can realise: one clear line otherwise."""
-    if params.answer is not None and params.answer not in params.answer_space():
-        raise ValueError(f"answer {params.answer!r} cannot be realised here; allowed: {params.answer_space()}")
-    return params
-
-
 def make_object(object_id: int, spec: ObjectSpec, x: float, y: float, yaw: float) -> SceneObject:
     """A primitive resting on the ground at (x, y), turned by `yaw` degrees, labelled with its role."""
     return resting_object(object_id, spec, x, y, yaw, {"role": spec.role})

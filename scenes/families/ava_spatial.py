@@ -24,7 +24,6 @@ from ..model import SHAPES, Question
 from .ava_common import (
     ObjectSpec,
     boxes_overlap,
-    check_answer,
     distractor_specs,
     finish,
     options_text,
@@ -33,6 +32,7 @@ from .ava_common import (
     truth_of,
 )
 from .base import Composed, Family, FamilyParams, Frame
+from .shared.answers import check_answer
 
 RELATIONS: dict[str, tuple[str, str]] = {
     "horizontal": ("left", "right"),

@@ -17,7 +17,8 @@ from pydantic import Field, model_validator
 from ..colors import COLOR_NAMES
 from ..model import SHAPES, Question
 from .base import Composed, Family, FamilyParams, Frame
-from .shared.counting import PLURAL, Spec, check_answer, compose_counting, draw_answer, recount_subject, scale_for_crowd
+from .shared.answers import check_answer, draw_answer
+from .shared.counting import PLURAL, Spec, compose_counting, recount_subject, scale_for_crowd
 
 QUESTION = "How many {plural} are in the scene?"
 

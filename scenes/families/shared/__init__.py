@@ -6,7 +6,8 @@ families both use lives here, so a family's bytes change only when its own modul
 family uses is read from its imports (`uses.py`), never declared.
 
 - `stage.py`: the counting camera and lights, lights scaled to any scene, a resting object;
-- `counting.py`: the counting layout (visibility floor and band), answer drawing, the recount rule;
+- `answers.py`: a fixed answer checked against the answer space, an answer drawn uniformly;
+- `counting.py`: the counting layout (visibility floor and band) and the recount rule;
 - `rotation.py`: shape symmetries, uniform random rotations, symmetry-breaking axes;
 - `uses.py`: which modules a family's module imports (for the key and the import rule).
 
@@ -22,10 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from . import counting, rotation, stage
+from . import answers, counting, rotation, stage
 from .uses import shared_modules
 
-REVISIONS: dict[str, int] = {"counting": counting.REVISION, "rotation": rotation.REVISION, "stage": stage.REVISION}
+REVISIONS: dict[str, int] = {
+    "answers": answers.REVISION, "counting": counting.REVISION, "rotation": rotation.REVISION, "stage": stage.REVISION,
+}
 BASELINE = 1  # the revision each module was split out at (byte-identical to before)
 
 

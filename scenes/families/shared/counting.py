@@ -1,4 +1,4 @@
-"""Shared machinery of the counting families: a layout that meets the visibility band, answers, the recount rule.
+"""Shared machinery of the counting families: a layout that meets the visibility band, and the recount rule.
 
 Counting scenes must hold every countable object at visibility >= b and make the
 least visible one land in [b, b + band], so that a sweep over b really sweeps
@@ -151,20 +151,6 @@ def compose_counting(
         "band_met": band_met,
     }
     return Composed(scene=scene, questions=[question], truth=truth, difficulty={**difficulty, **measured})
-
-
-# -- answers ------------------------------------------------------------------------------------------
-
-def draw_answer(rng: np.random.Generator, low: int, high: int) -> int:
-    """Uniform over low..high inclusive (an item on its own; a batch schedules answers instead)."""
-    return int(rng.integers(low, high + 1))
-
-
-def check_answer(params):
-    """A fixed `answer` must be one the cell can realise: one clear line otherwise."""
-    if params.answer is not None and params.answer not in params.answer_space():
-        raise ValueError(f"answer {params.answer} cannot be realised here; allowed: {params.answer_space()}")
-    return params
 
 
 # -- the recount rule ---------------------------------------------------------------------------------
