@@ -77,3 +77,12 @@ def test_a_shared_module_s_revision_reaches_only_the_keys_of_the_families_that_u
     assert "shared_revisions" not in code_identity({"letters", "shape_count"}, with_commit=False)
     monkeypatch.setitem(shared_package.REVISIONS, "answers", 3)
     assert code_identity({"ava_color", "letters"}, with_commit=False)["shared_revisions"] == {"answers": 3}
+
+
+def test_the_renderer_s_markers_import_no_family_module():
+    """Rendered measures come through `Family.rendered_difficulty`; render/markers.py only asks the registry."""
+    imported = imports_of(ROOT / "render" / "markers.py")
+    modules = {".".join([PACKAGE, *p.relative_to(FAMILIES_DIR).with_suffix("").parts])
+               for p in FAMILIES_DIR.rglob("*.py") if p.name != "__init__.py"}
+    assert not imported & modules, sorted(imported & modules)
+    assert PACKAGE in imported  # the registry, to find the item's family
