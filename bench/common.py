@@ -59,7 +59,7 @@ def machine() -> dict[str, Any]:
 
 def code() -> dict[str, Any]:
     """Which code was measured: the git commit of the checkout (None for an install), version, generator revisions."""
-    from stim3d.provenance import code_identity
+    from stim3d.render.provenance import code_identity
     from stim3d.scenes.families import FAMILIES
 
     identity = code_identity(set(FAMILIES))

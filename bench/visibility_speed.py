@@ -9,7 +9,7 @@ counting camera at 320x240 .. 1280x960 (same view, more pixels).
   repeats, rays cast per second.
 - Blender's route to the same numbers: a 1-sample Cycles render of the scene with
   its object-index pass, plus one render per object alone (its unoccluded
-  silhouette), through render/blender.py's `render_scene`; visible fraction =
+  silhouette), through render/backends/blender.py's `render_scene`; visible fraction =
   pixels of the object in the first / pixels in its own render. Timed end to end
   per scene (reset, build, render, passes read back), once.
 Ratio = Blender route / ray cast, both measured in this run. The Blender route's
@@ -29,7 +29,7 @@ import numpy as np
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.colors import COLOR_NAMES, named
 from stim3d.scenes.families.base import Frame
-from stim3d.scenes.families.counting import counting_camera, counting_lights
+from stim3d.scenes.families.shared.stage import counting_camera, counting_lights
 from stim3d.scenes.model import SHAPES, RenderSettings, Scene, SceneObject
 from stim3d.scenes.placement import Bounds, Layout, resting_pose, yaw_quat
 from stim3d.scenes.primitives import unit_dimensions, world_vertices

@@ -10,6 +10,7 @@ import textwrap
 from typing import Any
 
 from stim3d.scenes.model import Item
+from stim3d.scoring.answers import answer_text
 
 from .session import stim3d_objects
 from .validation import Validation, min_visibility_of
@@ -63,7 +64,7 @@ def fill_rows(settings: Any, item: Item, validation: Validation | None) -> None:
     settings.questions.clear()
     for question in item.questions:
         row = settings.questions.add()
-        row.text, row.gold = question.text, str(question.gold)
+        row.text, row.gold = question.text, answer_text(question.answer_type, question.gold)
         check = checks.get(question.question_id)
         if check is not None:
             if check.new_gold is None:
@@ -71,7 +72,7 @@ def fill_rows(settings: Any, item: Item, validation: Validation | None) -> None:
             elif check.changed:
                 row.check = f"was {check.old_gold}"
             else:
-                row.check = "holds"
+                row.check = "holds" + (f", hidden completely: {', '.join(map(str, check.hidden))}" if check.hidden else "")
     settings.report.clear()
     for level, text in validation.lines() if validation else []:
         row = settings.report.add()

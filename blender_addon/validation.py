@@ -2,17 +2,17 @@
 
 Pure functions of the scene model (no Blender): the add-on's Re-validate and
 Save operators call `revalidate(original_item, edited_scene)` after reading the
-Blender objects back (render/scene_readback.py).
+Blender objects back (render/backends/readback.py).
 
 - Visibility: `scenes.visibility.measure`, the same ray cast every item's ground
   truth comes from.
-- Gold answers: recomputed where the add-on knows the family's rule (`RECOMPUTE`).
-  The counting families count the countable objects matching the question's
-  subject (shape, colour) that a viewer can see at all: at least
-  `VISIBLE_PX_TO_COUNT` visible pixels. An object hidden completely no longer
-  counts; one hidden only partly still counts and, if it fell below
-  min_visibility, is reported as a violated constraint. For any other family the
-  stored answer is kept and reported as not re-checked, never silently trusted.
+- Gold answers: recomputed by the family's own rule, `Family.recount`, the same
+  one an occlusion sweep uses (scenes/sweep/items.py). The counting families count
+  every countable object matching the question's subject, a fully hidden one too
+  (scenes/families/shared/counting.py `recount_subject`); the report names the
+  objects hidden completely, and an object below min_visibility is a violated
+  constraint. For a family without a rule the stored answer is kept and reported
+  as not re-checked, never silently trusted.
 - Constraints: min_visibility (every countable object), the least-visibility band
   (when the item met it), in frame (`scenes.placement.Layout.in_frame`), no
   interpenetration (`scenes.placement.mesh_distance` between every pair, plus a
@@ -22,7 +22,6 @@ Blender objects back (render/scene_readback.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import combinations
@@ -30,16 +29,15 @@ from typing import Any
 
 import numpy as np
 
-from stim3d.scenes.model import GroundTruth, Item, Question, Scene, SceneObject
+from stim3d.scenes.families import FAMILIES
+from stim3d.scenes.model import GroundTruth, Item, Scene, SceneObject
 from stim3d.scenes.placement import Layout, mesh_distance
 from stim3d.scenes.primitives import TORUS_TUBE, quat_to_matrix, unit_mesh, world_vertices
 from stim3d.scenes.visibility import VisibilityResult, measure
 from stim3d.scoring.answers import Gold
 
-VISIBLE_PX_TO_COUNT = 1.0  # pixels: an object with fewer visible pixels is not in the picture
 CONTACT_M = 1e-4  # mesh distance at or below which two objects interpenetrate (or touch)
 BELOW_GROUND_M = 1e-3  # an object whose lowest point is deeper than this goes through the ground
-SUBJECT_ATTRIBUTES = {"shape": lambda o: o.shape, "color": lambda o: o.color.name}
 
 
 @dataclass(frozen=True)
@@ -56,6 +54,7 @@ class AnswerCheck:
     old_gold: Gold
     new_gold: Gold | None  # None: not recomputed (see `how`)
     how: str
+    hidden: tuple[int, ...] = ()  # counted objects with no visible pixel: the answer holds, the picture hides them
 
     @property
     def changed(self) -> bool:
@@ -79,7 +78,8 @@ class Validation:
             elif answer.changed:
                 out.append(("WARNING", f"{answer.text} gold {answer.old_gold!r} -> {answer.new_gold!r} ({answer.how})"))
             else:
-                out.append(("INFO", f"{answer.text} gold {answer.new_gold!r} holds ({answer.how})"))
+                level = "WARNING" if answer.hidden else "INFO"
+                out.append((level, f"{answer.text} gold {answer.new_gold!r} holds ({answer.how})"))
         out += [("ERROR", f"{v.constraint}: {v.message}") for v in self.violations]
         if not self.violations:
             out.append(("INFO", "every constraint holds"))
@@ -92,39 +92,23 @@ def _describe(obj: SceneObject) -> str:
 
 # -- gold answers ------------------------------------------------------------------------------------
 
-def recount(question: Question, scene: Scene, truth: VisibilityResult) -> tuple[Gold | None, str]:
-    """Count the countable objects matching the question's subject that are visible at all."""
-    unknown = sorted(set(question.subject) - set(SUBJECT_ATTRIBUTES))
-    if not question.subject or unknown or question.answer_type != "integer":
-        return None, f"not recomputed: subject {question.subject} is not a shape/colour count"
-    visible = {t.id: t.visible_px for t in truth.truths}
-    matching = [
-        o for o in scene.objects
-        if o.countable and all(SUBJECT_ATTRIBUTES[key](o) == value for key, value in question.subject.items())
-    ]
-    counted = [o.id for o in matching if visible[o.id] >= VISIBLE_PX_TO_COUNT]
-    hidden = [o.id for o in matching if visible[o.id] < VISIBLE_PX_TO_COUNT]
-    subject = " ".join(str(question.subject[k]) for k in ("color", "shape") if k in question.subject)
-    how = f"recounted: {subject} objects in view {counted}"
-    if hidden:
-        how += f", hidden completely {hidden}"
-    return len(counted), how
-
-
-Recompute = Callable[[Question, Scene, VisibilityResult], tuple[Gold | None, str]]
-RECOMPUTE: dict[str, Recompute] = {"shape_count": recount, "shape_color_count": recount}
-
-
 def check_answers(item: Item, scene: Scene, truth: VisibilityResult) -> list[AnswerCheck]:
-    recompute = RECOMPUTE.get(item.family)
+    """Each question's gold recounted on `scene` by the family's rule (`Family.recount`), or why it was not."""
+    family = FAMILIES.get(item.family)
+    visible = {t.id: t.visible_px for t in truth.truths}
     checks = []
     for question in item.questions:
-        if recompute is None:
-            new_gold, how = None, (f"not re-checked: the add-on has no rule for family {item.family!r}; "
+        recount = family.recount(question, scene) if family is not None and family.recount is not None else None
+        hidden: tuple[int, ...] = ()
+        if recount is None:
+            new_gold, how = None, (f"not re-checked: family {item.family!r} has no recount rule for this question; "
                                    "check it by eye")
         else:
-            new_gold, how = recompute(question, scene, truth)
-        checks.append(AnswerCheck(question.question_id, question.text, question.gold, new_gold, how))
+            hidden = tuple(i for i in recount.object_ids if visible.get(i, 0.0) <= 0.0)
+            new_gold, how = recount.gold, f"recounted: objects {list(recount.object_ids)}"
+            if hidden:
+                how += f", hidden completely {list(hidden)} (counted: they are in the scene)"
+        checks.append(AnswerCheck(question.question_id, question.text, question.gold, new_gold, how, hidden))
     return checks
 
 

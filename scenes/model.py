@@ -208,7 +208,7 @@ class RenderSettings(Strict):
 class Provenance(Strict):
     """Where an item came from and which code made it. Deterministic on purpose: timings go to timing.json.
 
-    The git commit is not here but in batch.json and summary.json (stim3d/provenance.py
+    The git commit is not here but in batch.json and summary.json (render/provenance.py
     says why): item.json is the same for a checkout and an install of the same release.
     `samples` and `denoise` are what the engine really used: None for Workbench and
     raster, which take no samples and have no denoiser.

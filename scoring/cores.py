@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from .answers import answer_text, canonical_gold, parse
 from .judges import caption_failures
-from .parsers import canonical_gold, parse
 from .plugins import load_callable, registered
-from .records import Record, answer_text
+from .records import Record
 from .rules import RuleError, check_rule
 
 GROUP = "stim3d.scoring_cores"

@@ -32,19 +32,8 @@ cell -> (row, col); cell_set -> tuple of (row, col) in the order given, repeats 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
 
 from .parse_text import Parsed, answer_span, invalid, normalise, word_numbers
-from .parsers_actions import (
-    Submission,
-    parse_box,
-    parse_choice,
-    parse_number,
-    parse_strict_cell_set,
-    parse_strict_cell_set_count,
-    parse_strict_count,
-)
 
 _NUMBER = re.compile(r"(?<![\w.])\d{1,9}(?:\.\d+)?(?![\w])")  # 10+ digits: not an answer
 
@@ -240,43 +229,3 @@ def parse_cell_set(response: str) -> Parsed:
     if _EMPTY_SET.match(span):
         return Parsed((), source=source)
     return invalid(f"no cells in the {source} answer")
-
-
-PARSERS: dict[str, Callable[[str], Parsed]] = {
-    "integer": parse_integer,
-    "letters": parse_letters,
-    "yes_no": parse_yes_no,
-    "cell": parse_cell,
-    "cell_set": parse_cell_set,
-    "strict_count": parse_strict_count,
-    "strict_cell_set": parse_strict_cell_set,
-    "strict_cell_set_count": parse_strict_cell_set_count,
-    "box": parse_box,
-    "number": parse_number,
-}
-
-
-def parse(answer_type: str, response: str | None, options: list[str] | None = None) -> Parsed:
-    """Parse a response for an answer type (a `choice` among `options`); a missing or empty response is invalid."""
-    if response is None or not response.strip():
-        return invalid("empty response")
-    if answer_type == "choice":
-        return parse_choice(response, options or [])
-    return PARSERS[answer_type](response)
-
-
-def canonical_gold(answer_type: str, gold: Any) -> Any:
-    """A record's gold in the parsers' canonical form (JSON lists -> tuples)."""
-    if answer_type == "cell":
-        return (int(gold[0]), int(gold[1]))
-    if answer_type in ("cell_set", "strict_cell_set"):
-        return tuple((int(r), int(c)) for r, c in gold)
-    if answer_type == "strict_cell_set_count":
-        return Submission(tuple((int(r), int(c)) for r, c in gold), len(gold))
-    if answer_type == "letters":
-        return str(gold).upper()
-    if answer_type == "box":
-        return tuple(float(v) for v in gold)
-    if answer_type == "number":
-        return float(gold)
-    return gold

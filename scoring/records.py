@@ -44,42 +44,17 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .answers import AnswerType, Gold
+from .answers import ANSWER_TYPES, AnswerType, Gold
+from .answers import answer_text as answer_text  # re-exported: imported from here by exports and tests
 from .rubric import Rubric
 
 RECORD_SCHEMA_VERSION = "1.5"
 # Package data, found through importlib.resources like every file stim3d ships (a wheel install has no checkout).
 SCHEMA_PATH = Path(str(resources.files(__package__ or "stim3d.scoring").joinpath("schema", "record.schema.json")))
 
-PROTOCOL: dict[str, str] = {
-    "integer": "Answer with a single integer.",
-    "letters": "Answer with the letters only, in reading order.",
-    "yes_no": "Answer yes or no.",
-    "cell": "Answer as Row X, Column Y (1-based, row 1 at the top, column 1 at the left).",
-    "cell_set": "Answer with every cell as Row X, Column Y, separated by semicolons, or none if there is none.",
-    "rubric": "Answer in plain sentences.",
-    "strict_count": "Answer only in the format: COUNT(n).",
-    "strict_cell_set": "Answer only using CLICK(Rr,Cc); ...; DONE.",
-    "strict_cell_set_count": "Answer only using CLICK(Rr,Cc); ...; SUBMIT(n).",
-    "box": "Answer with the box as [x_min, y_min, x_max, y_max] in pixels (origin at the top-left corner).",
-    "number": "Answer with a single number in metres.",
-    "choice": "Answer with one of the options.",
-}
-# The partial-credit rule each answer type is scored with (exact-match accuracy is always reported too).
-DEFAULT_RULE: dict[str, str] = {
-    "integer": "count_soft",
-    "letters": "exact",
-    "yes_no": "exact",
-    "cell": "cell_tolerance",
-    "cell_set": "set_f1",
-    "rubric": "gated",
-    "strict_count": "count_soft",
-    "strict_cell_set": "set_f1",
-    "strict_cell_set_count": "click_submit_soft",
-    "box": "iou",
-    "number": "delta125",
-    "choice": "exact",
-}
+# Views of the answer-type table (scoring/answers.py), by name: the protocol line and the default rule.
+PROTOCOL: dict[str, str] = {name: kind.protocol for name, kind in ANSWER_TYPES.items()}
+DEFAULT_RULE: dict[str, str] = {name: kind.default_rule for name, kind in ANSWER_TYPES.items()}
 RuleName = Literal["exact", "count_soft", "cell_tolerance", "cell_distance", "set_f1", "gated", "click_submit_soft",
                    "region_ok", "iou", "delta125", "abs_rel"]
 Scalar = Union[str, int, float, bool, None]
@@ -199,25 +174,6 @@ class Record(Strict):
         "such as least_visibility"
     )
     provenance: RecordProvenance
-
-
-def answer_text(answer_type: str, gold: Any) -> str:
-    """An answer written as the protocol asks: "3", "QP", "yes", "Row 2, Column 5", "Row 1, Column 2; ..." or "none"."""
-    if answer_type == "cell":
-        return f"Row {gold[0]}, Column {gold[1]}"
-    if answer_type == "cell_set":
-        return "; ".join(f"Row {r}, Column {c}" for r, c in gold) if gold else "none"
-    if answer_type == "strict_count":
-        return f"COUNT({gold})"
-    if answer_type in ("strict_cell_set", "strict_cell_set_count"):
-        cells = getattr(gold, "cells", gold)  # a parsed Submission or the gold list
-        clicks = "".join(f"CLICK(R{r},C{c}); " for r, c in cells)
-        return clicks + (f"SUBMIT({len(cells)})" if answer_type == "strict_cell_set_count" else "DONE")
-    if answer_type == "box":
-        return "[" + ", ".join(f"{v:g}" for v in gold) + "]"
-    if answer_type == "rubric":  # its golden caption
-        return gold.caption if isinstance(gold, Rubric) else str(Rubric.model_validate(gold).caption)
-    return str(gold)
 
 
 def parse_record(data: Any) -> Record:

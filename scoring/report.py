@@ -35,8 +35,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .answers import canonical_gold, parse
 from .parse_text import Parsed
-from .parsers import canonical_gold, parse
 from .records import Record
 from .rubric import Judge
 from .rubric_report import format_rubric, rubric_fields, rubric_summary

@@ -1,93 +1,18 @@
-"""Which code made an output: stim3d's version, the families' generator revisions, library versions, git commit.
+"""`stim3d.provenance`, kept importable: the code lives in render/provenance.py, next to the pipeline it serves.
 
-Two kinds of identity, kept apart on purpose:
-
-- What decides an item's content (`stim3d_version`, the family's `revision`, the
-  versions of the libraries that measure and render it) goes into item.json and the
-  records. These are the same for a checkout and a wheel install of the same
-  release, so the same config gives the same bytes either way.
-- The git commit of a checkout identifies a *run*, not an output: every commit
-  (even one that only edits a README) would otherwise change every item.json. It
-  goes into batch.json and summary.json only (`code_identity`).
-
-Everything is looked up once per process and never reads the clock.
+Item provenance and the code identity of batch.json belong to rendering (the batch
+driver, `render_item`, sweeps, merge); this name stays so that scripts and plug-ins
+that import `stim3d.provenance` keep working.
 """
 
-from __future__ import annotations
+from stim3d.render.provenance import (
+    LIBRARIES,
+    code_identity,
+    family_distributions,
+    family_revisions,
+    git_commit,
+    library_versions,
+    shared_revisions_of,
+)
 
-import functools
-import subprocess
-from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
-from typing import Any
-
-from stim3d.version import __version__
-
-LIBRARIES = ("bpy", "numpy", "trimesh", "embreex")
-
-
-@functools.cache
-def library_versions() -> dict[str, str | None]:
-    """Installed versions of the libraries that shape an item (None when one is not installed).
-
-    Read from the installed distributions' metadata, so nothing heavy (bpy) is imported.
-    """
-    versions: dict[str, str | None] = {}
-    for name in LIBRARIES:
-        try:
-            versions[name] = version(name)
-        except PackageNotFoundError:
-            versions[name] = None
-    return versions
-
-
-@functools.cache
-def git_commit() -> str | None:
-    """The commit of the checkout stim3d runs from, with `-dirty` when tracked files differ; None for an install."""
-    root = Path(__file__).resolve().parent.parent
-    if not (root / ".git").exists():
-        return None
-    try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=30, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return f"{commit}-dirty" if dirty else commit or None
-
-
-def family_revisions(names: list[str] | set[str]) -> dict[str, int | None]:
-    """The generator revision of each named family (None for a family that is not registered)."""
-    from stim3d.scenes.families import FAMILIES
-
-    return {name: (FAMILIES[name].revision if name in FAMILIES else None) for name in sorted(names)}
-
-
-def family_distributions(names: list[str] | set[str]) -> dict[str, str | None]:
-    """'<distribution> <version>' of the package that registered each named family (a plug-in's or stim3d's
-    own), so a batch says which release of a third party's generator made it; None for an unknown family."""
-    from stim3d.scenes.families import plugins
-
-    registered = {plugin.name: plugin.distribution for plugin in plugins()}
-    found: dict[str, str | None] = {}
-    for name in sorted(names):
-        distribution = registered.get(name)
-        try:
-            found[name] = f"{distribution} {version(distribution)}" if distribution else None
-        except PackageNotFoundError:  # a checkout on PYTHONPATH: the name is known, the version is not
-            found[name] = distribution
-    return found
-
-
-def code_identity(family_names: list[str] | set[str], *, with_commit: bool = True) -> dict[str, Any]:
-    """What batch.json and summary.json record about the code: version, revisions, libraries, git commit.
-
-    `with_commit=False` leaves the commit out: the part a resume must match.
-    """
-    identity: dict[str, Any] = {"stim3d_version": __version__, "generator_revisions": family_revisions(family_names)}
-    if with_commit:  # a run's identity: a newer plug-in release need not refuse a resume (its revision does)
-        identity["family_distributions"] = family_distributions(family_names)
-        identity["libraries"] = library_versions()
-        identity["git_commit"] = git_commit()
-    return identity
+__all__ = ["LIBRARIES", "code_identity", "family_distributions", "family_revisions", "git_commit", "library_versions", "shared_revisions_of"]

@@ -6,7 +6,7 @@ import numpy as np
 
 from stim3d.scenes.camera import look_at
 from stim3d.scenes.colors import PALETTE, named
-from stim3d.scenes.families.counting import counting_lights
+from stim3d.scenes.families.shared.stage import counting_lights
 from stim3d.scenes.model import SHAPES, Camera, Light, Scene, SceneObject, Stage
 from stim3d.scenes.primitives import axis_angle_quat, unit_dimensions, world_vertices
 

@@ -16,12 +16,13 @@ import pytest
 from stim3d.render.batch.config import expand, parse_config
 from stim3d.render.markers import annotate, draw_markers, markers_of
 from stim3d.scenes.colors import PALETTE, delta_e_srgb
-from stim3d.scenes.families.ava_common import boxes_overlap, marker_geometry
+from stim3d.scenes.families.ava_common import boxes_overlap
 from stim3d.scenes.families.ava_orientation import VIEWS
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
+from stim3d.scenes.markers import marker_geometry
 from stim3d.scenes.visibility import measure
-from stim3d.scoring.parsers import canonical_gold, parse
+from stim3d.scoring.answers import canonical_gold, parse
 from stim3d.scoring.records import Answer, answer_text
 from stim3d.scoring.rules import applicable_rules, apply
 

@@ -1,4 +1,4 @@
-"""Blender backend (render/blender.py): datablocks, passes, colour, determinism, Workbench.
+"""Blender backend (render/backends/blender.py): datablocks, passes, colour, determinism, Workbench.
 
 Tiny renders (64x48 to 160x120, 1-16 samples); the whole file runs in well under a
 minute on 2 cores. The ray-cast instance map (scenes.visibility.measure) is the
@@ -16,7 +16,7 @@ from stim3d.render.backends import blender  # noqa: E402
 from stim3d.render.backends.blender import render_scene  # noqa: E402
 from stim3d.scenes.camera import look_at  # noqa: E402
 from stim3d.scenes.colors import PALETTE, delta_e_srgb, linear_to_srgb, nearest_palette_color, srgb_to_linear  # noqa: E402
-from stim3d.scenes.families.counting import counting_lights  # noqa: E402
+from stim3d.scenes.families.shared.stage import counting_lights  # noqa: E402
 from stim3d.scenes.model import RenderSettings, Scene, Stage  # noqa: E402
 from stim3d.scenes.primitives import unit_mesh  # noqa: E402
 from stim3d.scenes.visibility import measure  # noqa: E402

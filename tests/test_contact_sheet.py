@@ -1,4 +1,4 @@
-"""The contact sheet (render/contact_sheet.py): N captioned thumbnails in C columns, one PNG."""
+"""The contact sheet (render/views/contact_sheet.py): N captioned thumbnails in C columns, one PNG."""
 
 from __future__ import annotations
 

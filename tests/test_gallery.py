@@ -1,4 +1,4 @@
-"""The HTML gallery (render/gallery.py), checked in a real browser.
+"""The HTML gallery (render/views/gallery.py), checked in a real browser.
 
 A tiny batch (5 items, Cycles 64x48 at 4 samples) is rendered once; the gallery
 built from it is opened in headless Chromium, driven over the DevTools protocol

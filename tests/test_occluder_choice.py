@@ -9,7 +9,8 @@ import numpy as np
 
 from stim3d.render.batch.config import expand, load_config
 from stim3d.scenes.families.base import Frame
-from stim3d.scenes.families.counting import Spec, counting_camera, place_counting_objects, silhouette_px
+from stim3d.scenes.families.shared.counting import Spec, place_counting_objects, silhouette_px
+from stim3d.scenes.families.shared.stage import counting_camera
 from stim3d.scenes.items import make_item
 from stim3d.scenes.primitives import unit_dimensions
 

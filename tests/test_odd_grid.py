@@ -28,7 +28,7 @@ from stim3d.scenes.items import make_item
 from stim3d.scenes.model import Item, Provenance, RenderSettings
 from stim3d.scenes.placement import InfeasibleError
 from stim3d.scenes.primitives import quat_to_matrix
-from stim3d.scoring.parsers import parse
+from stim3d.scoring.answers import parse
 from stim3d.scoring.report import score
 from stim3d.scoring.rules import cell_distance, cell_tolerance
 

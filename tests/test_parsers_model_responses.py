@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stim3d.scoring.parsers import parse
+from stim3d.scoring.answers import parse
 
 # (response, expected canonical value; None = invalid)
 LETTERS = [

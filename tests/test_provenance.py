@@ -98,7 +98,7 @@ def test_item_key_changes_with_the_generator_revision_and_the_version(monkeypatc
     monkeypatch.setitem(FAMILIES._families, "shape_count", dataclasses.replace(family, revision=family.revision + 1))
     assert item_key(plan, config.seed, config.render) != old
     monkeypatch.setitem(FAMILIES._families, "shape_count", family)
-    monkeypatch.setattr("stim3d.provenance.__version__", "9.9.9")
+    monkeypatch.setattr("stim3d.render.provenance.__version__", "9.9.9")
     assert item_key(plan, config.seed, config.render) != old
 
 

@@ -1,4 +1,4 @@
-"""Raster backend (render/raster.py): pyrender's segmentation pass against the ray cast.
+"""Raster backend (render/backends/raster.py): pyrender's segmentation pass against the ray cast.
 
 Needs pyrender and a headless EGL context (libegl1, libegl-mesa0); no Blender.
 """

@@ -20,8 +20,8 @@ from stim3d.scenes.families.grid_layout import order_preserved
 from stim3d.scenes.items import make_item
 from stim3d.scenes.model import Item, Provenance
 from stim3d.scenes.primitives import world_vertices
+from stim3d.scoring.answers import parse
 from stim3d.scoring.cores import check_scorable
-from stim3d.scoring.parsers import parse
 from stim3d.scoring.records import Answer, Scoring, answer_text
 from stim3d.scoring.report import score, score_record
 from stim3d.scoring.rose_report import paired_rows, task_case_rows

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from stim3d.scoring.parsers import parse
+from stim3d.scoring.answers import parse
 from stim3d.scoring.records import answer_text
 from stim3d.scoring.rules import RuleError, applicable_rules, apply, check_rule
 

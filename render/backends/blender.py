@@ -1,7 +1,7 @@
 """Blender backend: render settings, passes and the render call (Cycles or Workbench).
 
 `render_scene(scene, settings, seed, workdir)` resets Blender to factory settings
-(empty scene), builds the datablocks (render/blender_scene.py), renders once and
+(empty scene), builds the datablocks (render/backends/blender_scene.py), renders once and
 returns a `RenderOutput`:
 
 - the beauty image is saved from "Render Result" with `save_render` (colour

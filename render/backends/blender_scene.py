@@ -7,7 +7,7 @@ ray-cast silhouette. Smooth shading changes normals only.
 
 Names: objects `f"{id:03d}_{shape}_{color}"` with `pass_index = id`; the ground is
 "ground" with pass_index 0. Colours are defined in display sRGB and linearised for
-Blender (the view transform is "Standard", see render/blender.py).
+Blender (the view transform is "Standard", see render/backends/blender.py).
 
 This module imports bpy; import it only where Blender is wanted.
 """

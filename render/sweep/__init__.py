@@ -4,7 +4,7 @@ Each reachable level becomes a normal item folder (`OUT/items/<item_id>-vis0400/
 image, mask, item.json, timing.json), rendered with the same backend, settings and
 seed as any item (`stim3d.render.batch.produce.render_item`). The run also
 writes:
-- `OUT/records.jsonl`: the records of every level of this run (render/handoff.py);
+- `OUT/records.jsonl`: the records of every level of this run (render/batch/records.py);
   `difficulty` holds `sweep_id`, `sweep_level` (requested), `target_visibility`
   (achieved) and `answer_depends_on_visibility`;
 - `OUT/sweeps.json`: per sweep, the target, the occluder, the path, and per level

@@ -21,8 +21,9 @@ from PIL.PngImagePlugin import PngInfo
 from stim3d.render.batch.item_folder import load_item
 from stim3d.render.files import atomic_path
 from stim3d.render.views.gallery import GalleryError, item_folders, select_items, thumbnail
-from stim3d.render.views.gallery_page import format_gold, short_value
+from stim3d.render.views.gallery_page import short_value
 from stim3d.scenes.model import Item
+from stim3d.scoring.answers import answer_text
 
 GAP = 10
 BACKGROUND = (255, 255, 255)
@@ -100,7 +101,7 @@ def caption(item: Item, leading: list[str]) -> tuple[str, str, str, str]:
     """
     question = item.questions[0] if item.questions else None
     text = question.text if question else ""
-    gold = f"gold: {format_gold(question.answer_type, question.gold)}" if question else ""
+    gold = f"gold: {answer_text(question.answer_type, question.gold)}" if question else ""
     if len(item.questions) > 1:
         text += f" (+{len(item.questions) - 1} more)"
     keys = [k for k in leading if k in item.difficulty] + [k for k in item.difficulty if k not in leading]

@@ -13,6 +13,7 @@ from urllib.parse import quote
 from stim3d.render.batch.layout import ITEMS_DIR
 from stim3d.render.views.overlays import LAYER_TITLES, LAYERS, OVERLAYS_DIR, grid_cells, hex_colour, object_colour
 from stim3d.scenes.model import Item
+from stim3d.scoring.answers import answer_text
 
 THUMB_WIDTH = 256
 MAX_SELECT_VALUES = 12  # a numeric difficulty key with more distinct values gets a min/max range filter
@@ -21,17 +22,6 @@ MAX_SELECT_VALUES = 12  # a numeric difficulty key with more distinct values get
 @functools.cache
 def _asset(name: str) -> str:
     return resources.files("stim3d.render.views").joinpath("assets", name).read_text(encoding="utf-8")
-
-
-def format_gold(answer_type: str, gold: Any) -> str:
-    """A gold answer the way the protocol asks for it (cells as 'Row r, Column c')."""
-    if answer_type == "cell":
-        return f"Row {gold[0]}, Column {gold[1]}"
-    if answer_type == "cell_set":
-        return "; ".join(f"Row {r}, Column {c}" for r, c in gold) or "(none)"
-    if answer_type == "rubric":  # a describe question: its golden caption (docs/rubrics.md)
-        return str(gold.caption)
-    return str(gold)
 
 
 def short_value(value: Any) -> str:
@@ -125,7 +115,7 @@ def _item_data(entry: GalleryEntry) -> dict[str, Any]:
         "mask": f"{folder}/mask.png",
         "json": f"{folder}/item.json",
         "layers": {name: f"{OVERLAYS_DIR}/{quote(item.item_id)}/{name}.png" for name in entry.layers},
-        "q": [[q.text, format_gold(q.answer_type, q.gold), q.answer_type] for q in item.questions],
+        "q": [[q.text, answer_text(q.answer_type, q.gold), q.answer_type] for q in item.questions],
         "d": {k: short_value(v) for k, v in item.difficulty.items()},
         "o": objects,
         "prov": provenance,
@@ -145,7 +135,7 @@ def _card(index: int, entry: GalleryEntry, axes: list[_FilterAxis]) -> str:
     if question is not None:
         more = f' <span class="more">+{len(item.questions) - 1}</span>' if len(item.questions) > 1 else ""
         q_html = (f'<p class="q">{html.escape(question.text)}{more}</p>'
-                  f'<p class="gold">gold <b>{html.escape(format_gold(question.answer_type, question.gold))}</b></p>')
+                  f'<p class="gold">gold <b>{html.escape(answer_text(question.answer_type, question.gold))}</b></p>')
     difficulty = " · ".join(f"{html.escape(k)} <b>{html.escape(short_value(v))}</b>" for k, v in item.difficulty.items())
     w, h = entry.thumb_size
     small = " small" if w < THUMB_WIDTH else ""

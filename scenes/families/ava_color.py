@@ -4,10 +4,12 @@ The gold is the object's nominal palette colour. A colour counts as ambiguous wh
 the nearest *other* palette colour is within `ambiguity_de` (CIEDE2000) of it; such
 colours are never drawn (the composer cannot see the render, so it decides on the
 nominal colours). The nominal distances to every palette colour are recorded at
-compose time (`nominal_de_<name>`); after rendering, `stim3d.render.markers` records
-the measured colour's distances (`measured_de_<name>`, `measured_nearest`,
-`measured_margin_de`) from `ground_truth.objects[*].measured_srgb`, the median
-rendered sRGB of the object's visible pixels in the unmarked image.
+compose time (`nominal_de_<name>`); after rendering, `measured_color_truth` (the
+family's `rendered_difficulty` hook) gives the measured colour's distances
+(`measured_de_<name>`, `measured_nearest`, `measured_margin_de`, `measured_ambiguous`)
+from `ground_truth.objects[*].measured_srgb`, the median rendered sRGB of the
+object's visible pixels in the unmarked image; the renderer adds them to the
+item's difficulty (render/markers.py) and the records (render/batch/records.py).
 """
 
 from __future__ import annotations
@@ -18,21 +20,21 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from ..colors import COLOR_NAMES, PALETTE, delta_e_srgb
-from ..model import SHAPES, Question, round6
+from ..markers import marker_box
+from ..model import SHAPES, Item, Question, round6
 from .ava_common import (
     ObjectSpec,
     box_area_fraction,
     boxes_overlap,
-    check_answer,
     distractor_specs,
     finish,
-    marker_box,
     options_text,
     pick,
     scatter,
     truth_of,
 )
 from .base import Composed, Family, FamilyParams, Frame
+from .shared.answers import check_answer
 
 QUESTION = "What colour is the {shape} in the {marker} box? Choose one: {options}."
 
@@ -74,6 +76,27 @@ def unambiguous_colors(ambiguity_de: float) -> list[str]:
     return keep
 
 
+def measured_color_truth(item: Item) -> dict[str, object]:
+    """For a colour question: the measured colour's CIEDE2000 distances to the palette, nearest, margin, ambiguity.
+
+    `measured_ambiguous` is a margin (second nearest minus nearest) below the item's
+    `ambiguity_de`. {} for an item without a colour question, `measured_nearest: None`
+    when the object showed no pixel to measure.
+    """
+    question = item.questions[0] if item.questions else None
+    if question is None or question.subject.get("ability") != "color":
+        return {}
+    measured = item.ground_truth.of(int(question.subject["object_id"])).measured_srgb
+    if measured is None:
+        return {"measured_nearest": None}
+    distances = palette_distances(measured)
+    ranked = sorted(distances, key=distances.__getitem__)
+    margin = round(distances[ranked[1]] - distances[ranked[0]], 6)
+    threshold = float(item.difficulty.get("ambiguity_de", 0.0) or 0.0)
+    return {**{f"measured_de_{name}": d for name, d in distances.items()}, "measured_nearest": ranked[0],
+            "measured_margin_de": margin, "measured_ambiguous": margin < threshold}
+
+
 def compose(params: AvaColorParams, rng: np.random.Generator, frame: Frame) -> Composed:
     color = params.answer or str(pick(rng, params.answer_space()))
     target = ObjectSpec(str(pick(rng, SHAPES)), color, float(rng.uniform(*params.size_range)),
@@ -110,4 +133,5 @@ FAMILY = Family(
     params_model=AvaColorParams,
     compose=compose,
     answer_types=("choice",),
+    rendered_difficulty=measured_color_truth,
 )

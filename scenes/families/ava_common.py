@@ -4,7 +4,7 @@ AVA-Bench (Mai et al.) probes one ability at a time with labels taken from real
 datasets; here every label is measured from the scene itself. What the families
 share lives here:
 
-- the stage: the counting families' elevated camera and lights (`counting.py`);
+- the stage: the counting families' elevated camera and lights (scenes/families/shared/stage.py);
 - `scatter`: objects dropped on the ground by `placement.Layout` with a visibility
   floor, redrawn whole (bounded restarts) until a family's `accept` test on the
   measured ground truth holds (box area, depth gap, non-overlapping markers, ...);
@@ -12,8 +12,8 @@ share lives here:
   question is about. A marker is the object's ray-cast visible box grown by a few
   pixels; its colour, rectangle and line width are stored on the object's
   `attributes` (`marker`, `marker_x0`.. `marker_y1`, `marker_px`), so the ground
-  truth says exactly what was drawn. The drawing itself happens after rendering
-  (`stim3d.render.markers`), which keeps the unmarked render as `image_raw.png`;
+  truth says exactly what was drawn (scenes/markers.py). The drawing itself happens
+  after rendering (render/markers.py), which keeps the unmarked render as `image_raw.png`;
 - choice questions carry their options in `subject["options"]` ("red|blue"), which
   the hand-off records turn into the answer's option list.
 """
@@ -29,15 +29,14 @@ from typing import Any
 import numpy as np
 
 from ..colors import COLOR_NAMES
+from ..markers import Box, with_marker
 from ..model import SHAPES, Question, Scene, SceneObject
 from ..placement import Bounds, InfeasibleError, Layout
 from ..visibility import VisibilityResult
 from .base import Composed, Frame
-from .counting import counting_camera, counting_lights, resting_object
+from .shared.stage import counting_camera, counting_lights, resting_object
 
 RESTARTS = 60
-MARKER_RGB: dict[str, tuple[int, int, int]] = {"red": (255, 0, 0), "blue": (0, 0, 255), "white": (255, 255, 255)}
-Box = tuple[int, int, int, int]
 
 
 @dataclass(frozen=True)
@@ -48,13 +47,6 @@ class ObjectSpec:
     color: str
     size: float
     role: str = "distractor"  # what the question makes of it: target, red, blue, distractor
-
-
-def check_answer(params):
-    """A fixed `answer` must be one the parameters can realise: one clear line otherwise."""
-    if params.answer is not None and params.answer not in params.answer_space():
-        raise ValueError(f"answer {params.answer!r} cannot be realised here; allowed: {params.answer_space()}")
-    return params
 
 
 def make_object(object_id: int, spec: ObjectSpec, x: float, y: float, yaw: float) -> SceneObject:
@@ -121,34 +113,12 @@ def scatter(
     raise InfeasibleError(worst, f"{len(specs)} objects after {restarts} layouts")
 
 
-def marker_geometry(frame: Frame) -> tuple[int, int]:
-    """(padding, line width) in pixels of a marker box for this image size."""
-    largest = max(frame.width, frame.height)
-    return max(2, round(largest / 100)), max(1, round(largest / 240))
-
-
-def marker_box(box: Box, frame: Frame) -> Box:
-    """The object's visible box grown by the marker padding and the line width, clipped to the image."""
-    pad, width = marker_geometry(frame)
-    grow = pad + width
-    x0, y0, x1, y1 = box
-    return (max(0, x0 - grow), max(0, y0 - grow), min(frame.width, x1 + grow), min(frame.height, y1 + grow))
-
-
 def boxes_overlap(a: Box, b: Box) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def box_area_fraction(box: Box, frame: Frame) -> float:
     return (box[2] - box[0]) * (box[3] - box[1]) / float(frame.width * frame.height)
-
-
-def with_marker(obj: SceneObject, color: str, box: Box, frame: Frame) -> SceneObject:
-    """`obj` labelled with the marker drawn around it: colour, outer rectangle (x1, y1 exclusive), line width."""
-    x0, y0, x1, y1 = marker_box(box, frame)
-    _, width = marker_geometry(frame)
-    marker = {"marker": color, "marker_x0": x0, "marker_y0": y0, "marker_x1": x1, "marker_y1": y1, "marker_px": width}
-    return obj.model_copy(update={"attributes": {**obj.attributes, **marker}})
 
 
 def finish(

@@ -18,9 +18,10 @@ from pydantic import Field, field_validator, model_validator
 
 from ..colors import COLOR_NAMES
 from ..model import SHAPES, Question
-from .ava_common import check_answer, distractor_specs, pick
+from .ava_common import distractor_specs, pick
 from .base import Composed, Family, FamilyParams, Frame
-from .counting import PLURAL, Spec, compose_counting, scale_for_crowd
+from .shared.answers import check_answer
+from .shared.counting import PLURAL, Spec, compose_counting, scale_for_crowd
 
 QUESTION = "How many {color} {plural} are there in the image?"
 BIN_WIDTH = 5

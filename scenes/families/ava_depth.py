@@ -17,13 +17,13 @@ import numpy as np
 from pydantic import Field
 
 from ..colors import COLOR_NAMES
+from ..markers import marker_box
 from ..model import SHAPES, Question
 from .ava_common import (
     ObjectSpec,
     boxes_overlap,
     distractor_specs,
     finish,
-    marker_box,
     options_text,
     pick,
     scatter,

@@ -32,7 +32,7 @@ from ..primitives import axis_angle_quat, quat_to_matrix, unit_dimensions
 from ..visibility import measure
 from .ava_common import options_text, pick
 from .base import Composed, Family, FamilyParams, Frame
-from .counting import counting_lights
+from .shared.stage import counting_lights
 
 # Paper order of the options.
 VIEWS: tuple[str, ...] = ("front", "front right", "right", "back right", "back", "back left", "left", "front left", "top")

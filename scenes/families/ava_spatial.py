@@ -19,20 +19,20 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from ..colors import COLOR_NAMES
+from ..markers import marker_box
 from ..model import SHAPES, Question
 from .ava_common import (
     ObjectSpec,
     boxes_overlap,
-    check_answer,
     distractor_specs,
     finish,
-    marker_box,
     options_text,
     pick,
     scatter,
     truth_of,
 )
 from .base import Composed, Family, FamilyParams, Frame
+from .shared.answers import check_answer
 
 RELATIONS: dict[str, tuple[str, str]] = {
     "horizontal": ("left", "right"),

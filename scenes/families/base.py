@@ -60,6 +60,14 @@ class Composed:
 
 
 @dataclass(frozen=True)
+class Recount:
+    """A gold answer recomputed from a scene (`Family.recount`): the answer and the ids of the objects it counted."""
+
+    gold: Any
+    object_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Family:
     """A task family as registered under the entry-point group `stim3d.families` (docs/plugins.md).
 
@@ -71,7 +79,18 @@ class Family:
     `rendered_difficulty(item)`, when given, returns difficulty keys that can only be
     measured on the rendered item (its ground truth then holds `measured_srgb`); the
     records merge them into their `difficulty` (render/batch/records.py), so
-    `stim3d score --by` can use them.
+    `stim3d score --by` can use them. The rendered item.json holds them too
+    (render/markers.py `annotate`).
+
+    `recount(question, scene)`, when given, is the family's one rule for its gold
+    answer after the scene changed: the add-on's Re-validate (blender_addon/validation.py)
+    and the occlusion sweep (scenes/sweep/items.py) both call it, so an edited scene and
+    a swept scene cannot disagree about an answer. It returns None for a question it
+    cannot recount; a family without it has its golds reported as not re-checked.
+
+    The modules of scenes/families/shared/ that the family's module imports (directly
+    or through its own helper modules) add their revisions to its resume key
+    (scenes/families/shared/__init__.py `shared_modules`).
     """
 
     name: str
@@ -81,3 +100,4 @@ class Family:
     answer_types: tuple[str, ...]
     revision: int = 1
     rendered_difficulty: Callable[[Any], dict[str, Any]] | None = None
+    recount: Callable[[Question, Scene], Recount | None] | None = None

@@ -42,7 +42,6 @@ to its counterpart: 0 or theta) with the world axis `axis_x, axis_y, axis_z` and
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import Literal
 
@@ -53,14 +52,22 @@ from ..camera import CameraGeometry, geometry, look_at
 from ..colors import COLOR_NAMES, named
 from ..model import SHAPES, Camera, Question, Scene, SceneObject, round6
 from ..placement import InfeasibleError
-from ..primitives import axis_angle_quat, matrix_to_quat, quat_to_matrix, unit_dimensions
+from ..primitives import axis_angle_quat, quat_to_matrix, unit_dimensions
 from ..visibility import cast_object, measure
 from .base import Composed, Family, FamilyParams, Frame
-from .letters import lights_around
+from .shared.rotation import (
+    AXISYMMETRIC,
+    axis_angle_to,
+    breaks_symmetry,
+    object_axis,
+    random_rotation,
+    random_unit,
+    rounded_quat,
+)
+from .shared.stage import lights_around
 
 QUESTION = "Do all the shapes in the left group and right group have the same orientations?"
 
-AXISYMMETRIC = ("cylinder", "cone", "torus")  # symmetric about their own (local Z) axis
 MIN_AXIS_ANGLE_DEG = 60.0  # group mode: rotation axis vs any shape's own axis
 MIN_VIEW_ANGLE_DEG = 30.0  # a shape's own axis vs the line of sight
 AXIS_CANDIDATES = 8
@@ -105,63 +112,7 @@ class FormConstancyParams(FamilyParams):
         return {True: "yes", False: "no"}.get(value, value) if isinstance(value, bool) else value
 
 
-# -- symmetry ---------------------------------------------------------------------------------------
-
-def cube_symmetries() -> list[np.ndarray]:
-    """The 24 rotations that map a cube onto itself (signed permutation matrices with determinant +1)."""
-    found = []
-    for perm in itertools.permutations(range(3)):
-        for signs in itertools.product((1.0, -1.0), repeat=3):
-            m = np.zeros((3, 3))
-            for row, (col, sign) in enumerate(zip(perm, signs)):
-                m[row, col] = sign
-            if np.linalg.det(m) > 0:
-                found.append(m)
-    return found
-
-
-CUBE_SYMMETRIES = cube_symmetries()
-
-
-def rotation_angle_deg(matrix: np.ndarray) -> float:
-    return float(np.degrees(np.arccos(np.clip((np.trace(matrix) - 1.0) / 2.0, -1.0, 1.0))))
-
-
-def axis_angle_to(own_axis: np.ndarray, axis: np.ndarray) -> float:
-    """Angle in degrees between two lines (0..90)."""
-    cosine = float(abs(float(own_axis @ axis)) / np.linalg.norm(own_axis) / np.linalg.norm(axis))
-    return float(np.degrees(np.arccos(min(1.0, cosine))))
-
-
-def breaks_symmetry(shape: str, base: np.ndarray, axis: np.ndarray, theta_deg: float, min_axis_angle_deg: float = 89.9) -> bool:
-    """Whether turning a shape of world orientation `base` by theta about world `axis` changes what it looks like.
-
-    Sphere: never. Cylinder, cone, torus: when the axis is at least `min_axis_angle_deg`
-    away from the shape's own axis (89.9: perpendicular). Cube: when the turn,
-    expressed in the cube's own frame, is more than a degree from each of its 24 symmetries.
-    """
-    axis = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
-    if shape == "sphere":
-        return False
-    if shape in AXISYMMETRIC:
-        return axis_angle_to(base[:, 2], axis) >= min_axis_angle_deg
-    turn = quat_to_matrix(axis_angle_quat(axis, theta_deg))
-    local = base.T @ turn @ base
-    return all(rotation_angle_deg(local @ sym.T) > 1.0 for sym in CUBE_SYMMETRIES)
-
-
 # -- drawing ----------------------------------------------------------------------------------------
-
-def random_unit(rng: np.random.Generator) -> np.ndarray:
-    v = rng.normal(size=3)
-    return v / np.linalg.norm(v)
-
-
-def random_rotation(rng: np.random.Generator) -> np.ndarray:
-    """A rotation drawn uniformly (normalised Gaussian quaternion), rounded as item.json stores it."""
-    q = rng.normal(size=4)
-    return quat_to_matrix(_quat(quat_to_matrix(tuple(q / np.linalg.norm(q)))))
-
 
 def base_rotation(shape: str, line_of_sight: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A random orientation whose own axis (if any) is at least MIN_VIEW_ANGLE_DEG off the line of sight."""
@@ -180,16 +131,6 @@ def draw_shapes(n: int, rng: np.random.Generator) -> list[str]:
             return shapes
 
 
-def object_axis(shape: str, base: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A random axis that breaks the shape's symmetry: perpendicular to its own axis, or any axis for a cube."""
-    axis = random_unit(rng)
-    if shape in AXISYMMETRIC:
-        own = base[:, 2]
-        axis = axis - (axis @ own) * own
-        axis /= np.linalg.norm(axis)
-    return axis
-
-
 # -- the scene --------------------------------------------------------------------------------------
 
 @dataclass
@@ -205,10 +146,6 @@ class Member:
     change: float | None = None  # silhouette_change of the turn
 
 
-def _quat(matrix: np.ndarray) -> tuple[float, float, float, float]:
-    return tuple(round6(v) for v in matrix_to_quat(matrix))  # type: ignore[return-value]
-
-
 def _object(object_id: int, member: Member, location: np.ndarray, rotation: np.ndarray, attributes: dict) -> SceneObject:
     return SceneObject(
         id=object_id,
@@ -216,7 +153,7 @@ def _object(object_id: int, member: Member, location: np.ndarray, rotation: np.n
         size=round6(member.size),
         dimensions=tuple(round6(d * member.size) for d in unit_dimensions(member.shape)),
         location=tuple(round6(v) for v in location),
-        rotation_quat=_quat(rotation),
+        rotation_quat=rounded_quat(rotation),
         color=named(member.color),
         attributes=attributes,
     )

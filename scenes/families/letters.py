@@ -36,12 +36,13 @@ from pydantic import Field, model_validator
 
 from ..camera import geometry, look_at
 from ..colors import COLOR_NAMES, named
-from ..model import Camera, Light, Question, Scene, SceneObject, Stage, round6
+from ..model import Camera, Question, Scene, SceneObject, Stage, round6
 from ..placement import InfeasibleError
 from ..primitives import axis_angle_quat, unit_dimensions
 from ..visibility import VisibilityResult, measure
 from .base import Composed, Family, FamilyParams, Frame
 from .font import CHARSETS, COLUMNS, ROWS, dots
+from .shared.stage import COUNTING_VIEW_DISTANCE, camera_distance, lights_around
 
 QUESTION = "What {kind}(s) do the {plural} in this scene form? Read them from left to right."
 KIND = {"letters": "letter", "digits": "digit", "alphanumeric": "letter or digit"}
@@ -75,37 +76,6 @@ class LettersParams(FamilyParams):
                 f"spacing must be at least {2 * self.dot_size / 0.9:.3f}"
             )
         return self
-
-
-COUNTING_VIEW_DISTANCE = 9.7  # metres from the counting families' camera to what it looks at
-
-
-def camera_distance(camera: Camera, point: np.ndarray) -> float:
-    return float(np.linalg.norm(np.asarray(camera.location) - np.asarray(point)))
-
-
-def lights_around(target, scale: float) -> list[Light]:
-    """Key light above-left of the camera and a weaker fill from the right, aimed at `target`.
-
-    The same geometry as the counting families' lights (which suit a scene about 4 m
-    across, seen from COUNTING_VIEW_DISTANCE), scaled by `scale`: positions and sizes by `scale`, power by `scale**2`,
-    so the lighting looks the same whatever the scene's extent. Shared by the DYSM
-    families that frame scenes of any size.
-    """
-    target = np.asarray(target, dtype=float)
-    lights = []
-    for offset, size, power in (((-3.0, -4.0, 7.0), 4.0, 600.0), ((5.0, -3.0, 4.0), 3.0, 150.0)):
-        location = target + scale * np.asarray(offset)
-        aim = look_at(location, target, 8, 8)  # a light emits along its local -Z, like a camera looks
-        lights.append(
-            Light(
-                location=tuple(round6(v) for v in location),
-                rotation_quat=aim.rotation_quat,
-                size=round6(size * scale),
-                power_w=round6(power * scale * scale),
-            )
-        )
-    return lights
 
 
 def draw_string(params: LettersParams, rng: np.random.Generator) -> str:

@@ -41,10 +41,7 @@ from ..placement import InfeasibleError, Layout, mesh_distance
 from ..primitives import axis_angle_quat, quat_to_matrix
 from ..visibility import cast_object, measure
 from .base import Composed, Family, FamilyParams, Frame
-from .counting import PLURAL
-from .form_constancy import AXISYMMETRIC, axis_angle_to, breaks_symmetry, object_axis, random_rotation
 from .grid_layout import cell_centre, centred_camera, order_preserved, view_direction
-from .letters import camera_distance, lights_around
 from .odd_attributes import (
     OddSpec,
     describe,
@@ -58,6 +55,9 @@ from .odd_attributes import (
 )
 from .odd_layout import PITCH, SIZE, Plane, board_object, object_px, place_object, quat_of
 from .odd_measure import measured_color_difference
+from .shared.counting import PLURAL
+from .shared.rotation import AXISYMMETRIC, axis_angle_to, breaks_symmetry, object_axis, random_rotation
+from .shared.stage import camera_distance, lights_around
 
 PROMPT = (
     "You are solving an odd-one-out visual perception task. You are given an image showing a {rows}×{cols} grid "

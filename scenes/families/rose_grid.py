@@ -45,8 +45,8 @@ from ..placement import Bounds, InfeasibleError, Layout, resting_pose, yaw_quat
 from ..primitives import axis_angle_quat, matrix_to_quat, quat_to_matrix, unit_dimensions
 from .base import Composed, Family, FamilyParams, Frame
 from .grid_layout import cell_centre, framing_camera, order_preserved, view_direction
-from .letters import COUNTING_VIEW_DISTANCE, camera_distance, lights_around
 from .rose_regions import CASES, EXCLUSION_KINDS, NUMERIC_KINDS, Cell, Region, permitted, sample_region
+from .shared.stage import COUNTING_VIEW_DISTANCE, camera_distance, lights_around
 
 ExceptionAttribute = Literal["shape", "color", "size", "rotation", "finish"]
 PITCH = 1.0  # metres between column centres

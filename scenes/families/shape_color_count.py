@@ -18,8 +18,8 @@ from pydantic import Field, model_validator
 from ..colors import COLOR_NAMES
 from ..model import SHAPES, Question
 from .base import Composed, Family, FamilyParams, Frame
-from .counting import PLURAL, Spec, compose_counting, scale_for_crowd
-from .shape_count import check_answer, draw_answer
+from .shared.answers import check_answer, draw_answer
+from .shared.counting import PLURAL, Spec, compose_counting, recount_subject, scale_for_crowd
 
 QUESTION = "How many {color} {plural} are in the scene?"
 
@@ -95,4 +95,5 @@ FAMILY = Family(
     compose=compose,
     answer_types=("integer",),
     revision=2,
+    recount=recount_subject,
 )

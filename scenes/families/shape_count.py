@@ -17,7 +17,8 @@ from pydantic import Field, model_validator
 from ..colors import COLOR_NAMES
 from ..model import SHAPES, Question
 from .base import Composed, Family, FamilyParams, Frame
-from .counting import PLURAL, Spec, compose_counting, scale_for_crowd
+from .shared.answers import check_answer, draw_answer
+from .shared.counting import PLURAL, Spec, compose_counting, recount_subject, scale_for_crowd
 
 QUESTION = "How many {plural} are in the scene?"
 
@@ -37,18 +38,6 @@ class ShapeCountParams(FamilyParams):
     @model_validator(mode="after")
     def _answer_realisable(self) -> ShapeCountParams:
         return check_answer(self)
-
-
-def draw_answer(rng: np.random.Generator, low: int, high: int) -> int:
-    """Uniform over low..high inclusive (an item on its own; a batch schedules answers instead)."""
-    return int(rng.integers(low, high + 1))
-
-
-def check_answer(params):
-    """A fixed `answer` must be one the cell can realise: one clear line otherwise."""
-    if params.answer is not None and params.answer not in params.answer_space():
-        raise ValueError(f"answer {params.answer} cannot be realised here; allowed: {params.answer_space()}")
-    return params
 
 
 def compose(params: ShapeCountParams, rng: np.random.Generator, frame: Frame) -> Composed:
@@ -86,4 +75,5 @@ FAMILY = Family(
     compose=compose,
     answer_types=("integer",),
     revision=2,
+    recount=recount_subject,
 )

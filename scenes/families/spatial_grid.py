@@ -34,10 +34,10 @@ from ..model import SHAPES, Camera, Question, Scene, SceneObject, round6
 from ..placement import Bounds, InfeasibleError, Layout, resting_pose, yaw_quat
 from ..primitives import unit_dimensions
 from .base import Composed, Family, FamilyParams, Frame
-from .counting import PLURAL
 from .grid_layout import cell_centre as grid_cell_centre
 from .grid_layout import framing_camera, order_preserved, view_direction
-from .letters import COUNTING_VIEW_DISTANCE, camera_distance, lights_around
+from .shared.counting import PLURAL
+from .shared.stage import COUNTING_VIEW_DISTANCE, camera_distance, lights_around
 
 Direction = Literal["right", "left", "above", "below"]
 PREAMBLE = (

@@ -24,16 +24,18 @@ with the reason (`Unreachable`) and the other levels are still solved:
   visibility floor): the solved position is not allowed.
 
 `sweep_item` turns a sweep of an item's scene into one `Item` per level. The
-gold answer is recomputed from each level's scene; the counting families count
-every object whatever its visibility, so their answer does not change, and the
-items say so (`difficulty.answer_depends_on_visibility: false`).
+gold answer is recomputed from each level's scene by the family's own rule
+(`Family.recount`, the one the add-on's Re-validate uses too); the counting
+families count every object whatever its visibility, a fully hidden one too, so
+their answer does not change, and the items say so
+(`difficulty.answer_depends_on_visibility: false`).
 """
 
 from .choose import choose_pair, rank_occluders, rank_targets
-from .items import ItemSweep, count_gold, level_item_id, sweep_id, sweep_item
+from .items import ItemSweep, level_gold, level_item_id, sweep_id, sweep_item, sweepable
 from .model import TOLERANCE, LevelResult, OccluderPath, Sweep, SweepError, Unreachable
 from .solve import SweepStage, candidate_paths, solve_sweep, sweep_scene, sweep_stage
 
 __all__ = ["TOLERANCE", "ItemSweep", "LevelResult", "OccluderPath", "Sweep", "SweepError", "SweepStage",
-           "Unreachable", "candidate_paths", "choose_pair", "count_gold", "level_item_id", "rank_occluders",
-           "rank_targets", "solve_sweep", "sweep_id", "sweep_item", "sweep_scene", "sweep_stage"]
+           "Unreachable", "candidate_paths", "choose_pair", "level_gold", "level_item_id", "rank_occluders",
+           "rank_targets", "solve_sweep", "sweep_id", "sweep_item", "sweep_scene", "sweep_stage", "sweepable"]

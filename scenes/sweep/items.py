@@ -6,10 +6,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from stim3d.scoring.answers import Gold
+
+from ..families import FAMILIES, Family
 from ..model import GroundTruth, Item, Question, Scene
 from ..visibility import measure
 from .choose import choose_pair, rank_targets
-from .model import COUNTING_FAMILIES, OCCLUDER_CANDIDATES, TOLERANCE, LevelResult, Sweep, SweepError, matches_subject
+from .model import OCCLUDER_CANDIDATES, TOLERANCE, LevelResult, Sweep, SweepError
 from .solve import sweep_scene
 
 
@@ -22,9 +25,17 @@ def sweep_id(source_id: str, target_id: int, occluder_id: int) -> str:
     return f"sweep-{source_id}-t{target_id}-o{occluder_id}"
 
 
-def count_gold(scene: Scene, question: Question) -> int:
-    """A counting question's answer from the scene alone: every countable match, whatever its visibility."""
-    return sum(1 for o in scene.objects if o.countable and matches_subject(o, question.subject))
+def sweepable() -> list[str]:
+    """Families a sweep can take: those with a recount rule (`Family.recount`) for their golds."""
+    return sorted(name for name, family in FAMILIES.items() if family.recount is not None)
+
+
+def level_gold(family: Family, scene: Scene, question: Question) -> Gold:
+    """A question's gold on a level's scene, by the family's own rule (the one the add-on's Re-validate uses)."""
+    recount = family.recount(question, scene) if family.recount is not None else None
+    if recount is None:
+        raise SweepError(f"family {family.name!r} has no recount rule for question {question.question_id}")
+    return recount.gold
 
 
 @dataclass(frozen=True)
@@ -60,8 +71,8 @@ def sweep_item(
     `occluder_id="add"`: the sweep adds its own occluder, a panel that can hide the
     target completely (scenes/sweep/added.py), so every level in [0, 1] lies on its path.
     """
-    if item.family not in COUNTING_FAMILIES:
-        raise SweepError(f"family {item.family!r} cannot be swept yet; supported: {', '.join(COUNTING_FAMILIES)}")
+    if item.family not in sweepable():
+        raise SweepError(f"family {item.family!r} cannot be swept yet; supported: {', '.join(sweepable())}")
     levels = list(levels)
     ids = [level_item_id(item.item_id, level) for level in levels]
     if len(set(ids)) != len(ids):
@@ -103,8 +114,9 @@ def _level_item(source: Item, result: LevelResult, new_id: str, name: str, sweep
     assert scene is not None
     truth = measure(scene, source.ground_truth.rays_per_pixel)
     questions = []
+    family = FAMILIES[source.family]
     for q in source.questions:
-        gold = count_gold(scene, q)
+        gold = level_gold(family, scene, q)
         if gold != q.gold:
             raise SweepError(f"item {source.item_id}: question {q.question_id} has gold {q.gold} but its scene holds {gold}")
         suffix = q.question_id.removeprefix(f"{source.item_id}-")
@@ -122,7 +134,7 @@ def _level_item(source: Item, result: LevelResult, new_id: str, name: str, sweep
         "target_visibility": truth.visibility()[sweep.target_id],
         "least_visibility": min(t.visibility for t in truth.truths),
         "answer_depends_on_visibility": False,
-        "count_protocol": "every object counts, whatever its visibility",
+        "count_protocol": "every object counts, whatever its visibility",  # the family's recount rule
     }
     return source.model_copy(update={
         "item_id": new_id,

@@ -12,7 +12,6 @@ SCAN_STEPS = 40  # samples of the visibility profile along the path
 AIM = 0.25  # solve to this share of the tolerance first
 OCCLUDER_CANDIDATES = 3  # best-covering objects tried as occluder when none is given
 TARGET_CANDIDATES = 4  # most central objects considered as target when none is given
-COUNTING_FAMILIES = ("shape_count", "shape_color_count")
 
 
 class SweepError(ValueError):

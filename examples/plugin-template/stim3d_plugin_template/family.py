@@ -11,7 +11,7 @@ from pydantic import Field
 from stim3d.scenes.camera import look_at
 from stim3d.scenes.colors import named
 from stim3d.scenes.families.base import Composed, Family, FamilyParams, Frame
-from stim3d.scenes.families.counting import counting_lights
+from stim3d.scenes.families.shared.stage import counting_lights
 from stim3d.scenes.model import Question, Scene, SceneObject
 from stim3d.scenes.placement import InfeasibleError
 from stim3d.scenes.primitives import unit_dimensions

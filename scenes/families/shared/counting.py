@@ -1,4 +1,4 @@
-"""Shared machinery of the counting families: the stage, and a layout that meets the visibility band.
+"""Shared machinery of the counting families: a layout that meets the visibility band, and the recount rule.
 
 Counting scenes must hold every countable object at visibility >= b and make the
 least visible one land in [b, b + band], so that a sweep over b really sweeps
@@ -15,38 +15,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Protocol
 
 import numpy as np
 
-from ..camera import geometry, look_at
-from ..colors import named
-from ..model import Camera, Light, Question, Scene, SceneObject, round6
-from ..placement import Bounds, InfeasibleError, Layout, occluder_path, resting_pose, solve_occluder_offset, yaw_quat
-from ..primitives import axis_angle_quat, unit_dimensions
-from ..visibility import cast_object
-from .base import Composed, Frame
+from ...camera import geometry
+from ...model import Camera, Question, Scene, SceneObject
+from ...placement import Bounds, InfeasibleError, Layout, occluder_path, solve_occluder_offset
+from ...visibility import cast_object
+from ..base import Composed, Frame, Recount
+from .stage import counting_camera, counting_lights, resting_object
 
+REVISION = 1
 PLURAL = {"sphere": "spheres", "cube": "cubes", "cone": "cones", "cylinder": "cylinders", "torus": "tori"}
 RESTARTS = 40
 BAND_RESTARTS = 30  # layouts that try for the band before settling for the floor alone
 TRIES_PER_OCCLUDER = 10  # band layouts with one occluder before the next-largest silhouette is tried
 PROBE_YAWS = (0.0, 30.0, 60.0)  # a cube's silhouette depends on its yaw: rank by the mean
-
-
-def counting_camera(frame: Frame) -> Camera:
-    """Elevated three-quarter view of the ground around the origin."""
-    return look_at((0.0, -8.0, 5.2), (0.0, 0.2, 0.0), frame.width, frame.height, focal_35mm=38.0)
-
-
-def counting_lights() -> list[Light]:
-    """A key area light above-left of the camera and a weaker fill from the right."""
-    key_rotation = tuple(round6(v) for v in axis_angle_quat((1.0, -0.6, 0.0), 35.0))
-    fill_rotation = tuple(round6(v) for v in axis_angle_quat((1.0, 0.8, 0.0), 50.0))
-    return [
-        Light(location=(-3.0, -4.0, 7.0), rotation_quat=key_rotation, size=4.0, power_w=600.0),
-        Light(location=(5.0, -3.0, 4.0), rotation_quat=fill_rotation, size=3.0, power_w=150.0),
-    ]
 
 
 @dataclass(frozen=True)
@@ -56,36 +40,6 @@ class Spec:
     shape: str
     color: str
     size: float
-
-
-class PrimitiveSpec(Protocol):
-    """What `resting_object` needs to know of an object besides where it stands."""
-
-    @property
-    def shape(self) -> str: ...
-    @property
-    def color(self) -> str: ...
-    @property
-    def size(self) -> float: ...
-
-
-def resting_object(object_id: int, spec: PrimitiveSpec, x: float, y: float, yaw: float,
-                   attributes: dict[str, str] | None = None) -> SceneObject:
-    """A primitive resting on the ground at (x, y), turned by `yaw` degrees about the vertical."""
-    rotation = yaw_quat(yaw)
-    return SceneObject(
-        id=object_id,
-        shape=spec.shape,
-        size=round6(spec.size),
-        dimensions=tuple(round6(d * spec.size) for d in unit_dimensions(spec.shape)),
-        location=resting_pose(spec.shape, spec.size, x, y, rotation),
-        rotation_quat=rotation,
-        color=named(spec.color),
-        attributes=attributes or {},
-    )
-
-
-
 
 
 def _occlude_target(
@@ -197,3 +151,29 @@ def compose_counting(
         "band_met": band_met,
     }
     return Composed(scene=scene, questions=[question], truth=truth, difficulty={**difficulty, **measured})
+
+
+# -- the recount rule ---------------------------------------------------------------------------------
+
+SUBJECT_ATTRIBUTES = {"shape": lambda o: o.shape, "color": lambda o: o.color.name}
+
+
+def recount_subject(question: Question, scene: Scene) -> Recount | None:
+    """The counting families' gold, recomputed from a scene: every countable object matching the subject.
+
+    The question asks how many are *in the scene*, so the count is a fact about the
+    scene, not about the picture: an object counts whatever its visibility, a fully
+    hidden one too. Whether the picture still shows enough of it is a separate check,
+    the family's visibility floor (`min_visibility`), which the add-on reports as a
+    violated constraint and an occlusion sweep holds on purpose (docs/plugins.md,
+    "Recounting a gold answer"). None for a question this rule cannot answer: not an
+    integer answer, or a subject other than a shape and/or a colour.
+    """
+    unknown = set(question.subject) - set(SUBJECT_ATTRIBUTES)
+    if not question.subject or unknown or question.answer_type != "integer":
+        return None
+    counted = tuple(
+        o.id for o in scene.objects
+        if o.countable and all(SUBJECT_ATTRIBUTES[key](o) == value for key, value in question.subject.items())
+    )
+    return Recount(gold=len(counted), object_ids=counted)
