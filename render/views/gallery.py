@@ -34,8 +34,8 @@ from PIL import Image
 from pydantic import ValidationError
 
 from stim3d.render.batch.config import ConfigError
+from stim3d.render.batch.folder import BatchFolder
 from stim3d.render.batch.item_folder import load_item, load_mask
-from stim3d.render.batch.layout import ITEMS_DIR, batch_item_folders
 from stim3d.render.files import atomic_path, inside, write_text_atomic
 from stim3d.render.views.gallery_page import THUMB_WIDTH, GalleryEntry, render_index
 from stim3d.render.views.overlays import LAYERS, OVERLAY_STYLE, OVERLAYS_DIR, grid_cells, overlay_paths, write_overlays
@@ -74,15 +74,16 @@ class GalleryReport:
 # -- selecting items -----------------------------------------------------------------------------------
 
 def item_folders(out: Path, skipped: dict[str, str] | None = None) -> list[Path]:
-    """The items of the batch (layout.batch_item_folders: those records.jsonl lists, as the exports read them),
+    """The items of the batch (`BatchFolder.item_folders`: those records.jsonl lists, as the exports read them),
     in item-id order; a clear error when there are none.
 
     A folder that is incomplete, fails its checksums.json or is not an item of the
     batch is left out and, when `skipped` is given, named there with the reason.
     """
-    items = Path(out) / ITEMS_DIR
+    batch = BatchFolder(out)
+    items = batch.items
     try:
-        folders = batch_item_folders(Path(out), skipped)
+        folders = batch.item_folders(skipped)
     except ConfigError as exc:
         raise GalleryError(str(exc)) from None
     if not folders:
@@ -343,8 +344,7 @@ def _note(out: Path, total: int, shown: int, family: str | None, filters: dict[s
     if family:
         parts.append(f"family {family}")
     parts.extend(f"{k}={v}" for k, v in filters.items())
-    failures = out / "failures"
-    failed = len(list(failures.glob("*.json"))) if failures.is_dir() else 0
+    failed = BatchFolder(out).failure_count()
     if failed:
         parts.append(f"{failed} items failed to build (see failures/)")
     return " · ".join(parts)
