@@ -21,6 +21,7 @@ from stim3d.render.batch.driver import Executor, ProgressFn, Shard
 from stim3d.render.batch.driver import render_batch as _render_batch
 from stim3d.render.batch.folder import BatchFolder, load_item
 from stim3d.render.batch.keys import composed_item_key
+from stim3d.render.batch.lock import folder_lock
 from stim3d.render.batch.summary import BatchReport
 from stim3d.scenes.families import FAMILIES, Family
 from stim3d.scenes.families.base import Frame
@@ -208,15 +209,17 @@ def render_items(
     base = settings if isinstance(settings, RenderSettings) else RenderSettings.model_validate(dict(settings or {}))
     checked = [_revalidated(item, n) for n, item in enumerate(items)]
     folders = [batch.item_dir(item.item_id) for item in checked]  # every id checked before anything is written
-    batch.prepare()
     scratch = Path(workdir) if workdir is not None else out / ".work"
-    for item in checked:
-        camera = item.scene.camera
-        item_settings = base.model_copy(update={"width": camera.width, "height": camera.height})
-        key = composed_item_key(item, item_settings)
-        if not batch.state(item.item_id, key).done:
-            render_item(item, item_settings, out, scratch / item.item_id, key)
-    batch.write_records()
+    with folder_lock(out):
+        batch.prepare()
+        batch.remove_temporaries({item.item_id for item in checked})  # left by a killed run of these items
+        for item in checked:
+            camera = item.scene.camera
+            item_settings = base.model_copy(update={"width": camera.width, "height": camera.height})
+            key = composed_item_key(item, item_settings)
+            if not batch.state(item.item_id, key).done:
+                render_item(item, item_settings, out, scratch / item.item_id, key)
+        batch.write_records()
     if scratch.is_dir() and not any(scratch.iterdir()):
         scratch.rmdir()
     return folders

@@ -39,6 +39,8 @@ def load_sources(source: Path, engine: str | None = None, samples: int | None = 
             raise SweepError(f"--{error['loc'][0]} {error['input']!r}: {error['msg']}") from None
 
     folder = source.parent if source.name == "item.json" else source
+    if not source.exists():
+        raise SweepError(f"{source}: no such item folder or config file")
     if folder.is_dir():
         if not (folder / "item.json").is_file():
             raise SweepError(f"{folder}: not an item folder (no item.json) and not a config file")
