@@ -34,7 +34,7 @@ from PIL import Image
 from pydantic import ValidationError
 
 from stim3d.render.batch.config import ConfigError
-from stim3d.render.batch.folder import BatchFolder
+from stim3d.render.batch.folder import IMAGE, ITEM_JSON, MASK, BatchFolder
 from stim3d.render.batch.item_folder import load_item, load_mask
 from stim3d.render.files import atomic_path, inside, write_text_atomic
 from stim3d.render.views.gallery_page import THUMB_WIDTH, GalleryEntry, render_index
@@ -201,7 +201,7 @@ def _expected_layers(item: Item) -> list[str]:
 def _overlays_fresh(item: Item, folder: Path, gallery: Path) -> bool:
     paths = overlay_paths(gallery, item.item_id)
     expected = _expected_layers(item)
-    sources = [folder / "mask.png", folder / "item.json"]
+    sources = [folder / MASK, folder / ITEM_JSON]
     return all(_is_fresh(paths[name], sources) for name in expected) and ("grid" in expected or not paths["grid"].exists())
 
 
@@ -217,7 +217,7 @@ def _make_files(item: Item, folder: Path, gallery: Path, thumb: bool,
         inside(gallery.parent, path)
     try:
         if thumb:
-            write_thumbnail(folder / "image.png", _thumb_path(gallery, item.item_id))
+            write_thumbnail(folder / IMAGE, _thumb_path(gallery, item.item_id))
         layers = None
         if overlays:
             mask, cam = load_mask(folder), item.scene.camera
@@ -287,7 +287,7 @@ def build_gallery(
     jobs = []
     for item in chosen:
         folder = folders[item.item_id]
-        thumb = not _is_fresh(_thumb_path(gallery, item.item_id), [folder / "image.png"])
+        thumb = not _is_fresh(_thumb_path(gallery, item.item_id), [folder / IMAGE])
         overlays = not _overlays_fresh(item, folder, gallery)
         report.thumbs_made += thumb
         report.overlays_made += overlays
