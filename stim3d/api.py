@@ -17,8 +17,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from stim3d.render.batch.config import BatchConfig, ConfigError, load_config, parse_config
-from stim3d.render.batch.driver import Executor, ProgressFn, Shard
+from stim3d.render.batch.driver import ProgressFn, Shard
 from stim3d.render.batch.driver import render_batch as _render_batch
+from stim3d.render.batch.executors import Executor
 from stim3d.render.batch.folder import BatchFolder, load_item
 from stim3d.render.batch.keys import composed_item_key
 from stim3d.render.batch.lock import folder_lock

@@ -34,6 +34,7 @@ from typing import Any
 
 from stim3d.provenance import code_identity
 from stim3d.render.batch.config import BatchConfig, ConfigError, expand, parse_config
+from stim3d.render.batch.keys import code_mismatch
 from stim3d.render.batch.records import records_for
 from stim3d.render.files import TMP_MARK, file_sha256, inside, write_jsonl_atomic, write_text_atomic
 from stim3d.render.files import remove_temporaries as _remove_file_temporaries
@@ -123,17 +124,6 @@ def load_item(folder: Path) -> Item:
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     return Item.model_validate_json(text)
-
-
-def code_mismatch(previous: dict, code: dict) -> str | None:
-    """Why a folder's recorded code differs from this one's (version or a generator revision), or None."""
-    recorded = previous.get("code")
-    if not isinstance(recorded, dict):
-        return "a stim3d that did not record its generator revisions"
-    if {k: recorded.get(k) for k in code} == code:
-        return None
-    revisions = ", ".join(f"{k} {v}" for k, v in (recorded.get("generator_revisions") or {}).items())
-    return f"stim3d {recorded.get('stim3d_version')} (generator revisions: {revisions or 'none'})"
 
 
 class BatchFolder:
@@ -364,8 +354,9 @@ class BatchFolder:
     def collect_records(self, expected: dict[str, str] | None = None) -> list[Record]:
         """Records in item-id order: with `expected` (item_id -> key), of the items done for their key;
         without, of every readable folder."""
-        if expected is None:
-            return self.records_of([folder.name for folder in self.item_folders_unlisted()])
+        if expected is None:  # listed in records.jsonl or not: the records are being rebuilt
+            return self.records_of([p.name for p in sorted(self.items.iterdir()) if not p.name.startswith(".")
+                                    and verify_item(p, require_checksums=False) is None] if self.items.is_dir() else [])
         return self.records_of([i for i, key in sorted(expected.items()) if self.state(i, key).done])
 
     def records_of(self, item_ids: list[str]) -> list[Record]:
@@ -381,18 +372,11 @@ class BatchFolder:
             rows.extend(records_for(item, os.path.relpath(image, self.root), file_sha256(image)))
         return rows
 
-    def item_folders_unlisted(self) -> list[Path]:
-        """Every readable item folder, whether records.jsonl or batch.json list it or not (records are rebuilt)."""
-        return [p for p in sorted(self.items.iterdir()) if not p.name.startswith(".")
-                and verify_item(p, require_checksums=False) is None] if self.items.is_dir() else []
-
-    def write_records(self, expected: dict[str, str] | None = None) -> list[Record]:
-        rows = self.collect_records(expected)
-        self.write_record_rows(rows)
-        return rows
-
-    def write_record_rows(self, rows: list[Record]) -> None:
+    def write_records(self, expected: dict[str, str] | None = None, rows: list[Record] | None = None) -> list[Record]:
+        """Write records.jsonl: `rows`, or those `collect_records(expected)` finds; returns what was written."""
+        rows = self.collect_records(expected) if rows is None else rows
         write_jsonl_atomic(self.records_path, rows)
+        return rows
 
     def write_summary(self, payload: dict[str, Any], name: str = SUMMARY) -> Path:
         path = self.root / name

@@ -1,4 +1,5 @@
-"""Every resume key in one place: the hash that says whether an item folder on disk is the one a run would make.
+"""Every resume key in one place: the hash that says whether an item folder on disk is the one a run would make,
+and the check that a folder's recorded code is this code (`code_mismatch`).
 
 A folder counts as done only when the key stored in its item.json (`provenance.item_key`)
 equals the key computed here (`render/batch/folder.py`, `BatchFolder.state`). Each key
@@ -50,3 +51,14 @@ def composed_item_key(item: Item, settings: RenderSettings) -> str:
     payload = {"item": item.model_dump(mode="json", exclude={"provenance"}), "render": settings.model_dump(mode="json"),
                "code": code_identity({item.family}, with_commit=False)}
     return _short(json.dumps(payload, sort_keys=True))
+
+
+def code_mismatch(previous: dict, code: dict) -> str | None:
+    """Why a folder's recorded code differs from this one's (version or a generator revision), or None."""
+    recorded = previous.get("code")
+    if not isinstance(recorded, dict):
+        return "a stim3d that did not record its generator revisions"
+    if {k: recorded.get(k) for k in code} == code:
+        return None
+    revisions = ", ".join(f"{k} {v}" for k, v in (recorded.get("generator_revisions") or {}).items())
+    return f"stim3d {recorded.get('stim3d_version')} (generator revisions: {revisions or 'none'})"

@@ -27,8 +27,8 @@ from pydantic import ValidationError
 
 from stim3d.provenance import code_identity
 from stim3d.render.batch.config import BatchConfig, ConfigError
-from stim3d.render.batch.folder import MANIFEST, TIMING, BatchFolder, code_mismatch, is_link
-from stim3d.render.batch.keys import expected_keys
+from stim3d.render.batch.folder import MANIFEST, TIMING, BatchFolder, is_link
+from stim3d.render.batch.keys import code_mismatch, expected_keys
 from stim3d.render.batch.lock import folder_lock
 from stim3d.render.batch.summary import (
     ConstantBaseline,

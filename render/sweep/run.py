@@ -153,7 +153,7 @@ def run_occlusion_sweep(
                                    "achieved": result.achieved, "offset_m": result.offset})
         report.sweeps.append(_sweep_summary(item, swept, summary_levels))
     records = folder.records_of(done_ids)
-    folder.write_record_rows(records)
+    folder.write_records(rows=records)
     report.records = len(records)
     summary = folder.write_summary({"levels": levels, "sweeps": report.sweeps,
                                     "failed": [{"item_id": k, "reason": v}
