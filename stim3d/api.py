@@ -182,10 +182,11 @@ def render_items(
 
     Each item goes through the same code as a batch item (`render_item`: backend,
     measured colours, provenance, atomic item folder), and records.jsonl is rebuilt
-    from the folder's items. An item whose folder is complete and was rendered from
-    the same item and settings (and the same stim3d version and generator revision) is
-    skipped, so a rerun resumes. The camera size is the item's own; `settings` gives the
-    engine, samples and the rest.
+    from the folder's items. An item whose folder is done by the batch's own rule
+    (`BatchFolder.state`: files matching their checksums, rendered from the same item
+    and settings by the same stim3d version and generator revision) is skipped, so a
+    rerun resumes. The camera size is the item's own; `settings` gives the engine,
+    samples and the rest. The folder is locked for the call, like a batch render.
 
     Parameters
     ----------
@@ -202,6 +203,15 @@ def render_items(
     -------
     list of Path
         The item folders, in the order given.
+
+    Raises
+    ------
+    ConfigError
+        An item that is not valid as it stands (every item is validated again on entry:
+        an `item_id` edited to ``'../x'`` after compose is refused before anything is
+        written), or a symbolic link inside `out` (docs/hardening.md).
+    FolderLocked
+        Another stim3d run holds `out`.
     """
     from stim3d.render.batch.produce import render_item
 
