@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -103,3 +105,21 @@ def test_load_batch_reads_the_fixture_whole(tmp_path):
     assert loaded.image_path("shape_count-t0-00000") == FIXTURE / "items" / "shape_count-t0-00000" / "image.png"
     with pytest.raises(ConfigError, match="item id"):
         loaded.image_path("../x")
+
+
+def test_a_folder_given_as_config_is_called_a_folder(tmp_path):
+    from stim3d.render.batch.config import load_config
+
+    with pytest.raises(ConfigError) as exc:
+        load_config(tmp_path)
+    one_line(exc, str(tmp_path), "a folder, not a config file")
+
+
+def test_a_config_piped_through_dev_stdin_is_read(tmp_path):
+    from tests.batch_support import ROOT
+
+    config = (FIXTURE.parent / "config.yaml").read_text()
+    result = subprocess.run([sys.executable, "-m", "stim3d", "validate", "/dev/stdin"], input=config, cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "no such config file" not in result.stderr
