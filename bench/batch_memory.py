@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from stim3d.render.batch.config import expand, parse_config
-from stim3d.render.batch.driver import item_key
 from stim3d.render.batch.executors.jobs import Job, JobContext, Worker
+from stim3d.render.batch.keys import item_key
 
 from .common import Run, parse_args, print_table, progress
 

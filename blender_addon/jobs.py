@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from stim3d.render.batch.layout import item_dir
+from stim3d.render.batch.folder import BatchFolder
 from stim3d.scenes.model import Item, RenderSettings
 
 SCRIPT = Path(__file__).with_name("render_job.py")
@@ -39,7 +39,7 @@ def edited_item_id(item_id: str, out: Path) -> str:
     """`<item_id>-editN` with the first N whose folder does not exist yet in `out` (an edit of an edit drops the old suffix)."""
     stem = re.sub(r"-edit\d+$", "", item_id)
     n = 1
-    while item_dir(out, f"{stem}-edit{n}").exists():
+    while BatchFolder(out).item_dir(f"{stem}-edit{n}").exists():
         n += 1
     return f"{stem}-edit{n}"
 

@@ -23,14 +23,14 @@ from pathlib import Path
 
 def run(job: dict) -> tuple[Path, int]:
     """Render, write the item folder, rebuild OUT/records.jsonl. Returns (folder, record count)."""
-    from stim3d.render.batch.driver import write_records
+    from stim3d.render.batch.folder import BatchFolder
     from stim3d.render.batch.produce import render_item
     from stim3d.scenes.model import Item, RenderSettings
 
     item = Item.model_validate_json(job["item"])
     settings = RenderSettings.model_validate(job["settings"])
     folder = render_item(item, settings, Path(job["out"]), Path(job["workdir"]), key=None, edited_by_hand=True)
-    return folder, write_records(Path(job["out"]))
+    return folder, len(BatchFolder(job["out"]).write_records())
 
 
 def main(job_path: str) -> int:

@@ -8,25 +8,27 @@ exceptions carrying one-line messages (`ConfigError`, `FamilyError`,
 
 from __future__ import annotations
 
-import hashlib
-import json
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stim3d.provenance import code_identity
+from pydantic import ValidationError
+
 from stim3d.render.batch.config import BatchConfig, ConfigError, load_config, parse_config
-from stim3d.render.batch.driver import Executor, ProgressFn, Shard, write_records
+from stim3d.render.batch.driver import ProgressFn, Shard
 from stim3d.render.batch.driver import render_batch as _render_batch
-from stim3d.render.batch.item_folder import is_complete, load_item
-from stim3d.render.batch.layout import ITEMS_DIR, RECORDS, SUMMARY, item_dir, read_manifest
+from stim3d.render.batch.executors import Executor
+from stim3d.render.batch.folder import BatchFolder, load_item
+from stim3d.render.batch.keys import composed_item_key
+from stim3d.render.batch.lock import folder_lock
 from stim3d.render.batch.summary import BatchReport
 from stim3d.scenes.families import FAMILIES, Family
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.model import Item, RenderSettings
-from stim3d.scoring.records import Record, read_records
+from stim3d.scoring.records import Record
 
 
 def families() -> dict[str, Family]:
@@ -90,7 +92,21 @@ def compose(
         Parameters outside the family's ranges.
     InfeasibleError
         The constraints cannot be met for this seed (the message names the constraint).
+    ConfigError
+        An argument of the wrong type or out of range (a negative or fractional seed, `params`
+        not a mapping, `questions` a string, `rays_per_pixel` outside 1-8).
     """
+    if params is not None and not isinstance(params, Mapping):
+        raise ConfigError(f"params: expected a mapping of parameter names to values, got {type(params).__name__}")
+    for name, value in (("seed", seed), ("task_index", task_index), ("item_index", item_index)):
+        _check_count(name, value, 0)
+    for name, value in (("width", width), ("height", height)):
+        _check_count(name, value, 8)
+    _check_count("rays_per_pixel", rays_per_pixel, 1)
+    if rays_per_pixel > 8:
+        raise ConfigError(f"rays_per_pixel = {rays_per_pixel}: must be 1-8")
+    if isinstance(questions, str) or not isinstance(questions, Sequence):
+        raise ConfigError(f"questions = {questions!r}: expected a list of question sets, e.g. ['default', 'describe']")
     return make_item(family, dict(params or {}), [int(seed), int(task_index), int(item_index)],
                      item_id or f"{family}-seed{seed}", Frame(width, height, rays_per_pixel), split,
                      question_sets=tuple(questions))
@@ -147,8 +163,10 @@ def render_batch(
         parsed = config
     elif isinstance(config, Mapping):
         parsed = parse_config(dict(config))
-    else:
+    elif isinstance(config, (str, Path)):
         parsed = load_config(config)
+    else:
+        raise ConfigError(f"config: expected a YAML path, a mapping or a BatchConfig, got {type(config).__name__}")
     return _render_batch(parsed, Path(out), force=force, progress=progress, workers=workers,
                          shard=Shard.parse(shard) if shard else None, executor=executor, address=address)
 
@@ -164,10 +182,11 @@ def render_items(
 
     Each item goes through the same code as a batch item (`render_item`: backend,
     measured colours, provenance, atomic item folder), and records.jsonl is rebuilt
-    from the folder's items. An item whose folder is complete and was rendered from
-    the same item and settings (and the same stim3d version and generator revision) is
-    skipped, so a rerun resumes. The camera size is the item's own; `settings` gives the
-    engine, samples and the rest.
+    from the folder's items. An item whose folder is done by the batch's own rule
+    (`BatchFolder.state`: files matching their checksums, rendered from the same item
+    and settings by the same stim3d version and generator revision) is skipped, so a
+    rerun resumes. The camera size is the item's own; `settings` gives the engine,
+    samples and the rest. The folder is locked for the call, like a batch render.
 
     Parameters
     ----------
@@ -184,44 +203,70 @@ def render_items(
     -------
     list of Path
         The item folders, in the order given.
+
+    Raises
+    ------
+    ConfigError
+        An item that is not valid as it stands (every item is validated again on entry:
+        an `item_id` edited to ``'../x'`` after compose is refused before anything is
+        written), or a symbolic link inside `out` (docs/hardening.md).
+    FolderLocked
+        Another stim3d run holds `out`.
     """
     from stim3d.render.batch.produce import render_item
 
     out = Path(out)
+    batch = BatchFolder(out)
     base = settings if isinstance(settings, RenderSettings) else RenderSettings.model_validate(dict(settings or {}))
+    checked = [_revalidated(item, n) for n, item in enumerate(items)]
+    folders = [batch.item_dir(item.item_id) for item in checked]  # every id checked before anything is written
     scratch = Path(workdir) if workdir is not None else out / ".work"
-    folders = []
-    for item in items:
-        camera = item.scene.camera
-        item_settings = base.model_copy(update={"width": camera.width, "height": camera.height})
-        key = _item_key(item, item_settings)
-        folder = item_dir(out, item.item_id)
-        stored = load_item(folder).provenance if is_complete(folder) else None
-        if stored is None or stored.item_key != key:
-            render_item(item, item_settings, out, scratch / item.item_id, key)
-        folders.append(folder)
-    write_records(out)
+    with folder_lock(out):
+        batch.prepare()
+        batch.remove_temporaries({item.item_id for item in checked})  # left by a killed run of these items
+        for item in checked:
+            camera = item.scene.camera
+            item_settings = base.model_copy(update={"width": camera.width, "height": camera.height})
+            key = composed_item_key(item, item_settings)
+            if not batch.state(item.item_id, key).done:
+                render_item(item, item_settings, out, scratch / item.item_id, key)
+        batch.write_records()
     if scratch.is_dir() and not any(scratch.iterdir()):
         scratch.rmdir()
     return folders
 
 
-def _item_key(item: Item, settings: RenderSettings) -> str:
-    """What decides an item folder's files: the item, the settings, and the code (version, generator revision)."""
-    payload = {"item": item.model_dump(mode="json", exclude={"provenance"}), "render": settings.model_dump(mode="json"),
-               "code": code_identity({item.family}, with_commit=False)}
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+def _revalidated(item: Any, number: int) -> Item:
+    """The item validated again: pydantic does not validate on assignment, so an id edited to '../x' after
+    compose (or set by `model_copy(update=...)`) is caught here, before it becomes a path."""
+    if not isinstance(item, Item):
+        raise ConfigError(f"items[{number}]: expected an Item (from stim3d.compose), got {type(item).__name__}")
+    try:
+        return Item.model_validate_json(item.to_json())
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise ConfigError(f"items[{number}] ({item.item_id!r}): {'.'.join(map(str, error['loc']))}: "
+                          f"{error['msg']}") from None
+
+
+def _check_count(name: str, value: Any, least: int) -> None:
+    """A whole number >= `least` (bools and floats refused: 1.7 would be truncated without a word)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ConfigError(f"{name} = {value!r}: expected a whole number, got {type(value).__name__}")
+    if value < least:
+        raise ConfigError(f"{name} = {value}: must be at least {least}")
 
 
 @dataclass
 class Batch:
-    """A rendered batch folder read back: its config, complete items, records and summary."""
+    """A rendered batch folder read back: its config, complete items, their records, the summary, and what was skipped."""
 
     folder: Path
     config: BatchConfig | None
     items: list[Item] = field(default_factory=list)
     records: list[Record] = field(default_factory=list)
     summary: dict[str, Any] | None = None
+    skipped: dict[str, str] = field(default_factory=dict)  # item id -> why it was left out (with its records)
 
     def item(self, item_id: str) -> Item:
         """The complete item `item_id`; KeyError when the batch has none."""
@@ -232,11 +277,11 @@ class Batch:
 
     def image_path(self, item_id: str) -> Path:
         """Where the item's image.png is (whether or not it exists)."""
-        return item_dir(self.folder, item_id) / "image.png"
+        return BatchFolder(self.folder).image_path(item_id)
 
     def mask_path(self, item_id: str) -> Path:
         """Where the item's mask.png is: 16-bit, pixel = object id, 0 = background."""
-        return item_dir(self.folder, item_id) / "mask.png"
+        return BatchFolder(self.folder).mask_path(item_id)
 
 
 def load_batch(folder: str | Path) -> Batch:
@@ -254,23 +299,41 @@ def load_batch(folder: str | Path) -> Batch:
         the records of records.jsonl (empty when it was not written yet, e.g. a single
         shard) and summary.json.
 
+    Items are those of the batch's one listing (`BatchFolder.item_folders`: records.jsonl,
+    else batch.json's plan): a folder that is incomplete, fails its checksums or is a
+    symbolic link is left out, its records with it, and named in `Batch.skipped`.
+
     Raises
     ------
     ConfigError
-        `folder` holds no items and no records.
+        `folder` is not a batch folder (no batch.json, no records.jsonl and no item), or one
+        of its files is corrupt (the message names it).
     """
-    folder = Path(folder)
-    items_root = folder / ITEMS_DIR
-    folders = sorted(p for p in items_root.iterdir() if not p.name.startswith(".")) if items_root.is_dir() else []
-    records_path = folder / RECORDS
-    if not folders and not records_path.is_file():
-        raise ConfigError(f"{folder}: not a stim3d batch folder (no {ITEMS_DIR}/ and no {RECORDS})")
-    manifest = read_manifest(folder)
-    summary_path = folder / SUMMARY
+    batch = BatchFolder(folder)
+    if not batch.root.is_dir():
+        raise ConfigError(f"{batch.root}: no such folder")
+    manifest = batch.manifest()
+    records = batch.read_records()
+    skipped: dict[str, str] = {}
+    folders = batch.item_folders(skipped)
+    if manifest is None and not batch.records_path.is_file() and not folders:
+        raise ConfigError(f"{batch.root}: not a stim3d batch folder (no {batch.manifest_path.name}, no "
+                          f"{batch.records_path.name} and no complete item folder)")
+    items = []
+    for path in folders:
+        try:
+            items.append(load_item(path))
+        except (OSError, ValueError) as exc:
+            skipped[path.name] = f"item.json is not a valid item: {str(exc).splitlines()[0]}"
+    kept = {item.item_id for item in items}
+    for record in records:
+        if record.item_id not in kept:
+            skipped.setdefault(record.item_id, "no complete item folder")
     return Batch(
-        folder=folder,
-        config=BatchConfig.model_validate(manifest["config"]) if manifest and "config" in manifest else None,
-        items=[load_item(p) for p in folders if is_complete(p)],
-        records=read_records(records_path) if records_path.is_file() else [],
-        summary=json.loads(summary_path.read_text()) if summary_path.is_file() else None,
+        folder=batch.root,
+        config=BatchConfig.model_validate(manifest["config"]) if manifest else None,
+        items=items,
+        records=[r for r in records if r.item_id in kept],
+        summary=batch.read_summary(),
+        skipped=skipped,
     )

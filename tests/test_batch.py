@@ -14,10 +14,11 @@ from types import SimpleNamespace
 import pytest
 
 from stim3d.render.batch.config import ItemPlan, expand, load_config
-from stim3d.render.batch.driver import ProgressEvent, item_key
+from stim3d.render.batch.driver import ProgressEvent
 from stim3d.render.batch.executors import schedule
 from stim3d.render.batch.executors.jobs import BatchAborted, Job, Outcome, threads_per_worker
 from stim3d.render.batch.executors.schedule import WorkerEvent
+from stim3d.render.batch.keys import item_key
 from stim3d.render.batch.produce import produce_item
 from stim3d.render.batch.progress import BatchProgress
 from stim3d.render.batch.summary import constant_baselines, percentile

@@ -1,4 +1,4 @@
-"""One notion of "the items of a batch" (layout.batch_item_folders: the items records.jsonl lists) for records,
+"""One notion of "the items of a batch" (BatchFolder.item_folders: the items records.jsonl lists) for records,
 gallery, contact sheet and exports; named gallery pages; contact-sheet keys that vary (issue 15.9)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from stim3d.render.batch.layout import batch_item_folders
+from stim3d.render.batch.folder import BatchFolder
 from stim3d.render.views.contact_sheet import varying_keys
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
@@ -54,7 +54,7 @@ def run(*argv: str) -> tuple[int, str, str]:
 @pytest.mark.bpy
 def test_gallery_exports_and_records_count_the_same_items(batch, tmp_path):
     skipped: dict[str, str] = {}
-    folders = batch_item_folders(batch, skipped)
+    folders = BatchFolder(batch).item_folders(skipped)
     planned = sorted(f.name for f in folders)
     assert planned == ["shape_count-t0-00000", "shape_count-t0-00001", "spatial_grid-t1-00000"]
     assert "addon-item-00000" in skipped and "not in records.jsonl" in skipped["addon-item-00000"]

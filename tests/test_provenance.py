@@ -19,7 +19,8 @@ import yaml
 from stim3d.provenance import code_identity, git_commit, library_versions
 from stim3d.render.backends.output import RenderOutput
 from stim3d.render.batch.config import ConfigError, expand, parse_config
-from stim3d.render.batch.driver import _check_manifest, item_key
+from stim3d.render.batch.folder import BatchFolder
+from stim3d.render.batch.keys import item_key
 from stim3d.render.batch.produce import finish_item
 from stim3d.render.batch.records import records_for
 from stim3d.scenes.families import FAMILIES
@@ -100,6 +101,12 @@ def test_item_key_changes_with_the_generator_revision_and_the_version(monkeypatc
     monkeypatch.setitem(FAMILIES._families, "shape_count", family)
     monkeypatch.setattr("stim3d.render.provenance.__version__", "9.9.9")
     assert item_key(plan, config.seed, config.render) != old
+
+
+def _check_manifest(out, config, force):
+    """What a render does first: check the folder's batch.json against this config and code, then write its own."""
+    BatchFolder(out).check_manifest(config, force)
+    BatchFolder(out).write_manifest(config)
 
 
 def test_manifest_of_another_revision_is_refused_unless_forced(tmp_path, monkeypatch):

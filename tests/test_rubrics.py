@@ -16,7 +16,7 @@ import pytest
 
 import stim3d
 from stim3d.render.batch.config import expand, parse_config
-from stim3d.render.batch.driver import item_key
+from stim3d.render.batch.keys import item_key
 from stim3d.render.batch.records import records_for
 from stim3d.scenes.colors import PALETTE, nearest_palette_color
 from stim3d.scenes.families import FAMILIES

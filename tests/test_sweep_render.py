@@ -18,8 +18,8 @@ from PIL import Image
 
 pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not installed")
 
+from stim3d.render.batch.folder import BatchFolder
 from stim3d.render.batch.item_folder import load_item, load_mask
-from stim3d.render.batch.layout import item_dir
 from stim3d.render.files import file_sha256
 from stim3d.render.sweep import run_occlusion_sweep  # noqa: E402
 from stim3d.scoring.records import read_records
@@ -47,10 +47,10 @@ def test_object_index_pass_gives_the_recorded_visibility_of_every_level(swept):
     assert report.rendered == 3
     (sweep,) = report.sweeps
     for level in sweep["levels"][1:]:
-        item = load_item(item_dir(out, level["item_id"]))
+        item = load_item(BatchFolder(out).item_dir(level["item_id"]))
         assert item.provenance.mask_source == "renderer"  # mask.png is Blender's own pass, not the ray cast
         truth = item.ground_truth.of(1)
-        visible_in_mask = int((load_mask(item_dir(out, level["item_id"])) == 1).sum())
+        visible_in_mask = int((load_mask(BatchFolder(out).item_dir(level["item_id"])) == 1).sum())
         assert abs(visible_in_mask / truth.amodal_px - truth.visibility) <= 0.01, (level, visible_in_mask, truth)
         assert abs(truth.visibility - level["requested"]) <= 0.01
 

@@ -240,7 +240,9 @@ def load_config(path: str | Path) -> BatchConfig:
         raw, path = sys.stdin.buffer.read(), Path("<stdin>")
     else:
         path = Path(path)
-        if not path.is_file():
+        if path.is_dir():
+            raise ConfigError(f"{path}: a folder, not a config file")
+        if not path.exists():
             raise ConfigError(f"{path}: no such config file")
         try:
             raw = path.read_bytes()

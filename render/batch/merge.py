@@ -27,23 +27,8 @@ from pydantic import ValidationError
 
 from stim3d.provenance import code_identity
 from stim3d.render.batch.config import BatchConfig, ConfigError
-from stim3d.render.batch.driver import (
-    clear_failure,
-    code_mismatch,
-    collect_records,
-    expected_keys,
-    record_failure,
-    stored_key,
-)
-from stim3d.render.batch.layout import (
-    FAILURES_DIR,
-    MANIFEST,
-    RECORDS,
-    SUMMARY,
-    item_dir,
-    read_manifest,
-    remove_item_temporaries,
-)
+from stim3d.render.batch.folder import MANIFEST, TIMING, BatchFolder, is_link
+from stim3d.render.batch.keys import code_mismatch, expected_keys
 from stim3d.render.batch.lock import folder_lock
 from stim3d.render.batch.summary import (
     ConstantBaseline,
@@ -53,7 +38,7 @@ from stim3d.render.batch.summary import (
     seconds_lines,
     seconds_stats,
 )
-from stim3d.render.files import atomic_folder, remove_temporaries, write_jsonl_atomic, write_text_atomic
+from stim3d.render.files import atomic_folder
 from stim3d.version import __version__
 
 
@@ -65,6 +50,7 @@ class MergeReport:
     failed: dict[str, str] = field(default_factory=dict)
     attempts: dict[str, int] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
+    unusable: dict[str, str] = field(default_factory=dict)  # missing items found on disk but not done: why
     seconds: list[float] = field(default_factory=list)
     records: int = 0
     baselines: list[ConstantBaseline] = field(default_factory=list)
@@ -75,9 +61,12 @@ class MergeReport:
                  f"failed: {len(self.failed)}  missing: {len(self.missing)}"]
         lines += seconds_lines(self.seconds)
         lines += failure_lines(self.failed, self.attempts)
-        if self.missing:
-            shown = ", ".join(self.missing[:5]) + (", ..." if len(self.missing) > 5 else "")
+        absent = [item_id for item_id in self.missing if item_id not in self.unusable]
+        if absent:
+            shown = ", ".join(absent[:5]) + (", ..." if len(absent) > 5 else "")
             lines.append(f"missing (no shard rendered them; rerun their shard): {shown}")
+        for item_id, reason in sorted(self.unusable.items()):
+            lines.append(f"not usable {item_id}: {reason}; rerun its shard")
         lines += baseline_lines(self.baselines)
         lines.append(f"records: {self.records}")
         return lines
@@ -86,7 +75,8 @@ class MergeReport:
         return {
             "items": self.total, "present": self.present, "shards": self.shards,
             "failed": {k: {"reason": v, "attempts": self.attempts.get(k, 1)} for k, v in sorted(self.failed.items())},
-            "missing": self.missing, "seconds_per_item": seconds_stats(self.seconds), "records": self.records,
+            "missing": self.missing, "unusable": dict(sorted(self.unusable.items())),
+            "seconds_per_item": seconds_stats(self.seconds), "records": self.records,
             "constant_baseline": [asdict(b) for b in self.baselines],
         }
 
@@ -95,7 +85,7 @@ def _link_or_copy_folder(source: Path, final: Path) -> None:
     """Publish a shard's item folder in the merged batch: hard links where the filesystem allows, else copies."""
     with atomic_folder(final) as tmp:
         for path in sorted(source.iterdir()):
-            if not path.is_file():
+            if is_link(path) or not path.is_file():  # a link is never followed out of a shard folder
                 continue
             try:
                 os.link(path, tmp / path.name)
@@ -105,7 +95,7 @@ def _link_or_copy_folder(source: Path, final: Path) -> None:
 
 def _item_seconds(folder: Path) -> float | None:
     try:
-        return sum(json.loads((folder / "timing.json").read_text()).values())
+        return sum(json.loads((folder / TIMING).read_text()).values())
     except (OSError, ValueError, TypeError):
         return None
 
@@ -129,7 +119,7 @@ def _shard_manifests(shard_dirs: list[Path]) -> dict:
         raise ConfigError("merge needs at least one shard folder")
     first: tuple[Path, dict] | None = None
     for folder in shard_dirs:
-        manifest = read_manifest(folder) if folder.is_dir() else None
+        manifest = BatchFolder(folder).manifest() if folder.is_dir() else None
         if manifest is None:
             raise ConfigError(f"{folder}: not a batch folder (no {MANIFEST})")
         _check_config_hash(folder, manifest)
@@ -150,14 +140,15 @@ def merge_shards(shard_dirs: list[Path], out: Path) -> MergeReport:
         raise ConfigError(f"--out {out}: exists and is not a folder")
     manifest = _shard_manifests(shard_dirs)
     with folder_lock(out):
-        remove_item_temporaries(out)
-        remove_temporaries(out)
-        remove_temporaries(out / FAILURES_DIR)
-        return _merge_locked(shard_dirs, out, manifest)
+        merged = BatchFolder(out)
+        merged.refuse_links()
+        merged.remove_temporaries()
+        return _merge_locked([BatchFolder(d) for d in shard_dirs], merged, manifest)
 
 
-def _merge_locked(shard_dirs: list[Path], out: Path, manifest: dict) -> MergeReport:
-    existing = read_manifest(out) if out.is_dir() else None
+def _merge_locked(shards: list[BatchFolder], merged: BatchFolder, manifest: dict) -> MergeReport:
+    out = merged.root
+    existing = merged.manifest() if out.is_dir() else None
     if existing is not None and existing.get("config_hash") != manifest.get("config_hash"):
         raise ConfigError(f"{out} holds a batch of a different config (hash {existing.get('config_hash')} != "
                           f"{manifest.get('config_hash')}); merge into another folder")
@@ -167,40 +158,35 @@ def _merge_locked(shard_dirs: list[Path], out: Path, manifest: dict) -> MergeRep
         raise ConfigError(f"the shards were rendered by {other}, not by this stim3d {__version__}: "
                           f"merge them with the stim3d that rendered them, or re-render them")
     keys = expected_keys(config)
-    out.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2) + "\n")
-    report = MergeReport(total=len(keys), shards=len(shard_dirs))
+    merged.write_manifest_payload(manifest)
+    report = MergeReport(total=len(keys), shards=len(shards))
     for item_id in sorted(keys):
-        final = item_dir(out, item_id)
-        if stored_key(final) != keys[item_id]:
-            source = next((item_dir(d, item_id) for d in shard_dirs if stored_key(item_dir(d, item_id)) == keys[item_id]),
-                          None)
+        final = merged.item_dir(item_id)
+        if not merged.state(item_id, keys[item_id]).done:
+            source = next((shard for shard in shards if shard.state(item_id, keys[item_id]).done), None)
             if source is not None:
-                _link_or_copy_folder(source, final)
+                _link_or_copy_folder(source.item_dir(item_id), final)
                 report.copied += 1
-        if stored_key(final) == keys[item_id]:
+        if merged.state(item_id, keys[item_id]).done:
             report.present += 1
-            clear_failure(out, item_id)
+            merged.clear_failure(item_id)
             seconds = _item_seconds(final)
             if seconds is not None:
                 report.seconds.append(seconds)
             continue
-        failure = next((d / FAILURES_DIR / f"{item_id}.json" for d in [out, *shard_dirs]
-                        if (d / FAILURES_DIR / f"{item_id}.json").is_file()), None)
+        failure = next((data for batch in [merged, *shards] if (data := batch.failure(item_id)) is not None), None)
+        found = [reason for batch in [merged, *shards]
+                 if (reason := batch.state(item_id, keys[item_id]).reason) != "not rendered"]
         if failure is None:
+            if found:
+                report.unusable[item_id] = found[0]
             report.missing.append(item_id)
             continue
-        try:
-            data = json.loads(failure.read_text(encoding="utf-8"))
-            data = data if isinstance(data, dict) else {}
-        except (UnicodeDecodeError, ValueError):
-            data = {"reason": f"{failure} is corrupt"}
-        report.failed[item_id] = data.get("reason", "")
-        report.attempts[item_id] = data.get("attempts", 1)
-        record_failure(out, item_id, report.failed[item_id], report.attempts[item_id])
-    records = collect_records(out, keys)
-    write_jsonl_atomic(out / RECORDS, records)
+        report.failed[item_id] = failure.get("reason", "")
+        report.attempts[item_id] = failure.get("attempts", 1)
+        merged.record_failure(item_id, report.failed[item_id], report.attempts[item_id])
+    records = merged.write_records(keys)
     report.records = len(records)
     report.baselines = constant_baselines(records)
-    write_text_atomic(out / SUMMARY, json.dumps({**report.to_json(), "code": code_identity(families)}, indent=2) + "\n")
+    merged.write_summary({**report.to_json(), "code": code_identity(families)})
     return report

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from stim3d.render.batch.layout import RECORDS
+from stim3d.render.batch.folder import RECORDS
 from stim3d.render.files import TMP_MARK
 
 

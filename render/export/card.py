@@ -10,7 +10,6 @@ so a score can be read against what ignoring the image would reach.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from stim3d.render.batch.layout import MANIFEST
+from stim3d.render.batch.folder import MANIFEST, BatchFolder
 from stim3d.render.batch.summary import constant_baselines
 from stim3d.render.export.common import ExportedItem
 from stim3d.version import __version__
@@ -70,9 +69,12 @@ def _configs(batches: Sequence[Path]) -> list[str]:
     blocks = []
     for batch in batches:
         try:
-            manifest = json.loads((Path(batch) / MANIFEST).read_text(encoding="utf-8"))
+            manifest = BatchFolder(batch).manifest()
+        except (OSError, ValueError):
+            manifest = None
+        if manifest is not None:
             blocks.append(yaml.safe_dump(manifest["config"], sort_keys=False).rstrip())
-        except (OSError, ValueError, KeyError, TypeError):
+        else:
             blocks.append(f"# {Path(batch).name}: no readable {MANIFEST}")
     return blocks
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from stim3d.render.batch.folder import IMAGE
 from stim3d.render.batch.item_folder import load_item, load_mask
 from stim3d.render.export.common import ExportReport, collect_items, export_folder
 from stim3d.scenes.model import SHAPES, Item
@@ -88,7 +89,7 @@ def export_coco(batches: Sequence[Path], dest: Path) -> ExportReport:
                 continue
             image_id = len(images) + 1
             file_name = f"{entry.uid}.png"
-            shutil.copyfile(entry.folder / "image.png", tmp / "images" / file_name)
+            shutil.copyfile(entry.folder / IMAGE, tmp / "images" / file_name)
             images.append({
                 "id": image_id,
                 "file_name": file_name,

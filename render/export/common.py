@@ -9,7 +9,6 @@ skipped and named in the report, never shipped and never fatal to the rest."""
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,10 +16,11 @@ from pathlib import Path
 
 from PIL import Image
 
-from stim3d.render.batch.layout import MANIFEST, RECORDS
+from stim3d.render.batch.config import ConfigError
+from stim3d.render.batch.folder import IMAGE, MASK, BatchFolder, is_link
 from stim3d.render.files import OutsideDestination, atomic_folder, file_sha256, inside
 from stim3d.scenes.names import check_name
-from stim3d.scoring.records import Record, read_records
+from stim3d.scoring.records import Record
 
 
 class ExportError(ValueError):
@@ -66,24 +66,25 @@ class ExportReport:
 
 
 def batch_namespace(batch: Path) -> str:
-    manifest = batch / MANIFEST
-    if manifest.is_file():
-        try:
-            config_hash = json.loads(manifest.read_text(encoding="utf-8")).get("config_hash")
-        except (UnicodeDecodeError, ValueError, AttributeError):
-            raise ExportError(f"{manifest}: corrupt; restore it (its config hash names the batch's items)") from None
-        if isinstance(config_hash, str) and config_hash and config_hash.isalnum():
-            return config_hash[:8]
-    return hashlib.sha256((batch / RECORDS).read_bytes()).hexdigest()[:8]
+    folder = BatchFolder(batch)
+    try:
+        manifest = folder.manifest()
+    except ConfigError:
+        raise ExportError(f"{folder.manifest_path}: corrupt; restore it (its config hash names the batch's items)") \
+            from None
+    config_hash = manifest.get("config_hash") if manifest else None
+    if isinstance(config_hash, str) and config_hash and config_hash.isalnum():
+        return config_hash[:8]
+    return hashlib.sha256(folder.records_path.read_bytes()).hexdigest()[:8]
 
 
 def image_problem(folder: Path) -> str | None:
     """Why an item's image.png and mask.png cannot be exported (None if both decode and have one size)."""
     try:
-        with Image.open(folder / "image.png") as image:
+        with Image.open(folder / IMAGE) as image:
             image.load()
             size = image.size
-        with Image.open(folder / "mask.png") as mask:
+        with Image.open(folder / MASK) as mask:
             mask.load()
             mask_size = mask.size
     except (OSError, SyntaxError) as exc:  # Pillow: truncated, not a PNG
@@ -111,11 +112,12 @@ def collect_items(batches: Sequence[Path],
     items: dict[str, ExportedItem] = {}
     duplicates = 0
     for batch in map(Path, batches):
-        records_path = batch / RECORDS
+        folder_of = BatchFolder(batch)
+        records_path = folder_of.records_path
         if not records_path.is_file():
-            raise ExportError(f"{batch}: not a batch folder (no {RECORDS})")
+            raise ExportError(f"{batch}: not a batch folder (no {records_path.name})")
         try:
-            records = read_records(records_path)
+            records = folder_of.read_records()
         except ValueError as exc:
             raise ExportError(str(exc)) from None
         namespace = batch_namespace(batch)
@@ -133,8 +135,15 @@ def collect_items(batches: Sequence[Path],
                     inside(batch, image)
                 except OutsideDestination:
                     raise ExportError(f"{records_path}: image path {record.image.path!r} leads outside {batch}") from None
-                if not image.is_file() or not (folder / "mask.png").is_file():
-                    raise ExportError(f"{batch}: item {record.item_id} is missing image.png or mask.png")
+                linked = [p.name for p in (folder, image, folder / MASK) if is_link(p)] + \
+                    [link.name for link in [folder_of.link_in(folder)] if link is not None]
+                if linked:  # never read through a link out of the batch (docs/hardening.md)
+                    unusable.add(record.item_id)
+                    if skipped is not None:
+                        skipped[f"{batch}/{record.item_id}"] = f"{linked[0]} is a symbolic link (not followed)"
+                    continue
+                if not image.is_file() or not (folder / MASK).is_file():
+                    raise ExportError(f"{batch}: item {record.item_id} is missing {IMAGE} or {MASK}")
                 if file_sha256(image) != record.image.sha256:
                     raise ExportError(f"{records_path}: stale: {record.image.path} no longer has the recorded sha256")
                 problem = image_problem(folder)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from stim3d.render.batch.folder import IMAGE, MASK
 from stim3d.render.batch.item_folder import load_item
 from stim3d.render.export.card import write_card
 from stim3d.render.export.common import ExportedItem, ExportError, ExportReport, collect_items, export_folder
@@ -108,8 +109,8 @@ def export_imagefolder(batches: Sequence[Path], dest: Path) -> ExportReport:
             for split in dict.fromkeys(r.split for r in entry.records):
                 file_name, mask_name = f"{entry.uid}.png", f"{MASKS_DIR}/{entry.uid}.png"
                 inside(tmp, tmp / split / MASKS_DIR).mkdir(parents=True, exist_ok=True)  # split names are checked
-                shutil.copyfile(entry.folder / "image.png", tmp / split / file_name)
-                shutil.copyfile(entry.folder / "mask.png", tmp / split / mask_name)
+                shutil.copyfile(entry.folder / IMAGE, tmp / split / file_name)
+                shutil.copyfile(entry.folder / MASK, tmp / split / mask_name)
                 rows.setdefault(split, []).extend(
                     imagefolder_row(entry, r, file_name, objects, mask_name) for r in entry.records if r.split == split
                 )

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from stim3d.render.batch.folder import BatchFolder
 from stim3d.render.batch.item_folder import load_item
-from stim3d.render.batch.layout import item_dir
 from stim3d.scenes.model import Item
 from stim3d.scenes.sweep import SweepError
 
@@ -119,7 +119,7 @@ def strip(sweep: dict, out: Path, path: Path, panel_height: int = 150, label_px:
     from PIL import Image
 
     plt = _pyplot()
-    items = {lv["item_id"]: load_item(item_dir(out, lv["item_id"])) for lv in sweep["levels"] if lv["item_id"]}
+    items = {lv["item_id"]: load_item(BatchFolder(out).item_dir(lv["item_id"])) for lv in sweep["levels"] if lv["item_id"]}
     if items:
         first = next(iter(items.values())).scene.camera
         box = focus_box(list(items.values()), (sweep["target_id"], sweep["occluder_id"]))
@@ -131,7 +131,7 @@ def strip(sweep: dict, out: Path, path: Path, panel_height: int = 150, label_px:
     for level in sweep["levels"]:
         image = None
         if level["item_id"] is not None:
-            full = Image.open(item_dir(out, level["item_id"]) / "image.png").convert("RGB")
+            full = Image.open(BatchFolder(out).image_path(level["item_id"])).convert("RGB")
             image = np.asarray(full.crop(box).resize((width, panel_height), Image.Resampling.LANCZOS))
         panels.append((level, image))
     dpi = 100

@@ -2,34 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from stim3d.provenance import code_identity
-from stim3d.render.batch.driver import DEFAULT_RECYCLE_AFTER, Executor, stored_key
-from stim3d.render.batch.executors import (
-    Job,
-    JobContext,
-    Outcome,
-    available_cpus,
-    run_local,
-    run_ray,
-    threads_per_worker,
-)
-from stim3d.render.batch.item_folder import install_item_files, load_item
-from stim3d.render.batch.layout import MANIFEST, RECORDS, item_dir, remove_item_temporaries
-from stim3d.render.batch.records import records_for
-from stim3d.render.files import file_sha256, write_json_atomic, write_jsonl_atomic
+from stim3d.render.batch.executors import Executor, Job, Outcome, run_jobs
+from stim3d.render.batch.folder import BatchFolder
+from stim3d.render.batch.item_folder import install_item_files
+from stim3d.render.batch.keys import level_key
 from stim3d.render.sweep.pictures import plot_achieved, read_scores, strip
 from stim3d.render.sweep.sources import load_sources
-from stim3d.scenes.model import Item, RenderSettings, SceneObject
+from stim3d.scenes.model import Item, SceneObject
 from stim3d.scenes.sweep import ItemSweep, SweepError, sweep_item
-from stim3d.scoring.records import Record
 
 SUMMARY = "sweeps.json"
 PLOT = "sweep_plot.png"
@@ -71,14 +56,6 @@ class SweepReport:
         return lines
 
 
-def level_key(item: Item, settings: RenderSettings) -> str:
-    """Hash of everything that determines a level's files: its item before rendering, the settings, and the code
-    (stim3d version, generator revision), so a rerun after an upgrade re-renders instead of keeping old levels."""
-    payload = item.to_json() + json.dumps(settings.model_dump(mode="json"), sort_keys=True) + json.dumps(
-        code_identity({item.family}, with_commit=False), sort_keys=True)
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
-
-
 def run_occlusion_sweep(
     source: Path,
     levels: list[float],
@@ -106,14 +83,15 @@ def run_occlusion_sweep(
     visibility to the plot.
     """
     out = Path(out)
-    if (out / MANIFEST).exists():
-        raise SweepError(f"--out {out} is a batch folder (it has {MANIFEST}); a sweep writes its own records.jsonl, "
-                         "so give it a folder of its own")
+    folder = BatchFolder(out)
+    if folder.manifest_path.exists():
+        raise SweepError(f"--out {out} is a batch folder (it has {folder.manifest_path.name}); a sweep writes its own "
+                         "records, so give it a folder of its own")
     correct = read_scores(scores) if scores is not None else None  # a bad file fails before any rendering
     sources = load_sources(source, engine, samples)
     report = SweepReport(failed_sources=dict(sources.failed))
-    out.mkdir(parents=True, exist_ok=True)
-    remove_item_temporaries(out)
+    folder.prepare()
+    folder.remove_temporaries()
     total = len(sources.items) * len(levels)
 
     solved: list[tuple[Item, ItemSweep]] = []
@@ -135,8 +113,7 @@ def run_occlusion_sweep(
             if level_item is None:
                 continue
             key = level_key(level_item, sources.settings)
-            folder = item_dir(out, level_item.item_id)
-            if stored_key(folder) == key:
+            if folder.state(level_item.item_id, key).done:
                 status[level_item.item_id] = "skipped"
             else:
                 jobs.append(Job(None, key, level_item))
@@ -151,16 +128,9 @@ def run_occlusion_sweep(
         if progress:
             progress(done, total, outcome.item_id, status[outcome.item_id])
 
-    if jobs:
-        if executor == "ray":
-            run_ray(jobs, JobContext(0, sources.settings, out), workers, DEFAULT_RECYCLE_AFTER, on_outcome, address)
-        else:
-            count = min(workers, len(jobs))
-            threads = threads_per_worker(sources.settings, available_cpus(), count)
-            context = JobContext(0, sources.settings.model_copy(update={"threads": threads}), out)
-            run_local(jobs, context, count, DEFAULT_RECYCLE_AFTER, on_outcome)
+    run_jobs(jobs, 0, sources.settings, out, on_outcome, workers=workers, executor=executor, address=address)
 
-    records: list[Record] = []
+    done_ids: list[str] = []
     for item, swept in solved:
         summary_levels = []
         for result, level_item in zip(swept.sweep.levels, swept.items):
@@ -178,18 +148,17 @@ def run_occlusion_sweep(
                 continue
             report.rendered += state == "rendered"
             report.skipped += state == "skipped"
-            folder = item_dir(out, level_item.item_id)
-            image = folder / "image.png"
-            records.extend(records_for(load_item(folder), os.path.relpath(image, out), file_sha256(image)))
+            done_ids.append(level_item.item_id)
             summary_levels.append({"requested": result.requested, "item_id": level_item.item_id, "status": state,
                                    "achieved": result.achieved, "offset_m": result.offset})
         report.sweeps.append(_sweep_summary(item, swept, summary_levels))
-    write_jsonl_atomic(out / RECORDS, records)
+    records = folder.records_of(done_ids)
+    folder.write_records(rows=records)
     report.records = len(records)
-    write_json_atomic(out / SUMMARY, {"levels": levels, "sweeps": report.sweeps,
-                                      "failed": [{"item_id": k, "reason": v}
-                                                 for k, v in sorted(report.failed_sources.items())]})
-    report.outputs = [out / RECORDS, out / SUMMARY]
+    summary = folder.write_summary({"levels": levels, "sweeps": report.sweeps,
+                                    "failed": [{"item_id": k, "reason": v}
+                                               for k, v in sorted(report.failed_sources.items())]}, SUMMARY)
+    report.outputs = [folder.records_path, summary]
     if plot or correct is not None:
         report.outputs.append(plot_achieved(report.sweeps, out / PLOT, correct))
         for sweep in report.sweeps:

@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from stim3d.render.batch.config import expand, load_config
+from stim3d.render.batch.folder import ITEM_JSON
 from stim3d.render.batch.item_folder import load_item
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
@@ -38,14 +39,16 @@ def load_sources(source: Path, engine: str | None = None, samples: int | None = 
             error = exc.errors()[0]
             raise SweepError(f"--{error['loc'][0]} {error['input']!r}: {error['msg']}") from None
 
-    folder = source.parent if source.name == "item.json" else source
+    folder = source.parent if source.name == ITEM_JSON else source
+    if not source.exists():
+        raise SweepError(f"{source}: no such item folder or config file")
     if folder.is_dir():
-        if not (folder / "item.json").is_file():
+        if not (folder / ITEM_JSON).is_file():
             raise SweepError(f"{folder}: not an item folder (no item.json) and not a config file")
         try:
             item = load_item(folder)
         except ValueError as exc:
-            raise SweepError(f"{folder / 'item.json'}: not a stim3d item ({str(exc).splitlines()[0]})") from None
+            raise SweepError(f"{folder / ITEM_JSON}: not a stim3d item ({str(exc).splitlines()[0]})") from None
         settings = with_overrides(_settings_of(item))
         return Sources(settings=settings, items=[item])
     config = load_config(source)

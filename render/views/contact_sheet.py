@@ -18,6 +18,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFont
 from PIL.PngImagePlugin import PngInfo
 
+from stim3d.render.batch.folder import IMAGE
 from stim3d.render.batch.item_folder import load_item
 from stim3d.render.files import atomic_path
 from stim3d.render.views.gallery import GalleryError, item_folders, select_items, thumbnail
@@ -164,7 +165,7 @@ def contact_sheet(
     shown, thumbs = [], []
     for item in items:
         try:
-            with Image.open(by_id[item.item_id] / "image.png") as image:
+            with Image.open(by_id[item.item_id] / IMAGE) as image:
                 thumbs.append(thumbnail(image, thumb_width))
         except (OSError, SyntaxError, KeyError) as exc:  # Pillow: truncated or not a PNG; KeyError: id != folder
             skipped[item.item_id] = f"image.png unreadable: {str(exc).splitlines()[0]}"

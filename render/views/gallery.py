@@ -34,8 +34,8 @@ from PIL import Image
 from pydantic import ValidationError
 
 from stim3d.render.batch.config import ConfigError
+from stim3d.render.batch.folder import IMAGE, ITEM_JSON, MASK, BatchFolder
 from stim3d.render.batch.item_folder import load_item, load_mask
-from stim3d.render.batch.layout import ITEMS_DIR, batch_item_folders
 from stim3d.render.files import atomic_path, inside, write_text_atomic
 from stim3d.render.views.gallery_page import THUMB_WIDTH, GalleryEntry, render_index
 from stim3d.render.views.overlays import LAYERS, OVERLAY_STYLE, OVERLAYS_DIR, grid_cells, overlay_paths, write_overlays
@@ -74,15 +74,16 @@ class GalleryReport:
 # -- selecting items -----------------------------------------------------------------------------------
 
 def item_folders(out: Path, skipped: dict[str, str] | None = None) -> list[Path]:
-    """The items of the batch (layout.batch_item_folders: those records.jsonl lists, as the exports read them),
+    """The items of the batch (`BatchFolder.item_folders`: those records.jsonl lists, as the exports read them),
     in item-id order; a clear error when there are none.
 
     A folder that is incomplete, fails its checksums.json or is not an item of the
     batch is left out and, when `skipped` is given, named there with the reason.
     """
-    items = Path(out) / ITEMS_DIR
+    batch = BatchFolder(out)
+    items = batch.items
     try:
-        folders = batch_item_folders(Path(out), skipped)
+        folders = batch.item_folders(skipped)
     except ConfigError as exc:
         raise GalleryError(str(exc)) from None
     if not folders:
@@ -200,7 +201,7 @@ def _expected_layers(item: Item) -> list[str]:
 def _overlays_fresh(item: Item, folder: Path, gallery: Path) -> bool:
     paths = overlay_paths(gallery, item.item_id)
     expected = _expected_layers(item)
-    sources = [folder / "mask.png", folder / "item.json"]
+    sources = [folder / MASK, folder / ITEM_JSON]
     return all(_is_fresh(paths[name], sources) for name in expected) and ("grid" in expected or not paths["grid"].exists())
 
 
@@ -216,7 +217,7 @@ def _make_files(item: Item, folder: Path, gallery: Path, thumb: bool,
         inside(gallery.parent, path)
     try:
         if thumb:
-            write_thumbnail(folder / "image.png", _thumb_path(gallery, item.item_id))
+            write_thumbnail(folder / IMAGE, _thumb_path(gallery, item.item_id))
         layers = None
         if overlays:
             mask, cam = load_mask(folder), item.scene.camera
@@ -286,7 +287,7 @@ def build_gallery(
     jobs = []
     for item in chosen:
         folder = folders[item.item_id]
-        thumb = not _is_fresh(_thumb_path(gallery, item.item_id), [folder / "image.png"])
+        thumb = not _is_fresh(_thumb_path(gallery, item.item_id), [folder / IMAGE])
         overlays = not _overlays_fresh(item, folder, gallery)
         report.thumbs_made += thumb
         report.overlays_made += overlays
@@ -343,8 +344,7 @@ def _note(out: Path, total: int, shown: int, family: str | None, filters: dict[s
     if family:
         parts.append(f"family {family}")
     parts.extend(f"{k}={v}" for k, v in filters.items())
-    failures = out / "failures"
-    failed = len(list(failures.glob("*.json"))) if failures.is_dir() else 0
+    failed = BatchFolder(out).failure_count()
     if failed:
         parts.append(f"{failed} items failed to build (see failures/)")
     return " · ".join(parts)

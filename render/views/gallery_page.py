@@ -10,7 +10,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import quote
 
-from stim3d.render.batch.layout import ITEMS_DIR
+from stim3d.render.batch.folder import ITEMS_DIR
 from stim3d.render.views.overlays import LAYER_TITLES, LAYERS, OVERLAYS_DIR, grid_cells, hex_colour, object_colour
 from stim3d.scenes.model import Item
 from stim3d.scoring.answers import answer_text

@@ -42,6 +42,9 @@ item id (or several, comma-separated), the worker that receives that item calls
 worker costs only its item; never set it outside tests.
 """
 
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
 
 from stim3d.render.batch.executors.jobs import (
                                                 BatchAborted,
@@ -56,6 +59,30 @@ from stim3d.render.batch.executors.jobs import (
 from stim3d.render.batch.executors.local import run_local
 from stim3d.render.batch.executors.ray_cluster import check_ray, run_ray
 from stim3d.render.batch.executors.schedule import schedule
+from stim3d.scenes.model import RenderSettings
 
-__all__ = ["BatchAborted", "ExecutorUnavailable", "Job", "JobContext", "Outcome", "Worker", "available_cpus",
-           "check_ray", "run_local", "run_ray", "schedule", "threads_per_worker"]
+__all__ = ["DEFAULT_RECYCLE_AFTER", "BatchAborted", "Executor", "ExecutorUnavailable", "Job", "JobContext", "Outcome",
+           "Worker", "available_cpus", "check_ray", "run_jobs", "run_local", "run_ray", "schedule",
+           "threads_per_worker"]
+
+DEFAULT_RECYCLE_AFTER = 50
+Executor = Literal["local", "ray"]
+
+
+def run_jobs(jobs: list[Job], seed: int, settings: RenderSettings, out: Path, on_outcome: Callable[[Outcome], None], *,
+             workers: int | None = None, executor: Executor = "local", address: str | None = None,
+             recycle_after: int = DEFAULT_RECYCLE_AFTER) -> int:
+    """Render `jobs` into `out` on the chosen executor; returns the number of workers used (the one dispatch).
+
+    Local: min(`workers` (default 1), jobs) processes, each with cores / workers Cycles
+    threads unless `settings.threads` is set. Ray: `workers` actors (default: as many as fit).
+    """
+    if not jobs:
+        return 0
+    if executor == "ray":
+        return run_ray(jobs, JobContext(seed, settings, out), workers, recycle_after, on_outcome, address=address)
+    count = min(workers or 1, len(jobs))
+    threads = threads_per_worker(settings, available_cpus(), count)
+    run_local(jobs, JobContext(seed, settings.model_copy(update={"threads": threads}), out), count, recycle_after,
+              on_outcome)
+    return count

@@ -8,6 +8,8 @@ import os
 import re
 import shutil
 import signal
+import socket
+import stat
 import sys
 import tempfile
 import time
@@ -105,6 +107,39 @@ def describe_exit(exitcode: int | None) -> str:
     return f"worker process exited with code {exitcode}"
 
 
+SCRATCH_PREFIX = "stim3d-workers-"
+
+
+def remove_dead_scratch() -> int:
+    """Delete the workers' scratch folders that runs killed with -9 left in $TMPDIR (their process is gone).
+
+    Only folders named by this host, owned by this user, and not links; a live run's folder is left alone.
+    """
+    pattern = re.compile(rf"{re.escape(SCRATCH_PREFIX)}{re.escape(socket.gethostname())}-(\d+)-")
+    removed = 0
+    for path in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*"):
+        match = pattern.match(path.name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if not match or info.st_uid != os.getuid() or not stat.S_ISDIR(info.st_mode) or _alive(int(match[1])):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class LocalPool:
     """Worker processes on this machine, each with a pipe; deaths are seen through process sentinels."""
 
@@ -114,7 +149,8 @@ class LocalPool:
         self._procs: dict[int, Any] = {}
         self._conns: dict[int, Connection] = {}
         self._next = 0
-        self._tmp = Path(tempfile.mkdtemp(prefix="stim3d-workers-"))
+        remove_dead_scratch()
+        self._tmp = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{socket.gethostname()}-{os.getpid()}-"))
 
     def _home(self, handle: int) -> Path:
         return self._tmp / f"worker-{handle}"

@@ -52,9 +52,9 @@ class RenderActor:
     def render(self, job: Job) -> Outcome:
         outcome = self._worker.run(job)
         if outcome.status == "rendered":
-            from stim3d.render.batch.layout import item_dir
+            from stim3d.render.batch.folder import BatchFolder
 
-            folder = item_dir(self._out, job.item_id)
+            folder = BatchFolder(self._out).item_dir(job.item_id)
             outcome.files = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
             shutil.rmtree(folder, ignore_errors=True)
         return outcome
