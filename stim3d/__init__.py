@@ -24,12 +24,17 @@ from stim3d.version import __version__
 
 if TYPE_CHECKING:
     from stim3d.api import Batch, compose, families, load_batch, render_batch, render_items
+    from stim3d.render.eval import evaluate
 
-__all__ = ["Batch", "__version__", "compose", "families", "load_batch", "render_batch", "render_items"]
+__all__ = ["Batch", "__version__", "compose", "evaluate", "families", "load_batch", "render_batch", "render_items"]
 
 
 def __getattr__(name: str) -> Any:
     # The API is loaded on first use, so `import stim3d.scoring` (which needs none of it) stays light.
+    if name == "evaluate":  # models in the loop live in render/eval/ (docs/eval.md)
+        from stim3d.render.eval import evaluate
+
+        return evaluate
     if name in __all__:
         from stim3d import api
 
