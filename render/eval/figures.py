@@ -19,8 +19,9 @@ def _pyplot():
     return plt
 
 
-def _errors(cells: Sequence[Cell]) -> np.ndarray:
-    return np.array([[c.accuracy - c.interval[0] for c in cells], [c.interval[1] - c.accuracy for c in cells]])
+def _errors(cells: Sequence[Cell]) -> list[list[float]]:
+    """(below, above) distances from each accuracy to its interval's ends, as matplotlib's xerr/yerr take them."""
+    return [[c.accuracy - c.interval[0] for c in cells], [c.interval[1] - c.accuracy for c in cells]]
 
 
 def bars(cells: Sequence[Cell], title: str, path: Path) -> Path:

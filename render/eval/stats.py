@@ -82,14 +82,15 @@ def axis_cells(records: Sequence[Record], results: Sequence[QuestionResult], key
 
     A bin is labelled by its centre.
     """
-    pairs = [(r.difficulty[key], q) for r, q in zip(records, results) if _numeric(r.difficulty.get(key))]
-    values = sorted({float(v) for v, _ in pairs})
+    pairs = [(float(value), q) for r, q in zip(records, results)
+             if isinstance(value := r.difficulty.get(key), (int, float)) and _numeric(value)]
+    values = sorted({v for v, _ in pairs})
     if len(values) > MAX_LEVELS:
         low, high = values[0], values[-1]
         width = (high - low) / MAX_LEVELS
-        labels = [round(low + width * (min(int((float(v) - low) / width), MAX_LEVELS - 1) + 0.5), 6) for v, _ in pairs]
+        labels = [round(low + width * (min(int((v - low) / width), MAX_LEVELS - 1) + 0.5), 6) for v, _ in pairs]
     else:
-        labels = [float(v) for v, _ in pairs]
+        labels = [v for v, _ in pairs]
     return grouped(labels, [q for _, q in pairs])
 
 

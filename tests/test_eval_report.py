@@ -1,0 +1,112 @@
+"""Score reports: report.html with Wilson intervals from a real batch, --compare, the psychometric fit, ROSE's gap,
+and the gallery's filter to the items a model got wrong."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+import stim3d
+from stim3d.render.cli import main
+from stim3d.render.eval.report import sections
+from stim3d.scoring.records import answer_text, read_records
+from stim3d.scoring.report import score
+from tests.eval_server import tiny_batch
+from tests.test_eval_baselines import family_records
+
+
+@pytest.fixture
+def batch(tmp_path_factory, tmp_path) -> Path:
+    shutil.copytree(tiny_batch(tmp_path_factory), tmp_path / "batch")
+    return tmp_path / "batch"
+
+
+@pytest.mark.bpy
+def test_score_writes_report_html_with_wilson_intervals_and_pngs(batch, tmp_path, capsys):
+    records = read_records(batch / "records.jsonl")
+    predictions = tmp_path / "model.jsonl"
+    rows = [{"question_id": r.question_id,
+             "response": answer_text(r.answer.type, r.answer.gold) if r.family == "shape_count" else "99"}
+            for r in records]
+    predictions.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert main(["score", str(batch), str(predictions)]) == 0
+    page = (tmp_path / "model.scores.report" / "report.html").read_text()
+    # shape_count 6 of 6 right: Wilson [0.610, 1.000]; shape_color_count 0 of 4: [0.000, 0.490] (Newcombe's formula)
+    assert "<td>shape_count</td><td>6</td><td>6</td><td>1.000</td><td>[0.610, 1.000]</td>" in page
+    assert "<td>shape_color_count</td><td>4</td><td>0</td><td>0.000</td><td>[0.000, 0.490]</td>" in page
+    assert "accuracy by min_visibility" in page  # an axis the batch varies (0.6 and 0.9)
+    pngs = sorted((tmp_path / "model.scores.report").glob("*.png"))
+    assert {p.name for p in pngs} >= {"accuracy_by_family.png", "accuracy_by_question_type.png", "axis_min_visibility.png"}
+    for png in pngs:
+        with Image.open(png) as image:
+            assert image.format == "PNG" and image.width > 100
+        assert f"src='{png.name}'" in page
+
+
+@pytest.mark.bpy
+def test_compare_tables_models_side_by_side_with_the_hand_counted_baselines(batch, capsys):
+    for model in ("baseline:oracle", "baseline:constant"):
+        stim3d.evaluate(batch, model)
+    records = read_records(batch / "records.jsonl")
+    golds = {family: Counter(r.answer.gold for r in records if r.family == family) for family in ("shape_count", "shape_color_count")}
+    constant_right = sum(max(c.values()) for c in golds.values())  # each family answers its most frequent gold
+    capsys.readouterr()
+    assert main(["score", str(batch), "--compare", *sorted(str(p) for p in (batch / "eval").iterdir())]) == 0
+    out = capsys.readouterr().out.splitlines()
+    table = {line.split()[0]: line.split() for line in out[1:3]}
+    assert table["baseline-oracle"][1:4] == ["10", "0", "1.000"]
+    assert float(table["baseline-constant"][3]) == pytest.approx(constant_right / 10, abs=5e-4)
+    page = (batch / "eval" / "compare" / "report.html").read_text()
+    assert "baseline-oracle" in page and "baseline-constant" in page and "shape_color_count (integer)" in page
+
+
+@pytest.mark.bpy
+def test_the_gallery_filters_to_the_items_a_model_got_wrong(batch, capsys):
+    stim3d.evaluate(batch, "baseline:constant")
+    records = read_records(batch / "records.jsonl")
+    best = {f: Counter(r.answer.gold for r in records if r.family == f).most_common() for f in {r.family for r in records}}
+    # the constant answer is the most frequent gold, ties to the smallest (sorted JSON order)
+    constant = {f: min(g for g, n in counts if n == counts[0][1]) for f, counts in best.items()}
+    wrong = sorted({r.item_id for r in records if r.answer.gold != constant[r.family]})
+    assert main(["gallery", str(batch), "--filter", "wrong=baseline:constant"]) == 0
+    page = (batch / "gallery" / "wrong-baseline_constant.html").read_text()
+    shown = sorted(i for i in {r.item_id for r in records} if f"thumbs/{i}.jpg" in page)
+    assert shown == wrong
+    assert main(["gallery", str(batch), "--filter", "wrong=never-run"]) == 2
+    assert "baseline-constant" in capsys.readouterr().err
+
+
+def test_the_psychometric_curve_of_a_symmetric_sweep_has_its_threshold_in_the_middle(tmp_path):
+    base = family_records("shape_count")[0]
+    counts = {0.3: 1, 0.4: 3, 0.5: 5, 0.6: 7, 0.7: 9}  # right out of 10: symmetric about 0.5
+    records, predictions = [], {}
+    for level, right in counts.items():
+        for i in range(10):
+            record = base.model_copy(update={"question_id": f"q{level}-{i}",
+                                             "difficulty": {**base.difficulty, "sweep_level": level}})
+            records.append(record)
+            predictions[record.question_id] = str(record.answer.gold) if i < right else "99"
+    parts, files = sections(tmp_path, records, score(records, predictions))
+    page = "".join(parts)
+    assert "psychometric curve over occlusion sweeps" in page
+    assert "50 % threshold at sweep_level = 0.500" in page  # by symmetry, whatever the slope
+    assert (tmp_path / "axis_sweep_level.png").is_file()
+
+
+def test_rose_perception_to_action_gap_is_tabled(tmp_path):
+    scenes = [family_records("rose_grid", seed) for seed in (1, 2)]
+    records = [r for scene in scenes for r in scene if r.answer.type != "rubric"]
+    tasks = {r.question_id: r.subject["task"] for r in records}
+    predictions = {r.question_id: answer_text(r.answer.type, r.answer.model_dump(mode="json")["gold"]) for r in records}
+    for r in scenes[1]:  # second scene: the global count (T1) and T2 wrong
+        if tasks.get(r.question_id) in ("T1", "T2"):
+            predictions[r.question_id] = "nothing"
+    page = "".join(sections(tmp_path, records, score(records, predictions))[0])
+    # T2: PASS 1 on the scene where T1 was right, 0 where it was wrong: gap 1; T3 right on both: gap 0
+    assert "<tr><td>T2</td><td>1</td><td>1.000</td><td>1</td><td>0.000</td><td>1.000</td></tr>" in page
+    assert "<tr><td>T3</td><td>1</td><td>1.000</td><td>1</td><td>1.000</td><td>0.000</td></tr>" in page
