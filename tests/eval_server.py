@@ -35,6 +35,7 @@ class FakeModel:
         self.authorization: list[str | None] = []
         self.lock = threading.Lock()
         self.release = threading.Event()  # set at teardown so "hang" handlers end
+        self.url = ""  # the base URL, once started
 
     def answer(self, record: Record) -> str:
         if record.question_id in self.unparseable:
@@ -99,7 +100,8 @@ class FakeModel:
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
         threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        return server, f"http://127.0.0.1:{server.server_address[1]}/v1"
+        self.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        return server, self.url
 
 
 TINY_EVAL_CONFIG = """\

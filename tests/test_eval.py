@@ -42,8 +42,7 @@ def batch(tmp_path_factory, tmp_path) -> Path:
 @pytest.fixture
 def server(batch):
     model = FakeModel(read_records(batch / "records.jsonl"))
-    httpd, url = model.start()
-    model.url = url
+    httpd, _ = model.start()
     yield model
     model.release.set()
     httpd.shutdown()

@@ -48,13 +48,14 @@ class EvalResult:
     reused: int = 0
     attempts: int = 0
     failed: dict[str, str] = field(default_factory=dict)
-    seconds: float = 0.0
+    seconds: float = 0.0  # the whole call: reading the batch, asking, scoring, the report
+    ask_seconds: float = 0.0  # asking only (what answers per second are measured over)
     report: Any = None  # scoring.report.ScoreReport
     files: list[Path] = field(default_factory=list)
     dry_run_request: dict[str, Any] | None = None
 
     def summary(self) -> str:
-        rate = self.asked / self.seconds if self.seconds > 0 else 0.0
+        rate = self.asked / self.ask_seconds if self.ask_seconds > 0 else 0.0
         return (f"eval {self.model}: {self.selected} questions; asked {self.asked} ({self.attempts} requests, "
                 f"{rate:.1f} answers/s), reused {self.reused}, failed {len(self.failed)}")
 
@@ -230,6 +231,7 @@ def evaluate(
             result.attempts += int(row["attempts"])
 
     done = 0
+    asking = time.monotonic()
     with ThreadPoolExecutor(max_workers=1 if answer_of else concurrency) as pool:
         pending: dict[Future, Record] = {}
         queue = list(reversed(todo))
@@ -255,7 +257,7 @@ def evaluate(
             for future in pending:
                 future.cancel()
             raise
-    result.seconds = time.monotonic() - start
+    result.ask_seconds = time.monotonic() - asking
     predictions = {}
     for record in records:
         row = store.get(_key(record, model, request_hash(record, options)))
@@ -264,6 +266,7 @@ def evaluate(
     from stim3d.scoring.report import score
 
     result.report = score(records, predictions)
+    result.seconds = time.monotonic() - start
     if report:
         from stim3d.render.eval.report import write_report
 
@@ -278,7 +281,7 @@ def _key(record: Record, model: str, digest: str) -> Key:
 
 def _run_facts(result: EvalResult) -> dict[str, Any]:
     return {"model": result.model, "questions": result.selected, "asked": result.asked, "reused": result.reused,
-            "requests": result.attempts, "failed": len(result.failed), "seconds": round(result.seconds, 3)}
+            "requests": result.attempts, "failed": len(result.failed), "asking_seconds": round(result.ask_seconds, 3)}
 
 
 def read_predictions(folder: Path) -> dict[str, str | None]:
