@@ -1,10 +1,10 @@
 """Requests per second of `stim3d eval` against the local test server, and what a killed run costs on resume.
 
-Renders one Workbench batch (40 items at 64x48 and, for the image-size row, 10 at
+Renders one Workbench batch (40 items at 64x48 and, for the image-size rows, 20 at
 640x480) into a scratch folder, starts the loopback OpenAI-compatible server of the
 tests (tests/eval_server.py) and measures:
 
-- answers per second at concurrency 1, 4 and 8, with the server answering at once
+- answers per second (median of 3 runs) at concurrency 1, 4 and 8, with the server answering at once
   (the client's own overhead: image encoding, JSON, HTTP, the fsynced append) and
   with 50 ms of simulated model latency per request (what concurrency buys);
 - resume: a `stim3d eval` subprocess killed while its 21st request hangs, then rerun:
@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import Run, parse_args, print_table, progress
+from bench.common import Run, median, parse_args, print_table, progress
 from stim3d.render.eval import evaluate
 from stim3d.render.eval.store import RESPONSES, eval_folder
 from stim3d.scoring.records import read_records
@@ -49,12 +49,17 @@ def render(root: Path, name: str, width: int, height: int, count: int) -> Path:
     return root / name
 
 
-def rate(batch: Path, server: FakeModel, model: str, concurrency: int) -> tuple[float, int]:
-    """Answers per second over the asking phase (`EvalResult.ask_seconds`: not reading the batch, not scoring)."""
-    server.counts.clear()  # a scripted delay applies to each question's first request
-    result = evaluate(batch, model, server.url, concurrency=concurrency, timeout=30, backoff=0.05, report=False)
-    assert not result.failed, result.failed
-    return result.asked / result.ask_seconds, result.asked
+def rate(batch: Path, server: FakeModel, model: str, concurrency: int, repeats: int = 3) -> tuple[float, int]:
+    """Median answers per second over `repeats` runs, each timed over its asking phase only
+    (`EvalResult.ask_seconds`: not reading the batch, not scoring)."""
+    rates = []
+    for repeat in range(repeats):
+        server.counts.clear()  # a scripted delay applies to each question's first request
+        result = evaluate(batch, f"{model}-r{repeat}", server.url, concurrency=concurrency, timeout=30, backoff=0.05,
+                          report=False)
+        assert not result.failed, result.failed
+        rates.append(result.asked / result.ask_seconds)
+    return median(rates), result.asked
 
 
 def resume(batch: Path, server: FakeModel, hang_at: int) -> dict[str, float]:
@@ -92,13 +97,13 @@ def main() -> None:
         root = Path(scratch)
         progress("rendering the batches")
         small = render(root, "small", 64, 48, count)
-        large = render(root, "large", 640, 480, 4 if args.quick else 10)
+        large = render(root, "large", 640, 480, 4 if args.quick else 20)
         for batch, label in ((small, "64x48"), (large, "640x480")):
             qids = [r.question_id for r in read_records(batch / "records.jsonl")]
             server = FakeModel(read_records(batch / "records.jsonl"))
             httpd, _ = server.start()
             try:
-                rate(batch, server, f"warm-up-{label}", 1)  # imports and first-use costs, not timed
+                rate(batch, server, f"warm-up-{label}", 1, repeats=1)  # imports and first-use costs, not timed
                 for delay in (0.0, 0.05):
                     if label == "640x480" and delay:
                         continue

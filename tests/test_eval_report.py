@@ -98,6 +98,16 @@ def test_the_psychometric_curve_of_a_symmetric_sweep_has_its_threshold_in_the_mi
     assert (tmp_path / "axis_sweep_level.png").is_file()
 
 
+def test_figures_draw_groups_answered_all_right_or_all_wrong(tmp_path):
+    from stim3d.render.eval import figures
+    from stim3d.render.eval.stats import Cell
+
+    cells = [Cell(0.3, 7, 0), Cell(0.5, 9, 4), Cell(0.9, 10, 10)]  # interval ends at exactly 0 and 1
+    for path in (figures.curve(cells, "level", tmp_path / "c.png"), figures.bars(cells, "t", tmp_path / "b.png")):
+        with Image.open(path) as image:
+            assert image.format == "PNG"
+
+
 def test_rose_perception_to_action_gap_is_tabled(tmp_path):
     scenes = [family_records("rose_grid", seed) for seed in (1, 2)]
     records = [r for scene in scenes for r in scene if r.answer.type != "rubric"]

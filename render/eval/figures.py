@@ -21,13 +21,14 @@ def _pyplot():
 
 def _errors(cells: Sequence[Cell]) -> list[list[float]]:
     """(below, above) distances from each accuracy to its interval's ends, as matplotlib's xerr/yerr take them."""
-    return [[c.accuracy - c.interval[0] for c in cells], [c.interval[1] - c.accuracy for c in cells]]
+    # max(0, ...): at 0 or n right, rounding can put the end a hair inside the accuracy, and matplotlib refuses that
+    return [[max(0.0, c.accuracy - c.interval[0]) for c in cells], [max(0.0, c.interval[1] - c.accuracy) for c in cells]]
 
 
 def bars(cells: Sequence[Cell], title: str, path: Path) -> Path:
     """Horizontal bars of accuracy per group with 95 % Wilson intervals."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 0.6 + 0.35 * len(cells)), dpi=100)
+    fig, ax = plt.subplots(figsize=(6.4, 1.4 + 0.35 * len(cells)), dpi=100)
     y = np.arange(len(cells))
     ax.barh(y, [c.accuracy for c in cells], xerr=_errors(cells), color="#4878a8", capsize=3)
     ax.set_yticks(y, [f"{c.label} (n={c.n})" for c in cells])
