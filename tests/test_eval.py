@@ -242,3 +242,33 @@ def test_a_batch_without_records_is_an_eval_error(tmp_path):
     (tmp_path / "records.jsonl").write_text("")
     with pytest.raises(EvalError, match="no records"):
         stim3d.evaluate(tmp_path, "baseline:oracle")
+
+
+def test_settings_come_from_a_yaml_file_and_a_flag_wins(batch, tmp_path, capsys):
+    config = tmp_path / "eval.yaml"
+    config.write_text("model: file-model\nbase_url: http://127.0.0.1:9/v1\nsystem: From the file.\ntemperature: 0.3\n"
+                      "extra_body: {top_k: 5}\n")
+    assert main(["eval", str(batch), "--config", str(config), "--temperature", "0.7", "--dry-run"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert (body["model"], body["temperature"], body["top_k"]) == ("file-model", 0.7, 5)
+    assert body["messages"][0]["content"] == "From the file."
+    config.write_text("model: m\ntemprature: 0.3\n")
+    assert main(["eval", str(batch), "--config", str(config), "--dry-run"]) == 2
+    assert "unknown setting 'temprature'" in capsys.readouterr().err
+
+
+def test_downscale_sends_a_smaller_image_and_asks_again(batch):
+    import base64
+    import io
+
+    from PIL import Image
+
+    from stim3d.render.eval.request import RequestOptions, image_data_url, request_hash
+
+    record = read_records(batch / "records.jsonl")[0]
+    url = image_data_url(batch / record.image.path, 0.5)
+    with Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))) as image:
+        assert image.size == (32, 24)  # the batch renders 64x48
+    full, half = RequestOptions(model="m"), RequestOptions(model="m", image_scale=0.5)
+    assert request_hash(record, full) != request_hash(record, half)
+    assert request_hash(record, full) == request_hash(record, RequestOptions(model="m"))

@@ -36,7 +36,8 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
             kind = SETTINGS.get(str(key))
             if kind is None:
                 raise UsageError(f"--config {path}: unknown setting {key!r}; settings: {', '.join(SETTINGS)}")
-            if not isinstance(value, kind) and not (kind is float and isinstance(value, int)) or isinstance(value, bool):
+            fits = isinstance(value, kind) or (kind is float and isinstance(value, int))
+            if not fits or isinstance(value, bool):  # YAML's true is not a number
                 raise UsageError(f"--config {path}: {key} must be a {kind.__name__}, got {value!r}")
             settings[str(key)] = value
     for key in SETTINGS:

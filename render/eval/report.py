@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,7 @@ def sections(folder: Path, records: Sequence[Record], report: ScoreReport) -> tu
         if axis == SWEEP_LEVEL:
             fit = fit_logistic([float(c.label) for c in cells], [c.correct for c in cells], [c.n for c in cells])
             title = "psychometric curve over occlusion sweeps"
-        png = figures.curve(cells, axis, folder / f"axis_{axis.replace('.', '_')}.png", fit, title)
+        png = figures.curve(cells, axis, folder / f"axis_{re.sub(r'[^A-Za-z0-9_-]', '_', axis)}.png", fit, title)
         files.append(png)
         note = ""
         if fit is not None:

@@ -186,6 +186,8 @@ def evaluate(
     except ValueError as exc:
         raise EvalError(str(exc)) from None
     is_baseline = model.startswith(PREFIX)
+    if not is_baseline and not base_url:
+        raise EvalError(f"--model {model}: give --base-url, e.g. http://127.0.0.1:8000/v1 (baselines need none)")
     try:
         answer_of = baseline_answers(model, records, seed) if is_baseline else None
         endpoint = None if is_baseline else Endpoint.parse(base_url or "")
@@ -232,31 +234,31 @@ def evaluate(
 
     done = 0
     asking = time.monotonic()
-    with ThreadPoolExecutor(max_workers=1 if answer_of else concurrency) as pool:
-        pending: dict[Future, Record] = {}
-        queue = list(reversed(todo))
-        try:
-            while queue or pending:
-                while queue and len(pending) < concurrency:
-                    record, digest = queue.pop()
-                    pending[pool.submit(one, record, digest)] = record
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    record = pending.pop(future)
-                    done += 1
-                    error = future.exception()
-                    if error is not None:
-                        if not isinstance(error, (TransientError, PermanentError, OSError)):
-                            raise error
-                        result.failed[record.question_id] = str(error).splitlines()[0]
-                    if progress:
-                        progress(done, len(todo), record.question_id if error is None else
-                                 f"{record.question_id} failed: {result.failed[record.question_id]}")
-        except BaseException:
-            stop.set()
-            for future in pending:
-                future.cancel()
-            raise
+    pool = ThreadPoolExecutor(max_workers=1 if answer_of else concurrency)
+    pending: dict[Future, Record] = {}
+    queue = list(reversed(todo))
+    try:
+        while queue or pending:
+            while queue and len(pending) < concurrency:
+                record, digest = queue.pop()
+                pending[pool.submit(one, record, digest)] = record
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                record = pending.pop(future)
+                done += 1
+                error = future.exception()
+                if error is not None:
+                    if not isinstance(error, (TransientError, PermanentError, OSError)):
+                        raise error
+                    result.failed[record.question_id] = str(error).splitlines()[0]
+                if progress:
+                    progress(done, len(todo), record.question_id if error is None else
+                             f"{record.question_id} failed: {result.failed[record.question_id]}")
+    except BaseException:  # Ctrl-C or a bug: stop retrying, drop what has not started; answers already stored stay
+        stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
     result.ask_seconds = time.monotonic() - asking
     predictions = {}
     for record in records:
