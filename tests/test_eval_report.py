@@ -120,3 +120,31 @@ def test_rose_perception_to_action_gap_is_tabled(tmp_path):
     # T2: PASS 1 on the scene where T1 was right, 0 where it was wrong: gap 1; T3 right on both: gap 0
     assert "<tr><td>T2</td><td>1</td><td>1.000</td><td>1</td><td>0.000</td><td>1.000</td></tr>" in page
     assert "<tr><td>T3</td><td>1</td><td>1.000</td><td>1</td><td>1.000</td><td>0.000</td></tr>" in page
+
+
+@pytest.mark.bpy
+def test_a_rendered_occlusion_sweep_gets_its_psychometric_curve_in_the_eval_report(tmp_path_factory, tmp_path):
+    from tests.batch_support import stim3d as run_stim3d
+    from tests.eval_server import FakeModel
+
+    source = tiny_batch(tmp_path_factory) / "items" / "shape_count-t0-00000"
+    sweep = tmp_path / "sweep"
+    done = run_stim3d("sweep", "occlusion", str(source), "--levels", "0.1:0.9:0.2", "--out", str(sweep),
+                      "--engine", "workbench", "--quiet")
+    assert done.returncode in (0, 1) and (sweep / "records.jsonl").is_file(), done.stderr  # 1: a level unreachable
+    records = read_records(sweep / "records.jsonl")
+    levels = sorted({r.difficulty["sweep_level"] for r in records})
+    assert len(levels) >= 3
+    server = FakeModel(records)
+    server.wrong = {r.question_id for r in records if r.difficulty["sweep_level"] == levels[0]}  # wrong when most hidden
+    httpd, _ = server.start()
+    try:
+        result = stim3d.evaluate(sweep, "toy-vlm", server.url, backoff=0.01, timeout=5)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    page = (result.folder / "report.html").read_text()
+    assert "psychometric curve over occlusion sweeps" in page
+    threshold = float(page.split("50 % threshold at sweep_level = ")[1].split(".</p>")[0])
+    assert levels[0] < threshold < levels[1]  # all wrong at the lowest level, all right above it
+    assert (result.folder / "axis_sweep_level.png").is_file()
