@@ -55,13 +55,22 @@ def test_compare_tables_models_side_by_side_with_the_hand_counted_baselines(batc
     records = read_records(batch / "records.jsonl")
     golds = {family: Counter(r.answer.gold for r in records if r.family == family) for family in ("shape_count", "shape_color_count")}
     constant_right = sum(max(c.values()) for c in golds.values())  # each family answers its most frequent gold
+    counting_only = batch / "counting-only.jsonl"  # a predictions file: right on shape_count (6 of 10), else none
+    counting_only.write_text("".join(json.dumps({"question_id": r.question_id, "response": str(r.answer.gold)}) + "\n"
+                                     for r in records if r.family == "shape_count"))
     capsys.readouterr()
-    assert main(["score", str(batch), "--compare", *sorted(str(p) for p in (batch / "eval").iterdir())]) == 0
+    sources = [*sorted(str(p) for p in (batch / "eval").glob("*/")), str(counting_only)]
+    assert main(["score", str(batch), "--compare", *sources]) == 0
     out = capsys.readouterr().out.splitlines()
-    table = {line.split()[0]: line.split() for line in out[1:3]}
+    table = {line.split()[0]: line.split() for line in out[1:4]}
     assert table["baseline-oracle"][1:4] == ["10", "0", "1.000"]
+    assert table["counting-only"][1:4] == ["10", "4", "0.600"]
     assert float(table["baseline-constant"][3]) == pytest.approx(constant_right / 10, abs=5e-4)
-    page = (batch / "eval" / "compare" / "report.html").read_text()
+    assert main(["score", str(batch), "--compare", str(batch / "no-such-folder")]) == 2
+    assert "no-such-folder: no such file or folder" in capsys.readouterr().err
+    again = [*sorted(str(p) for p in (batch / "eval").glob("*/")), str(counting_only)]  # as the shell's eval/*/
+    assert again == sources and main(["score", str(batch), "--compare", *again]) == 0  # compare.html is no model
+    page = (batch / "eval" / "compare.html").read_text()
     assert "baseline-oracle" in page and "baseline-constant" in page and "shape_color_count (integer)" in page
 
 

@@ -63,8 +63,9 @@ def _compare(records_path: Path, args: argparse.Namespace) -> int:
         raise UsageError(f"{records_path}: no such file")
     try:
         records = read_records(records_path)
-        folder = Path(args.report) if args.report else records_path.parent / "eval" / "compare"
-        page, reports = compare(records, [Path(p) for p in args.compare], folder,
+        # a file, not a folder: a later `--compare OUT/eval/*/` must not take it for a model
+        page_path = (Path(args.report) if args.report else records_path.parent / "eval") / "compare.html"
+        page, reports = compare(records, [Path(p) for p in args.compare], page_path,
                                 title=f"models on {records_path.parent.resolve().name}")
     except EvalError as exc:
         raise UsageError(str(exc)) from None
@@ -98,7 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--compare", nargs="+", metavar="SOURCE", help="instead of PREDICTIONS: several eval/<model>/ "
                    "folders (or predictions files) scored side by side, e.g. --compare OUT/eval/*/")
     p.add_argument("--report", metavar="DIR", help="folder for report.html and its figures (default: OUT.report/ "
-                   "beside the JSON; with --compare, RECORDS' batch/eval/compare/)")
+                   "beside the JSON; with --compare: compare.html in RECORDS' batch/eval/)")
     p.add_argument("--by", action="append", default=[], metavar="KEY[:WIDTH]",
                    help="also break down by this difficulty key (e.g. min_visibility; least_visibility:0.1 bins "
                         "a number); answer_type, split and subject.NAME work too; repeatable")

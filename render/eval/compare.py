@@ -26,7 +26,7 @@ def model_answers(source: Path) -> tuple[str, dict[str, str | None]]:
 
 
 def compare(records: Sequence[Record], sources: Sequence[Path], out: Path, title: str) -> tuple[Path, dict[str, ScoreReport]]:
-    """Score each source on `records` and write `out/report.html`; (the page, {name: report})."""
+    """Score each source on `records` and write the page `out`; (the page, {name: report})."""
     reports: dict[str, ScoreReport] = {}
     for source in sources:
         name, answers = model_answers(source)

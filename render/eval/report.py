@@ -115,9 +115,9 @@ def write_report(folder: Path, records: Sequence[Record], report: ScoreReport, t
     return [folder / SCORES, folder / REPORT, *files]
 
 
-def write_compare(folder: Path, records: Sequence[Record], reports: Mapping[str, ScoreReport], title: str) -> Path:
-    """One table of every model side by side (overall, per family, per question type); report.html in `folder`."""
-    folder.mkdir(parents=True, exist_ok=True)
+def write_compare(path: Path, records: Sequence[Record], reports: Mapping[str, ScoreReport], title: str) -> Path:
+    """One page (`path`) of every model side by side: overall, per family, per question type."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     names = list(reports)
     body = []
     for name, labels in (("all", ["all"] * len(records)), ("family", [r.family for r in records]),
@@ -133,6 +133,5 @@ def write_compare(folder: Path, records: Sequence[Record], reports: Mapping[str,
                            f"{cell.accuracy:.3f} [{cell.interval[0]:.2f}, {cell.interval[1]:.2f}] n={cell.n}")
             rows.append(row)
         body.append(f"<h2>Accuracy: {name}</h2>" + _table((name, *names), rows))
-    path = folder / "report.html"
     write_text_atomic(path, _page(title, body))
     return path
