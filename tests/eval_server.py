@@ -32,6 +32,7 @@ class FakeModel:
         self.wrong: set[str] = set()
         self.unparseable: set[str] = set()
         self.counts: Counter = Counter()
+        self.received = 0  # every POST, answered or refused
         self.authorization: list[str | None] = []
         self.lock = threading.Lock()
         self.release = threading.Event()  # set at teardown so "hang" handlers end
@@ -52,6 +53,8 @@ class FakeModel:
                 pass
 
             def do_POST(self) -> None:
+                with model.lock:
+                    model.received += 1
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length))
                 content = body["messages"][-1]["content"]
@@ -59,7 +62,7 @@ class FakeModel:
                 prompt = next(p["text"] for p in content if p["type"] == "text")
                 digest = hashlib.sha256(base64.b64decode(url.split(",", 1)[1])).hexdigest()
                 record = model.by_request.get((digest, prompt))
-                if self.path != "/v1/chat/completions" or record is None:
+                if self.path != "/v1/chat/completions" or record is None or body["model"] == "no-such-model":
                     self._send(404, b'{"error": "unknown"}')
                     return
                 with model.lock:

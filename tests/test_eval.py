@@ -99,6 +99,14 @@ def test_exhausted_retries_count_as_missing_and_a_rerun_asks_only_those(batch, s
     assert server.counts[qids[2]] == 4 and sum(server.counts.values()) == 13
 
 
+def test_a_model_the_server_does_not_have_stops_the_run_with_one_line(batch, server, capsys):
+    code = main(["eval", str(batch), "--model", "no-such-model", "--base-url", server.url, "--concurrency", "1"])
+    err = capsys.readouterr().err
+    assert code == 2 and "HTTP 404" in err and "stopped" in err and len(err.strip().splitlines()) == 1
+    assert server.received == 1  # one question in flight (concurrency 1): the run stopped at its 404
+    assert not (eval_folder(batch, "no-such-model") / RESPONSES).exists()
+
+
 def test_the_timeout_is_hard_even_against_a_slow_server(batch, server):
     qids = [r.question_id for r in read_records(batch / "records.jsonl")]
     server.script = {qids[0]: ["delay:5"]}

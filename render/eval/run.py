@@ -30,6 +30,7 @@ from stim3d.render.eval.store import RESPONSES, Key, ResponseStore, eval_folder
 from stim3d.scoring.records import Record
 
 MAX_WAIT = 120.0  # longest single wait between attempts, whatever Retry-After says
+FATAL_STATUS = (401, 403, 404)  # a bad key or a model the server does not have: stop instead of failing every question
 ProgressFn = Callable[[int, int, str], None]  # (done, total, message)
 
 
@@ -248,6 +249,9 @@ def evaluate(
                 done += 1
                 error = future.exception()
                 if error is not None:
+                    if isinstance(error, PermanentError) and error.status in FATAL_STATUS:
+                        raise EvalError(f"{base_url}: {str(error).splitlines()[0]}; stopped: every request would "
+                                        "fail (check --model, --base-url and --api-key-env)")
                     if not isinstance(error, (TransientError, PermanentError, OSError)):
                         raise error
                     result.failed[record.question_id] = str(error).splitlines()[0]
