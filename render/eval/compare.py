@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from stim3d.render.eval.report import write_compare
-from stim3d.render.eval.run import EvalError, read_predictions
-from stim3d.render.eval.store import RESPONSES
+from stim3d.render.eval.run import EvalError
+from stim3d.render.eval.store import RESPONSES, latest_responses
 from stim3d.scoring.records import Record
 from stim3d.scoring.report import ScoreReport, score
 from stim3d.scoring.report import read_predictions as read_prediction_file
@@ -19,7 +19,7 @@ def model_answers(source: Path) -> tuple[str, dict[str, str | None]]:
     if source.is_dir():
         if not (source / RESPONSES).is_file():
             raise EvalError(f"--compare {source}: no {RESPONSES} in it (an eval/<model>/ folder of `stim3d eval`)")
-        return source.name, read_predictions(source)
+        return source.name, latest_responses(source)
     if source.is_file():
         return source.stem, read_prediction_file(source)[0]
     raise EvalError(f"--compare {source}: no such file or folder")

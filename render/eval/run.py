@@ -12,12 +12,11 @@ into the Authorization header: it is never stored or printed.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Any
 from stim3d.render.eval.baselines import PREFIX, baseline_answers
 from stim3d.render.eval.client import Endpoint, PermanentError, TransientError, message_content, post_json
 from stim3d.render.eval.request import RequestOptions, image_data_url, request_body, request_hash, shown_request
-from stim3d.render.eval.store import RESPONSES, Key, ResponseStore, eval_folder
+from stim3d.render.eval.store import Key, ResponseStore, eval_folder
 from stim3d.scoring.records import Record
 
 MAX_WAIT = 120.0  # longest single wait between attempts, whatever Retry-After says
@@ -288,19 +287,3 @@ def _key(record: Record, model: str, digest: str) -> Key:
 def _run_facts(result: EvalResult) -> dict[str, Any]:
     return {"model": result.model, "questions": result.selected, "asked": result.asked, "reused": result.reused,
             "requests": result.attempts, "failed": len(result.failed), "asking_seconds": round(result.ask_seconds, 3)}
-
-
-def read_predictions(folder: Path) -> dict[str, str | None]:
-    """{question_id: response} of an eval folder's responses.jsonl, the last line per question winning."""
-    predictions: dict[str, str | None] = {}
-    for line in (Path(folder) / RESPONSES).read_text(encoding="utf-8").splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(row, dict) and isinstance(row.get("question_id"), str):
-            predictions[row["question_id"]] = row.get("response")
-    return predictions
-
-
-__all__: Sequence[str] = ("EvalError", "EvalResult", "evaluate", "select_records", "read_predictions")

@@ -89,6 +89,17 @@ class ResponseStore:
             self._rows[key] = row
 
 
+def latest_responses(folder: Path) -> dict[str, str | None]:
+    """{question_id: response} of a responses.jsonl in `folder`, the last line per question winning
+    (what `stim3d score --compare` reads: whatever each model last answered)."""
+    predictions: dict[str, str | None] = {}
+    for line in (Path(folder) / RESPONSES).read_text(encoding="utf-8").splitlines():
+        row = _row(line)
+        if row is not None:
+            predictions[row["question_id"]] = row.get("response")
+    return predictions
+
+
 def _row(line: str) -> dict[str, Any] | None:
     try:
         row = json.loads(line)
