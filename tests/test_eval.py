@@ -174,6 +174,7 @@ def test_the_api_key_is_sent_but_never_written_or_printed(batch, server, capsys,
     captured = capsys.readouterr()
     assert code == 0
     assert set(server.authorization) == {f"Bearer {secret}"}
+    assert "[10/10]" in captured.err and "[10/10]" not in captured.out  # progress goes to stderr
     assert secret not in captured.out + captured.err
     written = [p for p in batch.rglob("*") if p.is_file()]
     assert any(p.name == RESPONSES for p in written)
