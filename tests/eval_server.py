@@ -6,7 +6,7 @@ unparseable answer when told), and misbehaves on a script: per question id, a li
 of actions for its successive requests (`"429:SECONDS"` with Retry-After,
 `"500"`, `"malformed"` (200 with a body that is not JSON), `"noschema"` (JSON
 without choices), `"delay:SECONDS"` then answer, `"hang"` (never answers within
-the test), `"ok"`). It counts requests per question and keeps every
+the test), `"drip"` (the body one byte at a time), `"ok"`). It counts requests per question and keeps every
 Authorization header and body it was sent.
 """
 
@@ -82,6 +82,18 @@ class FakeModel:
                     self._send(200, b'{"id": "x"}')
                 elif kind == "hang":
                     model.release.wait(30)
+                elif kind == "drip":  # headers at once, then one byte of the body every 0.2 s (bounded: 50 bytes)
+                    self.send_response(200)
+                    self.send_header("Content-Length", "50")
+                    self.end_headers()
+                    for _ in range(50):
+                        if model.release.wait(0.2):
+                            break
+                        try:
+                            self.wfile.write(b" ")
+                            self.wfile.flush()
+                        except OSError:
+                            break
                 else:
                     if kind == "delay":
                         time.sleep(float(arg))

@@ -2,9 +2,10 @@
 
 One POST of a JSON body to an OpenAI-compatible endpoint, with the standard library
 only (`http.client`), so evaluation needs no extra dependency. The per-request
-timeout is hard: it bounds the whole exchange (connect, headers and every chunk of
-the body), not each socket read, so a server that drips bytes cannot hold a worker
-past it. Failures are typed so the caller can decide what to retry
+timeout is hard: it bounds the whole exchange, not each socket read. Before every
+step (sending the request, reading the headers, each chunk of the body) the socket is
+given only what is left of the deadline, so a server that drips bytes cannot hold a
+worker past it. Failures are typed so the caller can decide what to retry
 (`TransientError`: 429, 5xx, timeouts, dropped connections, a body that is not the
 expected JSON) and what not (`PermanentError`: any other 4xx, a bad URL).
 """
@@ -84,6 +85,8 @@ def post_json(endpoint: Endpoint, body: dict[str, Any], headers: dict[str, str],
     factory = http.client.HTTPSConnection if endpoint.scheme == "https" else http.client.HTTPConnection
     conn = factory(endpoint.host, endpoint.port, timeout=timeout)
     try:
+        conn.connect()
+        _remaining(conn, deadline)
         conn.request("POST", endpoint.path, body=payload,
                      headers={"Content-Type": "application/json", "Accept": "application/json", **headers})
         _remaining(conn, deadline)
@@ -91,7 +94,7 @@ def post_json(endpoint: Endpoint, body: dict[str, Any], headers: dict[str, str],
         data = bytearray()
         while True:
             _remaining(conn, deadline)
-            chunk = response.read(CHUNK)
+            chunk = response.read1(CHUNK)  # one socket read: read() would loop until CHUNK bytes or EOF
             if not chunk:
                 break
             data += chunk
