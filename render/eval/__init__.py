@@ -2,7 +2,8 @@
 
 client.py (the project's only network code), request.py (a record -> a chat request
 and its hash), store.py (eval/<model>/responses.jsonl), baselines.py, run.py
-(`evaluate`), stats.py, figures.py and report.py (report.html and its PNGs).
+(`evaluate`), stats.py, figures.py and report.py (report.html and its PNGs),
+compare.py (`stim3d score --compare`), wrong.py (the gallery's `--filter wrong=MODEL`).
 """
 
 from stim3d.render.eval.run import EvalError, EvalResult, evaluate
