@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from stim3d.api import Batch, compose, families, load_batch, render_batch, render_items
     from stim3d.render.backends.availability import RendererMissing
     from stim3d.render.batch.config import ConfigError
+    from stim3d.render.eval import evaluate
     from stim3d.render.export.common import ExportError
     from stim3d.scenes.families import FamilyError
     from stim3d.scenes.placement import InfeasibleError
@@ -42,7 +43,7 @@ ERRORS = {
 }
 API = ["Batch", "compose", "families", "load_batch", "render_batch", "render_items"]
 __all__ = ["Batch", "ConfigError", "ExportError", "FamilyError", "InfeasibleError", "RecordVersionError",
-           "RendererMissing", "__version__", "compose", "families", "load_batch", "render_batch", "render_items"]
+           "RendererMissing", "__version__", "compose", "evaluate", "families", "load_batch", "render_batch", "render_items"]
 
 
 def __getattr__(name: str) -> Any:
@@ -51,6 +52,8 @@ def __getattr__(name: str) -> Any:
 
     if name in API:
         return getattr(importlib.import_module("stim3d.api"), name)
+    if name == "evaluate":  # models in the loop live in render/eval/ (docs/eval.md)
+        return importlib.import_module("stim3d.render.eval").evaluate
     if name in ERRORS:
         return getattr(importlib.import_module(ERRORS[name]), name)
     raise AttributeError(f"module 'stim3d' has no attribute {name!r}")

@@ -19,10 +19,11 @@ import sys
 from collections.abc import Callable, Sequence
 
 from stim3d.render.cli import addon, batch, export, logs, presets, score, sweep, views
+from stim3d.render.cli import eval as eval_cmd
 from stim3d.render.cli.common import CliParser, UsageError, error_line
 from stim3d.version import __version__
 
-GROUPS = (batch, presets, score, export, views, sweep, addon)  # the order of `stim3d --help`
+GROUPS = (batch, presets, score, eval_cmd, export, views, sweep, addon)  # the order of `stim3d --help`
 
 
 def build_parser() -> argparse.ArgumentParser:

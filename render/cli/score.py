@@ -21,6 +21,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     records_path = Path(args.records)
     if records_path.is_dir():
         records_path = records_path / "records.jsonl"
+    if args.compare:
+        return _compare(records_path, args)
+    if args.predictions is None:
+        raise UsageError("give PREDICTIONS to score, or --compare FOLDER... to table several models")
     for path in (records_path, Path(args.predictions)):
         if not path.is_file():
             raise UsageError(f"{path}: no such file")
@@ -42,6 +46,37 @@ def cmd_score(args: argparse.Namespace) -> int:
         print(line)
     write_text_atomic(out, json.dumps(report.to_dict(), indent=2) + "\n")
     print(f"wrote {out}")
+    from stim3d.render.eval.report import write_report
+
+    folder = Path(args.report) if args.report else out.with_name(out.name.removesuffix(".json") + ".report")
+    write_report(folder, records, report, title=f"{Path(args.predictions).name} on {records_path.parent.resolve().name}")
+    print(f"wrote {folder / 'report.html'}")
+    return 0
+
+
+def _compare(records_path: Path, args: argparse.Namespace) -> int:
+    from stim3d.render.eval.compare import compare
+    from stim3d.render.eval.run import EvalError
+    from stim3d.scoring.records import read_records
+
+    if not records_path.is_file():
+        raise UsageError(f"{records_path}: no such file")
+    try:
+        records = read_records(records_path)
+        # a file, not a folder: a later `--compare OUT/eval/*/` must not take it for a model
+        page_path = (Path(args.report) if args.report else records_path.parent / "eval") / "compare.html"
+        page, reports = compare(records, [Path(p) for p in args.compare], page_path,
+                                title=f"models on {records_path.parent.resolve().name}")
+    except EvalError as exc:
+        raise UsageError(str(exc)) from None
+    except ValueError as exc:
+        raise UsageError(str(exc).splitlines()[0]) from None
+    width = max(len(name) for name in reports) + 2
+    print(f"{'model':<{width}}{'n':>6} {'missing':>8} {'accuracy':>9} {'score':>6}")
+    for name, report in reports.items():
+        row = report.rows[0].to_dict()
+        print(f"{name:<{width}}{row['n']:>6} {row['missing']:>8} {row['accuracy']:>9.3f} {row['score']:>6.3f}")
+    print(f"wrote {page}")
     return 0
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -66,7 +101,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add this group's subcommands to the `stim3d` parser."""
     p = sub.add_parser("score", help="score model predictions against a batch's records")
     p.add_argument("records", help="records.jsonl, or the batch folder holding it")
-    p.add_argument("predictions", help='JSONL, one {"question_id": ..., "response": ...} per line')
+    p.add_argument("predictions", nargs="?", help='JSONL, one {"question_id": ..., "response": ...} per line')
+    p.add_argument("--compare", nargs="+", metavar="SOURCE", help="instead of PREDICTIONS: several eval/<model>/ "
+                   "folders (or predictions files) scored side by side, e.g. --compare OUT/eval/*/")
+    p.add_argument("--report", metavar="DIR", help="folder for report.html and its figures (default: OUT.report/ "
+                   "beside the JSON; with --compare: compare.html in RECORDS' batch/eval/)")
     p.add_argument("--by", action="append", default=[], metavar="KEY[:WIDTH]",
                    help="also break down by this difficulty key (e.g. min_visibility; least_visibility:0.1 bins "
                         "a number); answer_type, split and subject.NAME work too; repeatable")

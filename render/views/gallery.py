@@ -36,6 +36,7 @@ from pydantic import ValidationError
 from stim3d.render.batch.config import ConfigError
 from stim3d.render.batch.folder import IMAGE, ITEM_JSON, MASK, BatchFolder
 from stim3d.render.batch.item_folder import load_item, load_mask
+from stim3d.render.eval.wrong import FILTER_KEY, wrong_item_ids
 from stim3d.render.files import atomic_path, inside, write_text_atomic
 from stim3d.render.views.gallery_page import THUMB_WIDTH, GalleryEntry, render_index
 from stim3d.render.views.overlays import LAYERS, OVERLAY_STYLE, OVERLAYS_DIR, grid_cells, overlay_paths, write_overlays
@@ -278,7 +279,15 @@ def build_gallery(
             report.unreadable[folder.name] = f"item.json does not parse: {str(exc).splitlines()[0]}"
     if not loaded:
         raise GalleryError(f"{out}: no readable items ({len(report.unreadable)} item.json files failed to parse)")
-    chosen = select_items([item for item, _ in loaded], family, filters or {})
+    candidates = [item for item, _ in loaded]
+    filters = dict(filters or {})
+    if FILTER_KEY in filters:  # only the items a model got wrong: --filter wrong=MODEL (render/eval/wrong.py)
+        try:
+            wrong = wrong_item_ids(out, filters.pop(FILTER_KEY))
+        except ValueError as exc:
+            raise GalleryError(str(exc)) from None
+        candidates = [item for item in candidates if item.item_id in wrong]
+    chosen = select_items(candidates, family, filters)
     folders = {item.item_id: folder for item, folder in loaded}
     report.excluded = len(loaded) - len(chosen)
 

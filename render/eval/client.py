@@ -1,0 +1,147 @@
+"""The HTTP client of `stim3d eval`: the only code in stim3d that talks to a network.
+
+One POST of a JSON body to an OpenAI-compatible endpoint, with the standard library
+only (`http.client`), so evaluation needs no extra dependency. The per-request
+timeout is hard: it bounds the whole exchange, not each socket read. Before every
+step (sending the request, reading the headers, each chunk of the body) the socket is
+given only what is left of the deadline, so a server that drips bytes cannot hold a
+worker past it. Failures are typed so the caller can decide what to retry
+(`TransientError`: 429, 5xx, timeouts, dropped connections, a body that is not the
+expected JSON) and what not (`PermanentError`: any other 4xx, a bad URL).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+CHUNK = 65536
+MAX_BODY = 64 * 1024 * 1024  # a chat response is kilobytes; refuse to buffer a runaway one
+
+
+class ClientError(Exception):
+    """A request that did not produce a usable response; `status` is the HTTP status when there was one."""
+
+    def __init__(self, message: str, status: int | None = None, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+
+class TransientError(ClientError):
+    """Worth retrying: 429, 5xx, a timeout, a dropped connection or a malformed body."""
+
+
+class PermanentError(ClientError):
+    """Not worth retrying: a 4xx other than 429 (bad model name, bad key, request too large)."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A parsed base URL: where `/chat/completions` is posted."""
+
+    scheme: str
+    host: str
+    port: int
+    path: str
+
+    @classmethod
+    def parse(cls, base_url: str) -> Endpoint:
+        """`http(s)://host[:port]/prefix`; ValueError naming what is wrong otherwise."""
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"--base-url {base_url!r}: expected http://HOST[:PORT]/PATH, e.g. http://127.0.0.1:8000/v1")
+        if parts.query or parts.fragment or parts.username:
+            raise ValueError(f"--base-url {base_url!r}: no query, fragment or user name; put the key in --api-key-env")
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            raise ValueError(f"--base-url {base_url!r}: the port is not a number from 1 to 65535") from None
+        return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/") + "/chat/completions")
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Retry-After as seconds (the delta form; an HTTP date is ignored: servers in this field send seconds)."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
+
+
+def post_json(endpoint: Endpoint, body: dict[str, Any], headers: dict[str, str], timeout: float) -> dict[str, Any]:
+    """POST `body` as JSON and return the decoded JSON answer, within `timeout` seconds overall.
+
+    Raises TransientError or PermanentError (never returns a non-2xx answer).
+    """
+    deadline = time.monotonic() + timeout
+    payload = json.dumps(body).encode()
+    factory = http.client.HTTPSConnection if endpoint.scheme == "https" else http.client.HTTPConnection
+    conn = factory(endpoint.host, endpoint.port, timeout=timeout)
+    try:
+        conn.connect()
+        _remaining(conn, deadline)
+        conn.request("POST", endpoint.path, body=payload,
+                     headers={"Content-Type": "application/json", "Accept": "application/json", **headers})
+        _remaining(conn, deadline)
+        response = conn.getresponse()
+        data = bytearray()
+        while True:
+            _remaining(conn, deadline)
+            chunk = response.read1(CHUNK)  # one socket read: read() would loop until CHUNK bytes or EOF
+            if not chunk:
+                break
+            data += chunk
+            if len(data) > MAX_BODY:
+                raise TransientError(f"response body over {MAX_BODY} bytes", response.status)
+    except TimeoutError:
+        raise TransientError(f"no complete response within {timeout:g} s") from None
+    except (ConnectionError, http.client.HTTPException, OSError) as exc:
+        raise TransientError(f"connection failed: {type(exc).__name__}: {exc}") from None
+    finally:
+        conn.close()
+    status = response.status
+    if status == 429 or status >= 500:
+        raise TransientError(f"HTTP {status}", status, retry_after_seconds(response.getheader("Retry-After")))
+    if status >= 400 or status < 200:
+        raise PermanentError(f"HTTP {status}: {bytes(data[:200]).decode(errors='replace')}", status)
+    try:
+        decoded = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise TransientError(f"HTTP {status} with a body that is not JSON", status) from None
+    if not isinstance(decoded, dict):
+        raise TransientError(f"HTTP {status} with a JSON body that is not an object", status)
+    return decoded
+
+
+def _remaining(conn: http.client.HTTPConnection, deadline: float) -> None:
+    """Shrink the socket timeout to what is left of the request's deadline (TimeoutError when none is)."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    if conn.sock is not None:
+        conn.sock.settimeout(left)
+
+
+def message_content(answer: dict[str, Any]) -> str:
+    """`choices[0].message.content` of a chat-completions answer; TransientError when it is not there.
+
+    Content given as a list of text parts (some servers do) is joined.
+    """
+    try:
+        content = answer["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise TransientError("the answer has no choices[0].message.content") from None
+    if isinstance(content, list):
+        content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    if content is None:
+        return ""
+    if not isinstance(content, str):
+        raise TransientError(f"choices[0].message.content is a {type(content).__name__}, not text")
+    return content

@@ -1,0 +1,127 @@
+"""lmms-eval export: the imagefolder dataset plus a task YAML and `utils.py` wired to stim3d's scoring.
+
+lmms-eval registers a task from a YAML file (`task`, `dataset_path`, `test_split`,
+`output_type: generate_until`, `doc_to_visual`, `doc_to_text`, `doc_to_target`,
+`process_results` as `!function utils.NAME`, `metric_list`, `generation_kwargs`).
+The layout written here:
+
+    DEST/dataset/        `stim3d export imagefolder` of the batches (one row per question)
+    DEST/records.jsonl   the records, with `question_id` as the dataset's (batch-prefixed) id
+    DEST/<task>.yaml     the task: dataset_path imagefolder, data_dir DEST/dataset (absolute)
+    DEST/utils.py        doc_to_visual (the image), doc_to_text (the record's prompt),
+                         doc_to_target (the gold as text), process_results (stim3d's
+                         `score_record` on the record of that row: exact_match and score)
+
+Copy DEST into lmms-eval's tasks folder (or pass `--include_path DEST`); utils.py
+needs `stim3d` importable (its light `stim3d.scoring` part only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from stim3d.render.export.common import ExportError, ExportReport, collect_items, export_folder
+from stim3d.render.export.imagefolder import export_imagefolder
+from stim3d.scenes.names import check_name
+
+DATASET_DIR = "dataset"
+RECORDS_FILE = "records.jsonl"
+
+
+class Function(str):
+    """A `!function utils.NAME` reference, as lmms-eval's YAML loader reads it."""
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+_Dumper.add_representer(Function, lambda dumper, value: dumper.represent_scalar("!function", str(value)))
+
+
+def task_yaml(task: str, data_dir: Path, split: str) -> str:
+    """The task YAML text, with the hooks as `!function` tags."""
+    body = {
+        "task": task,
+        "dataset_path": "imagefolder",
+        "dataset_kwargs": {"data_dir": str(data_dir)},
+        "test_split": split,
+        "output_type": "generate_until",
+        "doc_to_visual": Function("utils.doc_to_visual"),
+        "doc_to_text": Function("utils.doc_to_text"),
+        "doc_to_target": Function("utils.doc_to_target"),
+        "process_results": Function("utils.process_results"),
+        "generation_kwargs": {"max_new_tokens": 256, "temperature": 0, "do_sample": False, "until": []},
+        "metric_list": [{"metric": "exact_match", "aggregation": "mean", "higher_is_better": True},
+                        {"metric": "score", "aggregation": "mean", "higher_is_better": True}],
+        "metadata": {"version": 1, "source": "stim3d export lmms-eval"},
+    }
+    return yaml.dump(body, Dumper=_Dumper, sort_keys=False)
+
+
+def export_lmms_eval(batches: Sequence[Path], dest: Path, task: str = "stim3d") -> ExportReport:
+    """Write the dataset, records, task YAML and utils.py into DEST (new or empty)."""
+    try:
+        check_name(task, "task name")
+    except ValueError as exc:
+        raise ExportError(str(exc)) from None
+    items, _ = collect_items(batches)
+    splits = sorted({r.split for e in items for r in e.records})
+    if len(splits) != 1:
+        raise ExportError(f"the batches hold splits {', '.join(splits) or 'none'}; an lmms-eval task reads one "
+                          "(export each split's batches separately)")
+    dest = Path(dest)
+    with export_folder(dest) as tmp:
+        report = export_imagefolder(batches, tmp / DATASET_DIR)
+        report.dest = dest
+        with (tmp / RECORDS_FILE).open("w", encoding="utf-8") as f:
+            for entry in items:
+                for record in entry.records:  # the dataset's id for a question: "<batch>-<question_id>"
+                    f.write(record.model_copy(update={"question_id": f"{entry.batch}-{record.question_id}"})
+                            .model_dump_json() + "\n")
+        (tmp / f"{task}.yaml").write_text(task_yaml(task, dest.resolve() / DATASET_DIR, splits[0]), encoding="utf-8")
+        (tmp / "utils.py").write_text(UTILS, encoding="utf-8")
+    return report
+
+
+UTILS = '''\
+"""lmms-eval hooks for a stim3d task (made by `stim3d export lmms-eval`): the prompt is the record's own, and
+answers are scored by stim3d's scoring core, so the numbers equal `stim3d score` on the same answers."""
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+RECORDS = Path(__file__).with_name("records.jsonl")
+
+
+@lru_cache(maxsize=1)
+def _records():
+    from stim3d.scoring.records import parse_record
+
+    lines = RECORDS.read_text(encoding="utf-8").splitlines()
+    return {r.question_id: r for r in (parse_record(json.loads(line)) for line in lines if line.strip())}
+
+
+def doc_to_visual(doc):
+    return [doc["image"].convert("RGB")]
+
+
+def doc_to_text(doc, lmms_eval_specific_kwargs=None):
+    kwargs = lmms_eval_specific_kwargs or {}
+    return f"{kwargs.get('pre_prompt', '')}{doc['prompt']}{kwargs.get('post_prompt', '')}"
+
+
+def doc_to_target(doc):
+    return doc["answer"]
+
+
+def process_results(doc, results):
+    from stim3d.scoring.report import score_record
+
+    result = score_record(_records()[doc["question_id"]], results[0] if results else None)
+    return {"exact_match": float(result.correct), "score": float(result.score)}
+'''

@@ -1,0 +1,147 @@
+"""A small OpenAI-compatible chat-completions server for the `stim3d eval` tests, on 127.0.0.1 only.
+
+It finds the record a request is about by the image's sha256 and the prompt text,
+answers with the record's gold written as the protocol asks (or a wrong or
+unparseable answer when told), and misbehaves on a script: per question id, a list
+of actions for its successive requests (`"429:SECONDS"` with Retry-After,
+`"500"`, `"malformed"` (200 with a body that is not JSON), `"noschema"` (JSON
+without choices), `"delay:SECONDS"` then answer, `"hang"` (never answers within
+the test), `"drip"` (the body one byte at a time), `"ok"`). It counts requests per question and keeps every
+Authorization header and body it was sent.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from stim3d.scoring.records import Record, answer_text
+
+
+class FakeModel:
+    def __init__(self, records: Iterable[Record]) -> None:
+        self.by_request = {(r.image.sha256, r.prompt): r for r in records}
+        self.script: dict[str, list[str]] = {}
+        self.wrong: set[str] = set()
+        self.unparseable: set[str] = set()
+        self.counts: Counter = Counter()
+        self.received = 0  # every POST, answered or refused
+        self.authorization: list[str | None] = []
+        self.lock = threading.Lock()
+        self.release = threading.Event()  # set at teardown so "hang" handlers end
+        self.url = ""  # the base URL, once started
+
+    def answer(self, record: Record) -> str:
+        if record.question_id in self.unparseable:
+            return "I cannot tell from this picture."
+        if record.question_id in self.wrong:
+            return "99"  # no batch here holds 99 of anything
+        return answer_text(record.answer.type, record.answer.model_dump(mode="json")["gold"])
+
+    def start(self) -> tuple[ThreadingHTTPServer, str]:
+        model = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def do_POST(self) -> None:
+                with model.lock:
+                    model.received += 1
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length))
+                content = body["messages"][-1]["content"]
+                url = next(p["image_url"]["url"] for p in content if p["type"] == "image_url")
+                prompt = next(p["text"] for p in content if p["type"] == "text")
+                digest = hashlib.sha256(base64.b64decode(url.split(",", 1)[1])).hexdigest()
+                record = model.by_request.get((digest, prompt))
+                if self.path != "/v1/chat/completions" or record is None or body["model"] == "no-such-model":
+                    self._send(404, b'{"error": "unknown"}')
+                    return
+                with model.lock:
+                    model.authorization.append(self.headers.get("Authorization"))
+                    n = model.counts[record.question_id]
+                    model.counts[record.question_id] += 1
+                    steps = model.script.get(record.question_id, [])
+                    action = steps[n] if n < len(steps) else "ok"
+                kind, _, arg = action.partition(":")
+                if kind == "429":
+                    self._send(429, b'{"error": "slow down"}', {"Retry-After": arg or "0"})
+                elif kind == "500":
+                    self._send(500, b'{"error": "boom"}')
+                elif kind == "malformed":
+                    self._send(200, b'{"choices": [')
+                elif kind == "noschema":
+                    self._send(200, b'{"id": "x"}')
+                elif kind == "hang":
+                    model.release.wait(30)
+                elif kind == "drip":  # headers at once, then one byte of the body every 0.2 s (bounded: 50 bytes)
+                    self.send_response(200)
+                    self.send_header("Content-Length", "50")
+                    self.end_headers()
+                    for _ in range(50):
+                        if model.release.wait(0.2):
+                            break
+                        try:
+                            self.wfile.write(b" ")
+                            self.wfile.flush()
+                        except OSError:
+                            break
+                else:
+                    if kind == "delay":
+                        time.sleep(float(arg))
+                    answer = {"id": f"cmpl-{record.question_id}", "object": "chat.completion", "model": body["model"],
+                              "choices": [{"index": 0, "message": {"role": "assistant", "content": model.answer(record)},
+                                           "finish_reason": "stop"}],
+                              "usage": {"prompt_tokens": 100, "completion_tokens": 3, "total_tokens": 103}}
+                    self._send(200, json.dumps(answer).encode())
+
+            def _send(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+                self.send_response(status)
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        return server, self.url
+
+
+TINY_EVAL_CONFIG = """\
+seed: 3
+render: {engine: workbench, width: 64, height: 48}
+tasks:
+  - family: shape_count
+    count: 6
+    grid: {min_visibility: [0.6, 0.9]}
+    params: {n_shape_types: 2, max_instances: 3}
+  - family: shape_color_count
+    count: 4
+    params: {n_shape_types: 2, max_instances: 2}
+"""
+_BATCH: dict[str, Any] = {}
+
+
+def tiny_batch(tmp_path_factory: Any) -> Any:
+    """A 10-item Workbench batch at 64x48 (two counting families), rendered once per test session."""
+    from tests.batch_support import stim3d
+
+    if "out" not in _BATCH:
+        folder = tmp_path_factory.mktemp("eval_batch")
+        (folder / "batch.yaml").write_text(TINY_EVAL_CONFIG)
+        result = stim3d("render", str(folder / "batch.yaml"), "--out", str(folder / "out"), "--quiet")
+        assert result.returncode == 0, result.stderr
+        _BATCH["out"] = folder / "out"
+    return _BATCH["out"]
