@@ -35,7 +35,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
 from stim3d.scenes.balance import ANSWER_KEY, task_answers
-from stim3d.scenes.families import FAMILIES, get_family
+from stim3d.scenes.families import FamilyError, get_family
 from stim3d.scenes.model import RenderSettings
 from stim3d.scenes.names import SplitName
 
@@ -124,8 +124,10 @@ class TaskConfig(BaseModel):
     @field_validator("family")
     @classmethod
     def _known_family(cls, name: str) -> str:
-        if name not in FAMILIES:
-            raise ValueError(f"unknown family {name!r}; allowed: {', '.join(sorted(FAMILIES))}")
+        try:  # an unknown name, or a plug-in that failed to load: named with its load error
+            get_family(name)
+        except FamilyError as exc:
+            raise ValueError(str(exc)) from None
         return name
 
     @field_validator("grid")

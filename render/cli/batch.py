@@ -45,8 +45,9 @@ TRIAL_WIDTH = 320  # `validate` composes one item per task at most this wide: en
 def compose_one_per_task(config: BatchConfig, plans: list[ItemPlan]) -> None:
     """Compose (no render) the first item of every task, so parameters that cannot be met fail here, not in the batch."""
     from stim3d.render.batch.config import ConfigError
+    from stim3d.scenes.families import clip
     from stim3d.scenes.families.base import Frame
-    from stim3d.scenes.items import make_item
+    from stim3d.scenes.items import MalformedItem, make_item
     from stim3d.scenes.placement import InfeasibleError
 
     scale = min(1.0, TRIAL_WIDTH / config.render.width)
@@ -61,6 +62,12 @@ def compose_one_per_task(config: BatchConfig, plans: list[ItemPlan]) -> None:
         except InfeasibleError as exc:
             raise ConfigError(f"{plan.item_id} (tasks[{t}], {plan.family}) cannot be composed: "
                               f"{str(exc).splitlines()[0]}") from None
+        except MalformedItem as exc:
+            raise ConfigError(f"{plan.item_id} (tasks[{t}]) is malformed: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - a plug-in's compose may raise anything: one line, no traceback
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise ConfigError(f"{plan.item_id} (tasks[{t}]): family {plan.family}'s compose raised "
+                              f"{type(exc).__name__}" + (f": {clip(text, 160)}" if text else "")) from None
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
