@@ -61,15 +61,30 @@ def install(site: Path, distribution: str, modules: dict[str, str], entry_points
         for group, targets in entry_points.items()))
 
 
-def python(*args: str, site: Path, cwd: Path, env: dict[str, str] | None = None,
-           timeout: float = 300) -> subprocess.CompletedProcess:
-    """`python ARGS` in a fresh process that sees the plug-ins installed in `site`."""
+def python(*args: str, site: Path, cwd: Path, env: dict[str, str] | None = None, timeout: float = 300,
+           output: int | None = None) -> subprocess.CompletedProcess:
+    """`python ARGS` in a fresh process that sees the plug-ins installed in `site`.
+
+    `output`, a file descriptor, receives both stdout and stderr (e.g. a pipe nobody reads); else both are captured.
+    """
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join((str(site), str(ROOT))), **(env or {})}
-    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, env=environment,
-                          timeout=timeout)
+    streams = {"capture_output": True} if output is None else {"stdout": output, "stderr": output}
+    return subprocess.run([sys.executable, *args], cwd=cwd, text=True, env=environment, timeout=timeout,
+                          **streams)  # type: ignore[call-overload]
 
 
-def stim3d(*args: str, site: Path, cwd: Path, env: dict[str, str] | None = None,
-           timeout: float = 300) -> subprocess.CompletedProcess:
+def stim3d(*args: str, site: Path, cwd: Path, env: dict[str, str] | None = None, timeout: float = 300,
+           output: int | None = None) -> subprocess.CompletedProcess:
     """`python -m stim3d ARGS` in a fresh process that sees the plug-ins installed in `site`."""
-    return python("-m", "stim3d", *args, site=site, cwd=cwd, env=env, timeout=timeout)
+    return python("-m", "stim3d", *args, site=site, cwd=cwd, env=env, timeout=timeout, output=output)
+
+
+TOY_CORE = '''
+import json
+from pathlib import Path
+
+
+def receive(records, batch_dir):
+    Path(batch_dir, "core_received.json").write_text(json.dumps([r.question_id for r in records]))
+    return [f"toy core: {len(records)} records"]
+'''

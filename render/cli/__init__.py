@@ -14,12 +14,12 @@ and turns the library's one-line exceptions into exit code 2.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 
 from stim3d.render.cli import addon, batch, export, score, sweep, views
 from stim3d.render.cli.common import CliParser, UsageError, error_line
+from stim3d.render.cli.streams import guarded_streams
 from stim3d.version import __version__
 
 GROUPS = (batch, score, export, views, sweep, addon)  # the order of `stim3d --help`
@@ -35,14 +35,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    func: Callable[[argparse.Namespace], int] = args.func
+    with guarded_streams():  # a reader that leaves (`| head`) never changes the exit code or stops a file's write
+        return _run(func, args)
+
+
+def _run(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run one command, turning the library's one-line exceptions into one stderr line and exit code 2."""
     from stim3d.render.batch.config import ConfigError
     from stim3d.render.batch.lock import FolderLocked
     from stim3d.render.files import OutsideDestination
     from stim3d.scenes.placement import InfeasibleError
     from stim3d.scenes.visibility import RayBackendMissing
 
-    args = build_parser().parse_args(argv)
-    func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)
     except (ConfigError, UsageError, RayBackendMissing, InfeasibleError, FolderLocked, OutsideDestination) as exc:
@@ -51,9 +57,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("stim3d: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # `stim3d score ... | head`: the reader left; not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
     except (OSError, UnicodeError) as exc:  # the system refused (disk full, read-only, name too long, not UTF-8)
         print(f"stim3d: error: {error_line(exc)}", file=sys.stderr)
         return 2

@@ -38,9 +38,9 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise UsageError(f"{stage}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     except ValueError as exc:  # ScoringInputError, a bad record or rule: one line naming it
         raise UsageError(str(exc).splitlines()[0]) from None
+    write_text_atomic(out, json.dumps(report.to_dict(), indent=2) + "\n")  # the file first, whatever the terminal does
     for line in format_report(report) + format_rose(records, report.questions):
         print(line)
-    write_text_atomic(out, json.dumps(report.to_dict(), indent=2) + "\n")
     print(f"wrote {out}")
     return 0
 
