@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from stim3d.render.cli import addon, batch, export, score, sweep, views
-from stim3d.render.cli.common import CliParser, UsageError, error_line
+from stim3d.render.cli.common import CliParser, CoreInterrupted, UsageError, error_line
 from stim3d.render.cli.streams import guarded_streams
 from stim3d.version import __version__
 
@@ -54,6 +54,9 @@ def _run(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) ->
     except (ConfigError, UsageError, RayBackendMissing, InfeasibleError, FolderLocked, OutsideDestination) as exc:
         print(f"stim3d: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
         return 2
+    except CoreInterrupted as exc:
+        print(str(exc), file=sys.stderr)
+        return 130
     except KeyboardInterrupt:
         print("stim3d: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from stim3d.render.cli.common import UsageError, deliver_records, load_scoring_core, positive
+from stim3d.render.cli.common import UsageError, deliver_records, load_scoring_core, positive, seconds
 
 if TYPE_CHECKING:
     from stim3d.render.batch.config import BatchConfig, ItemPlan
@@ -121,7 +121,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         print(line)
     if shard is None:
         print(f"wrote {Path(args.out) / 'records.jsonl'}")
-    delivered = deliver_records(Path(args.out), core_name, core) if shard is None else True  # shards: after merge
+    delivered = deliver_records(Path(args.out), core_name, core, args.core_timeout) if shard is None else True  # shards: after merge
     return 1 if report.failed or not delivered else 0
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -135,7 +135,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     for line in report.summary_lines():
         print(line)
     print(f"wrote {Path(args.out) / 'records.jsonl'}")
-    delivered = deliver_records(Path(args.out), core_name, core)
+    delivered = deliver_records(Path(args.out), core_name, core, args.core_timeout)
     return 1 if report.failed or report.missing or not delivered else 0
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -207,12 +207,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scoring-core", metavar="NAME|MODULE:FUNCTION",
                    help="scoring core that receives the records when the batch finishes: a name registered in the "
                         "entry-point group stim3d.scoring_cores, or module:function (default: builtin)")
+    p.add_argument("--core-timeout", type=seconds, metavar="SECONDS",
+                   help="give up on a scoring core that runs longer (default 600; the batch stays complete)")
     p.set_defaults(func=cmd_render)
     p = sub.add_parser("merge", help="combine shard folders into one batch: item folders, records.jsonl, summary")
     p.add_argument("shard_dirs", nargs="+", metavar="SHARD_DIR", help="batch folders written with --shard k/n")
     p.add_argument("--out", required=True, help="merged batch folder (may be one of the shard folders)")
     p.add_argument("--scoring-core", metavar="NAME|MODULE:FUNCTION",
                    help="scoring core that receives the merged records (as for render; default: builtin)")
+    p.add_argument("--core-timeout", type=seconds, metavar="SECONDS",
+                   help="give up on a scoring core that runs longer (default 600)")
     p.set_defaults(func=cmd_merge)
     p = sub.add_parser("show", help="print an item's ground truth and questions")
     p.add_argument("item", help="item folder (or its item.json)")
