@@ -60,6 +60,9 @@ def _run(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) ->
     except KeyboardInterrupt:
         print("stim3d: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130
+    except RecursionError:  # input nested deeper than a reader can follow; the readers that expect it say which
+        print("stim3d: error: the input is nested too deeply to read", file=sys.stderr)
+        return 2
     except (OSError, UnicodeError) as exc:  # the system refused (disk full, read-only, name too long, not UTF-8)
         print(f"stim3d: error: {error_line(exc)}", file=sys.stderr)
         return 2

@@ -166,6 +166,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     header = f"{'id':>3} {'shape':<9} {'colour':<7} {'size':>5} {'visible':>8} {'amodal':>8} {'visib.':>7} {'occl.':>6} {'trunc.':>6}  bbox_visible"
     print(header)
     truths = {t.id: t for t in item.ground_truth.objects}
+    lacking = [obj.id for obj in item.scene.objects if obj.id not in truths]
+    if lacking:  # a hand-edited or foreign item.json: say which, before printing half a table
+        raise UsageError(f"{folder / 'item.json'}: its ground truth has no object with id {lacking[0]} "
+                         f"(the scene has objects {', '.join(str(o.id) for o in item.scene.objects)[:80]})")
     for obj in item.scene.objects:
         t = truths[obj.id]
         print(f"{obj.id:>3} {obj.shape:<9} {obj.color.name:<7} {obj.size:>5.2f} {t.visible_px:>8.0f} {t.amodal_px:>8.0f} "
