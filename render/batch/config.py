@@ -315,7 +315,9 @@ def load_config(path: str | Path) -> BatchConfig:
         raw, path = sys.stdin.buffer.read(), Path("<stdin>")
     else:
         path = Path(path)
-        if not path.is_file():
+        if path.is_dir():
+            raise ConfigError(f"{path}: is a folder; give the config's YAML file")
+        if not path.exists():  # a device or pipe (/dev/stdin, <(...)) is read like a file
             raise ConfigError(f"{path}: no such config file")
         try:
             raw = path.read_bytes()

@@ -25,6 +25,13 @@ _HINTS = {
     errno.ENOTDIR: "a part of the path is a file, not a folder",
     errno.EISDIR: "it is a folder, not a file",
     errno.ENOENT: "no such file or folder",
+    errno.ELOOP: "a symbolic link loops, or stands where stim3d refuses to follow one",
+    errno.EEXIST: "it already exists",
+    errno.ENOTEMPTY: "the folder is not empty",
+    errno.EPERM: "operation not permitted: choose a folder you own",
+    errno.EMFILE: "too many open files: raise the limit (ulimit -n) and rerun",
+    errno.EIO: "an input/output error on the device: check the disk",
+    errno.EBUSY: "the file or folder is busy (in use by another process)",
 }
 
 
@@ -43,7 +50,12 @@ def error_line(exc: BaseException) -> str:
         return f"a file is not UTF-8 text ({exc}); save it as UTF-8"
     if isinstance(exc, OSError):
         where = _shown_path(exc.filename) if exc.filename is not None else ""
-        what = _HINTS.get(exc.errno or 0, exc.strerror or type(exc).__name__)
+        if exc.filename2 is not None:
+            where += f" -> {_shown_path(exc.filename2)}"
+        message = str(exc).strip().splitlines()[0] if exc.errno is None and str(exc).strip() else ""
+        what = _HINTS.get(exc.errno or 0) or exc.strerror or message or "the operating system refused"
+        if exc.errno is None:  # raised by a library (an image decoder, ...), not by a system call: name its kind
+            what = f"{type(exc).__name__}: {what}"
         return f"{where}: {what}" if where else what
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 

@@ -23,7 +23,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     if records_path.is_dir():
         records_path = records_path / "records.jsonl"
     for path in (records_path, Path(args.predictions)):
-        if not path.is_file():
+        if path.is_dir():
+            raise UsageError(f"{path}: is a folder; give the JSONL file")
+        if not path.exists():
             raise UsageError(f"{path}: no such file")
     out = writable_file(Path(args.out) if args.out else Path(args.predictions).with_suffix(".scores.json"), "--out")
     try:
