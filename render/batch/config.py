@@ -205,8 +205,10 @@ def _format_error(source: str, error: Mapping[str, Any], prefix: str = "") -> st
     value = error.get("input")
     echoed = "" if isinstance(value, dict) else f" = {shown(value)}"
     message = error["msg"].removeprefix("Value error, ")
-    if len(message) > 2 * SHOWN:  # a validator that echoes the whole value
-        message = message[:2 * SHOWN - 3] + "..."
+    if isinstance(value, str) and len(value) > SHOWN:  # a validator that echoes the whole value
+        message = message.replace(value, value[:SHOWN - 3] + "...")
+    if len(message) > 12 * SHOWN:  # a backstop for any other long echo; a list of allowed names fits
+        message = message[:12 * SHOWN - 3] + "..."
     return f"{source}: {shown(where)[1:-1] if len(where) > SHOWN else where}{echoed}: {message}"
 
 
