@@ -19,13 +19,14 @@ from pathlib import Path
 
 from .answers import answer_text, canonical_gold, parse
 from .judges import caption_failures
-from .plugins import load_callable, registered
+from .plugins import call_bounded, load_callable, registered, shown
 from .records import Record
 from .rules import RuleError, check_rule
 
 GROUP = "stim3d.scoring_cores"
 BUILTIN = "builtin"
 BUILTIN_TARGET = "stim3d.scoring.cores:receive"
+TIMEOUT = 600.0  # seconds a core may take before the finished batch's command gives up on it (--core-timeout)
 
 ScoringCore = Callable[[list[Record], Path], Sequence[str] | None]
 
@@ -45,6 +46,19 @@ def load_core(spec: str | None) -> tuple[str, ScoringCore]:
     core = load_callable(spec, available_cores(), group=GROUP, option="--scoring-core", noun="core",
                          label="scoring core", error=ScoringCoreError)
     return spec, core
+
+
+def run_core(name: str, core: ScoringCore, records: list[Record], batch_dir: Path,
+             timeout: float = TIMEOUT) -> list[str]:
+    """The lines `core` returns for the records; ScoringCoreError (one line) if it raises, hangs past `timeout`
+    seconds or returns anything but None or a list of strings."""
+    label = f"scoring core {name} (on {len(records)} records)"
+    lines = call_bounded(core, (records, batch_dir), seconds=timeout, label=label, error=ScoringCoreError)
+    if lines is None:
+        return []
+    if not isinstance(lines, (list, tuple)) or not all(isinstance(line, str) for line in lines):
+        raise ScoringCoreError(f"{label} returned {shown(lines)}; a core returns a list of lines to print, or None")
+    return list(lines)
 
 
 def check_scorable(record: Record) -> None:

@@ -19,11 +19,13 @@ from __future__ import annotations
 import json
 import re
 
-from .plugins import load_callable, registered
+from .judges import reference_judge
+from .plugins import call_bounded, load_callable, registered, shown
 from .rubric import Judge, RubricItem
 
 GROUP = "stim3d.judges"
 REFERENCE = "reference"
+TIMEOUT = 120.0  # seconds one plug-in judge call may take (a model judge waits for a model): --judge-timeout
 
 
 JUDGE_PROMPT = """You check one fact about an image against a description of that image.
@@ -68,9 +70,29 @@ class JudgeError(ValueError):
     """A judge that cannot be found or loaded."""
 
 
-def load_judge(spec: str | None) -> tuple[str, Judge]:
-    """(name, judge) for an entry-point name of group stim3d.judges or a `module:function`; None = reference."""
+def load_judge(spec: str | None, timeout: float = TIMEOUT) -> tuple[str, Judge]:
+    """(name, judge) for an entry-point name of group stim3d.judges or a `module:function`; None = reference.
+
+    A plug-in judge comes back guarded (`guarded`): what it raises, a reply that is not (verdict, evidence),
+    and a call longer than `timeout` seconds become JudgeError, one line, instead of a traceback or a hang.
+    """
     spec = spec or REFERENCE
     judge = load_callable(spec, available_judges(), group=GROUP, option="--judge", noun="judge", label="judge",
                           error=JudgeError)
-    return spec, judge
+    if judge is reference_judge:  # stim3d's own, pure and fast: called directly
+        return spec, judge
+    return spec, guarded(spec, judge, timeout)
+
+
+def guarded(name: str, judge: Judge, timeout: float = TIMEOUT) -> Judge:
+    """`judge` with every call bounded in time and its reply checked: JudgeError (one line) otherwise."""
+
+    def run(response: str, item: RubricItem) -> tuple[bool | None, str]:
+        label = f"judge {name} (rubric item {item.id})"
+        reply = call_bounded(judge, (response, item), seconds=timeout, label=label, error=JudgeError)
+        if not (isinstance(reply, tuple) and len(reply) == 2 and (reply[0] is None or isinstance(reply[0], bool))
+                and isinstance(reply[1], str)):
+            raise JudgeError(f"{label} returned {shown(reply)}; a judge returns (True, False or None, evidence text)")
+        return reply
+
+    return run

@@ -59,7 +59,8 @@ _BOX_SEP = r"(?:[\s,;()\[\]\-–]|\bto\b)+"
 _BOX = re.compile(rf"(?<![\w.])({_COORD}){_BOX_SEP}({_COORD}){_BOX_SEP}({_COORD}){_BOX_SEP}({_COORD})(?!\w)(?!\.\d)",
                   re.IGNORECASE)
 _BOX_KEY = re.compile(r"\b(xmin|ymin|xmax|ymax|left|top|right|bottom|x0|y0|x1|y1|x2|y2|width|height|w|h|x|y)\b"
-                      rf"[\"']?\s*[:=]\s*({_COORD})", re.IGNORECASE)
+                      rf"[\"']?\s*[:=]\s*([-–−]?\s*{_COORD})", re.IGNORECASE)
+_MINUS = "-–−"  # hyphen-minus, en dash, minus sign
 _BOX_KEYSETS = (("xmin", "ymin", "xmax", "ymax"), ("left", "top", "right", "bottom"), ("x0", "y0", "x1", "y1"),
                 ("x1", "y1", "x2", "y2"))
 _LENGTH_UNITS = {"mm": 0.001, "millimet": 0.001, "cm": 0.01, "centimet": 0.01, "km": 1000.0, "kilomet": 1000.0,
@@ -75,7 +76,8 @@ def _keyed_box(span: str) -> tuple[float, float, float, float] | None:
     """A box written with named coordinates: x_min/y_min/x_max/y_max, left/top/right/bottom, x0..y1, x1..y2, x/y/w/h."""
     found: dict[str, float] = {}
     for m in _BOX_KEY.finditer(span):
-        found.setdefault(m.group(1).lower(), float(m.group(2)))
+        number = re.sub(r"\s", "", m.group(2))
+        found.setdefault(m.group(1).lower(), -float(number[1:]) if number[0] in _MINUS else float(number))
     for keys in _BOX_KEYSETS:
         if all(key in found for key in keys):
             return tuple(found[key] for key in keys)  # type: ignore[return-value]
@@ -85,12 +87,28 @@ def _keyed_box(span: str) -> tuple[float, float, float, float] | None:
     return None
 
 
+def _signed(span: str, match: re.Match[str], group: int) -> float:
+    """A coordinate of a `_BOX` match, negative when a minus sign stands before it that does not separate it from
+    a number before ("[-10, ..." and "[-\\n10, ..." are -10; in "10 - 20 - 30 - 40" the dashes are separators)."""
+    value = float(match.group(group))
+    i = match.start(group) - 1
+    while i >= 0 and span[i].isspace():
+        i -= 1
+    if i < 0 or span[i] not in _MINUS:
+        return value
+    i -= 1
+    while i >= 0 and span[i].isspace():
+        i -= 1
+    return value if i >= 0 and (span[i].isdigit() or span[i] == ".") else -value
+
+
 def parse_box(response: str) -> Parsed:
     """A box (x_min, y_min, x_max, y_max): "[10, 20, 30, 40]", "(10,20),(30,40)", "x_min=10, y_min=20, ...",
     "left: 10, top: 20, right: 30, bottom: 40", "x=10, y=20, w=20, h=20", "10 20 30 40", JSON {"bbox_2d": [...]}.
 
     Values are kept as written (pixels, or fractions of the image when all are <= 1; the
-    `iou` rule scales those). A box whose max is not beyond its min is invalid.
+    `iou` rule scales those), a minus sign included ("[-10, 20, 30, 40]" is x_min -10, never 10).
+    A box whose max is not beyond its min is invalid.
     """
     text = normalise(response)
     span, source = answer_span(text)
@@ -100,7 +118,7 @@ def parse_box(response: str) -> Parsed:
         if not found:
             return invalid(f"no box (four numbers) in the {source} answer")
         chosen = found[-1] if source == "text" else found[0]
-        x0, y0, x1, y1 = (float(chosen.group(i)) for i in range(1, 5))
+        x0, y0, x1, y1 = (_signed(span, chosen, i) for i in range(1, 5))
         box = (x0, y0, x1, y1)
     if not (box[0] < box[2] and box[1] < box[3]):
         return invalid(f"{list(box)} is not a box: x_max and y_max must exceed x_min and y_min")

@@ -372,6 +372,30 @@ def test_many_items_load_lazily_and_thumbnails_are_reused(batch, tmp_path):
         assert browser.errors() == []
 
 
+@pytest.mark.browser
+def test_question_text_that_looks_like_markup_cannot_switch_the_page_off(batch, tmp_path):
+    """`<!--<script>` in a question once put the HTML parser into its double-escaped state: the rest of the page,
+    gallery.js included, became part of the JSON element (issue 25.7). The page must still work, and no text
+    from an item may run as script."""
+    hostile = tmp_path / "hostile"
+    _copy_batch(batch, hostile, 2)
+    item_json = hostile / "items" / "copy-00000" / "item.json"
+    item = json.loads(item_json.read_text())
+    text = "<!--<script>How many? </script><script>window.injected = 1</script> & more"
+    item["questions"][0]["text"] = text
+    item_json.write_text(json.dumps(item))
+    build_gallery(hostile)
+    with Chromium(tmp_path / "profile") as browser:
+        browser.open((hostile / "gallery" / "index.html").as_uri())
+        browser.wait_for("document.getElementById('count').textContent === 'showing 2 of 2'")  # gallery.js ran
+        browser.click('.card img[alt="copy-00000"]')
+        browser.wait_for("document.getElementById('detail').open")
+        assert browser.js("document.getElementById('d-title').textContent").startswith("copy-00000")
+        assert text in browser.js("document.getElementById('detail').textContent")  # the text, shown as text
+        assert browser.js("window.injected === undefined")
+        assert browser.errors() == []
+
+
 def test_overlays_drawn_by_another_style_are_remade(batch):
     build_gallery(batch)
     assert build_gallery(batch).overlays_made == 0

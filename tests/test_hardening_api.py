@@ -112,7 +112,7 @@ def test_a_folder_given_as_config_is_called_a_folder(tmp_path):
 
     with pytest.raises(ConfigError) as exc:
         load_config(tmp_path)
-    one_line(exc, str(tmp_path), "a folder, not a config file")
+    one_line(exc, str(tmp_path), "is a folder; give the config's YAML file")
 
 
 def test_a_config_piped_through_dev_stdin_is_read(tmp_path):

@@ -25,7 +25,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import re
+import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,11 +37,25 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
 from stim3d.scenes.balance import ANSWER_KEY, task_answers
-from stim3d.scenes.families import FAMILIES, get_family
+from stim3d.scenes.families import FamilyError, get_family
 from stim3d.scenes.model import RenderSettings
 from stim3d.scenes.names import SplitName
 
 VARIANT_NAME = re.compile(r"[a-z0-9_]{1,20}")
+MAX_ITEMS = 1_000_000  # items (variants included) one config may plan; the largest preset plans 2,000 (rose3d)
+MAX_COMBINATIONS = 100_000  # grid combinations of one task; each is validated against the family before rendering
+MAX_NODES = 1_000_000  # YAML values after expanding aliases (&a / *a): an alias bomb is refused before it is read
+MAX_DEPTH = 64  # nesting of YAML lists and mappings; a config needs about 5
+SHOWN = 80  # characters of a value echoed into an error line
+
+_REPR = reprlib.Repr()  # bounded in depth, items and length whatever the value holds
+_REPR.maxlevel, _REPR.maxdict, _REPR.maxlist, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 3, 4, 6, SHOWN, SHOWN, 40
+
+
+def shown(value: Any) -> str:
+    """A value as an error line echoes it: repr bounded in time and cut to SHOWN characters, however large it is."""
+    text = _REPR.repr(value)
+    return text if len(text) <= SHOWN else text[:SHOWN - 3] + "..."
 
 
 class ConfigError(ValueError):
@@ -124,8 +140,10 @@ class TaskConfig(BaseModel):
     @field_validator("family")
     @classmethod
     def _known_family(cls, name: str) -> str:
-        if name not in FAMILIES:
-            raise ValueError(f"unknown family {name!r}; allowed: {', '.join(sorted(FAMILIES))}")
+        try:  # an unknown name, or a plug-in that failed to load: named with its load error
+            get_family(name)
+        except FamilyError as exc:
+            raise ValueError(str(exc)) from None
         return name
 
     @field_validator("grid")
@@ -133,7 +151,10 @@ class TaskConfig(BaseModel):
     def _non_empty_axes(cls, grid: dict[str, list[Any]]) -> dict[str, list[Any]]:
         for key, values in grid.items():
             if not values:
-                raise ValueError(f"grid axis {key!r} has no values")
+                raise ValueError(f"grid axis {shown(key)} has no values")
+        combinations = math.prod(len(values) for values in grid.values())
+        if combinations > MAX_COMBINATIONS:
+            raise ValueError(f"the grid has {combinations} combinations; at most {MAX_COMBINATIONS} are allowed")
         return grid
 
     def combinations(self) -> list[dict[str, Any]]:
@@ -150,6 +171,14 @@ class BatchConfig(BaseModel):
     seed: int = Field(0, ge=0, le=2**63 - 1, strict=True)
     render: RenderSettings = Field(default_factory=RenderSettings)
     tasks: list[TaskConfig] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _capped_total(self) -> BatchConfig:
+        total = sum(int(task.count or 0) * max(1, len(task.variants)) for task in self.tasks)
+        if total > MAX_ITEMS:
+            raise ValueError(f"the tasks plan {total} items in total (counts times variants); at most {MAX_ITEMS} "
+                             "are allowed per config: split it into several configs")
+        return self
 
     def content_hash(self) -> str:
         """Hash of everything that determines the items' files (used to refuse mixing configs)."""
@@ -174,9 +203,13 @@ def _format_error(source: str, error: Mapping[str, Any], prefix: str = "") -> st
     loc = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in error["loc"]).replace(".[", "[")
     where = f"{prefix}{loc}" if loc else prefix.rstrip(".") or "config"
     value = error.get("input")
-    shown = "" if isinstance(value, dict) else f" = {value!r}"
+    echoed = "" if isinstance(value, dict) else f" = {shown(value)}"
     message = error["msg"].removeprefix("Value error, ")
-    return f"{source}: {where}{shown}: {message}"
+    if isinstance(value, str) and len(value) > SHOWN:  # a validator that echoes the whole value
+        message = message.replace(value, value[:SHOWN - 3] + "...")
+    if len(message) > 12 * SHOWN:  # a backstop for any other long echo; a list of allowed names fits
+        message = message[:12 * SHOWN - 3] + "..."
+    return f"{source}: {shown(where)[1:-1] if len(where) > SHOWN else where}{echoed}: {message}"
 
 
 def parse_config(data: Any, source: str = "config") -> BatchConfig:
@@ -232,6 +265,56 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
+
+
+def _check_size(root: yaml.Node, source: str) -> None:
+    """ConfigError if the document nests deeper than MAX_DEPTH or expands (aliases counted at every use) beyond
+    MAX_NODES values. Sizes are computed once per node, so a billion-leaf alias bomb is measured in microseconds."""
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            open_nodes.discard(key)
+            kids = _children(node)
+            size[key] = min(MAX_NODES + 1, 1 + sum(size[id(kid)] for kid in kids))
+            depth[key] = 1 + max((depth[id(kid)] for kid in kids), default=0)
+            if size[key] > MAX_NODES:
+                raise ConfigError(f"{source}: more than {MAX_NODES} values once its aliases (*name) are expanded; "
+                                  "refused before reading further")
+            if depth[key] > MAX_DEPTH:
+                raise ConfigError(f"{source}: lists or mappings nested more than {MAX_DEPTH} deep; a config needs a few")
+            continue
+        if key in size:
+            continue
+        if key in open_nodes:
+            raise ConfigError(f"{source}: an alias refers to a list or mapping that contains it (line "
+                              f"{node.start_mark.line + 1})")
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((kid, False) for kid in _children(node) if id(kid) not in size)
+
+
+def _read_yaml(text: str, source: str) -> Any:
+    """The YAML document in `text`, refused (ConfigError) before it is built if it is too large or too deep."""
+    loader = _UniqueKeyLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_size(node, source)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def load_config(path: str | Path) -> BatchConfig:
     """Read and validate a YAML config; `-` reads standard input. ConfigError (one line) for anything wrong."""
     import sys
@@ -241,8 +324,8 @@ def load_config(path: str | Path) -> BatchConfig:
     else:
         path = Path(path)
         if path.is_dir():
-            raise ConfigError(f"{path}: a folder, not a config file")
-        if not path.exists():
+            raise ConfigError(f"{path}: is a folder; give the config's YAML file")
+        if not path.exists():  # a device or pipe (/dev/stdin, <(...)) is read like a file
             raise ConfigError(f"{path}: no such config file")
         try:
             raw = path.read_bytes()
@@ -253,7 +336,9 @@ def load_config(path: str | Path) -> BatchConfig:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the config as UTF-8") from None
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        data = _read_yaml(text, str(path))
+    except RecursionError:
+        raise ConfigError(f"{path}: lists or mappings nested too deeply to read; a config needs a few levels") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -14,13 +14,13 @@ and turns the library's one-line exceptions into exit code 2.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 
 from stim3d.render.cli import addon, batch, export, logs, presets, score, sweep, views
 from stim3d.render.cli import eval as eval_cmd
-from stim3d.render.cli.common import CliParser, UsageError, error_line
+from stim3d.render.cli.common import CliParser, CoreInterrupted, UsageError, error_line
+from stim3d.render.cli.streams import guarded_streams
 from stim3d.version import __version__
 
 GROUPS = (batch, presets, score, eval_cmd, export, views, sweep, addon)  # the order of `stim3d --help`
@@ -39,14 +39,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    func: Callable[[argparse.Namespace], int] = args.func
+    with guarded_streams():  # a reader that leaves (`| head`) never changes the exit code or stops a file's write
+        return _run(func, args, argv)
+
+
+def _run(func: Callable[[argparse.Namespace], int], args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    """Run one command, turning the library's one-line exceptions into one stderr line and exit code 2."""
     from stim3d.render.batch.config import ConfigError
     from stim3d.render.batch.lock import FolderLocked
     from stim3d.render.files import OutsideDestination
     from stim3d.scenes.placement import InfeasibleError
     from stim3d.scenes.visibility import RayBackendMissing
 
-    args = build_parser().parse_args(argv)
-    func: Callable[[argparse.Namespace], int] = args.func
     try:
         logs.configure(args.verbose, args.log_file)
     except OSError as exc:
@@ -63,12 +69,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         logs.LOGGER.debug("the error's traceback", exc_info=True)  # --verbose / --log-file show where it came from
         print(f"stim3d: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
         return 2
+    except CoreInterrupted as exc:
+        print(str(exc), file=sys.stderr)
+        return 130
     except KeyboardInterrupt:
         print("stim3d: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # `stim3d score ... | head`: the reader left; not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+    except RecursionError:  # input nested deeper than a reader can follow; the readers that expect it say which
+        print("stim3d: error: the input is nested too deeply to read", file=sys.stderr)
+        return 2
     except (OSError, UnicodeError) as exc:  # the system refused (disk full, read-only, name too long, not UTF-8)
         logs.LOGGER.debug("the error's traceback", exc_info=True)
         print(f"stim3d: error: {error_line(exc)}", file=sys.stderr)

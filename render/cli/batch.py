@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from stim3d.render.cli.common import UsageError, deliver_records, load_scoring_core, positive
+from stim3d.render.cli.common import UsageError, deliver_records, load_scoring_core, positive, seconds
 
 if TYPE_CHECKING:
     from stim3d.render.batch.config import BatchConfig, ItemPlan
@@ -61,8 +61,9 @@ TRIAL_WIDTH = 320  # `validate` composes one item per task at most this wide: en
 def compose_one_per_task(config: BatchConfig, plans: list[ItemPlan]) -> None:
     """Compose (no render) the first item of every task, so parameters that cannot be met fail here, not in the batch."""
     from stim3d.render.batch.config import ConfigError
+    from stim3d.scenes.families import clip
     from stim3d.scenes.families.base import Frame
-    from stim3d.scenes.items import make_item
+    from stim3d.scenes.items import MalformedItem, make_item
     from stim3d.scenes.placement import InfeasibleError
 
     scale = min(1.0, TRIAL_WIDTH / config.render.width)
@@ -77,11 +78,13 @@ def compose_one_per_task(config: BatchConfig, plans: list[ItemPlan]) -> None:
         except InfeasibleError as exc:
             raise ConfigError(f"{plan.item_id} (tasks[{t}], {plan.family}) cannot be composed: "
                               f"{str(exc).splitlines()[0]}") from None
-        except Exception as exc:  # noqa: BLE001 - a family's bug (a plug-in's too) is one line, not a traceback
-            logging.getLogger(__name__).debug("compose of %s failed", plan.item_id, exc_info=True)
-            raise ConfigError(f"{plan.item_id} (tasks[{t}], {plan.family}): the family's compose failed: "
-                              f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} "
-                              "(a bug in the family; --verbose shows the traceback)") from None
+        except MalformedItem as exc:
+            raise ConfigError(f"{plan.item_id} (tasks[{t}]) is malformed: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - a plug-in's compose may raise anything: one line, no traceback
+            logging.getLogger(__name__).debug("compose of %s failed", plan.item_id, exc_info=True)  # --verbose
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise ConfigError(f"{plan.item_id} (tasks[{t}]): family {plan.family}'s compose raised "
+                              f"{type(exc).__name__}" + (f": {clip(text, 160)}" if text else "")) from None
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -145,7 +148,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         print(line)
     if shard is None:
         print(f"wrote {Path(args.out) / 'records.jsonl'}")
-    delivered = deliver_records(Path(args.out), core_name, core) if shard is None else True  # shards: after merge
+    delivered = deliver_records(Path(args.out), core_name, core, args.core_timeout) if shard is None else True  # shards: after merge
     return 1 if report.failed or not delivered else 0
 
 def require_renderer(engine: str) -> None:
@@ -168,7 +171,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     for line in report.summary_lines():
         print(line)
     print(f"wrote {Path(args.out) / 'records.jsonl'}")
-    delivered = deliver_records(Path(args.out), core_name, core)
+    delivered = deliver_records(Path(args.out), core_name, core, args.core_timeout)
     return 1 if report.failed or report.missing or not delivered else 0
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -202,6 +205,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     header = f"{'id':>3} {'shape':<9} {'colour':<7} {'size':>5} {'visible':>8} {'amodal':>8} {'visib.':>7} {'occl.':>6} {'trunc.':>6}  bbox_visible"
     print(header)
     truths = {t.id: t for t in item.ground_truth.objects}
+    lacking = [obj.id for obj in item.scene.objects if obj.id not in truths]
+    if lacking:  # a hand-edited or foreign item.json: say which, before printing half a table
+        raise UsageError(f"{folder / 'item.json'}: its ground truth has no object with id {lacking[0]} "
+                         f"(the scene has objects {', '.join(str(o.id) for o in item.scene.objects)[:80]})")
     for obj in item.scene.objects:
         t = truths[obj.id]
         print(f"{obj.id:>3} {obj.shape:<9} {obj.color.name:<7} {obj.size:>5.2f} {t.visible_px:>8.0f} {t.amodal_px:>8.0f} "
@@ -245,12 +252,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scoring-core", metavar="NAME|MODULE:FUNCTION",
                    help="scoring core that receives the records when the batch finishes: a name registered in the "
                         "entry-point group stim3d.scoring_cores, or module:function (default: builtin)")
+    p.add_argument("--core-timeout", type=seconds, metavar="SECONDS",
+                   help="give up on a scoring core that runs longer (default 600; the batch stays complete)")
     p.set_defaults(func=cmd_render)
     p = sub.add_parser("merge", help="combine shard folders into one batch: item folders, records.jsonl, summary")
     p.add_argument("shard_dirs", nargs="+", metavar="SHARD_DIR", help="batch folders written with --shard k/n")
     p.add_argument("--out", required=True, help="merged batch folder (may be one of the shard folders)")
     p.add_argument("--scoring-core", metavar="NAME|MODULE:FUNCTION",
                    help="scoring core that receives the merged records (as for render; default: builtin)")
+    p.add_argument("--core-timeout", type=seconds, metavar="SECONDS",
+                   help="give up on a scoring core that runs longer (default 600)")
     p.set_defaults(func=cmd_merge)
     p = sub.add_parser("show", help="print an item's ground truth and questions")
     p.add_argument("item", help="item folder (or its item.json)")

@@ -25,6 +25,13 @@ _HINTS = {
     errno.ENOTDIR: "a part of the path is a file, not a folder",
     errno.EISDIR: "it is a folder, not a file",
     errno.ENOENT: "no such file or folder",
+    errno.ELOOP: "a symbolic link loops, or stands where stim3d refuses to follow one",
+    errno.EEXIST: "it already exists",
+    errno.ENOTEMPTY: "the folder is not empty",
+    errno.EPERM: "operation not permitted: choose a folder you own",
+    errno.EMFILE: "too many open files: raise the limit (ulimit -n) and rerun",
+    errno.EIO: "an input/output error on the device: check the disk",
+    errno.EBUSY: "the file or folder is busy (in use by another process)",
 }
 
 
@@ -43,7 +50,12 @@ def error_line(exc: BaseException) -> str:
         return f"a file is not UTF-8 text ({exc}); save it as UTF-8"
     if isinstance(exc, OSError):
         where = _shown_path(exc.filename) if exc.filename is not None else ""
-        what = _HINTS.get(exc.errno or 0, exc.strerror or type(exc).__name__)
+        if exc.filename2 is not None:
+            where += f" -> {_shown_path(exc.filename2)}"
+        message = str(exc).strip().splitlines()[0] if exc.errno is None and str(exc).strip() else ""
+        what = _HINTS.get(exc.errno or 0) or exc.strerror or message or "the operating system refused"
+        if exc.errno is None:  # raised by a library (an image decoder, ...), not by a system call: name its kind
+            what = f"{type(exc).__name__}: {what}"
         return f"{where}: {what}" if where else what
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
@@ -81,8 +93,24 @@ def load_scoring_core(spec: str | None):
         raise UsageError(str(exc)) from None
 
 
-def deliver_records(out: Path, name: str, core) -> bool:
-    """Hand the batch's records to the scoring core and print what it returns; False if the core failed."""
+def seconds(text: str) -> float:
+    """A timeout in seconds: a positive number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of seconds")
+    return value
+
+
+def deliver_records(out: Path, name: str, core, timeout: float | None = None) -> bool:
+    """Hand the batch's records to the scoring core and print what it returns; False if the core failed.
+
+    The core runs at most `timeout` seconds (default scoring.cores.TIMEOUT): a hanging core cannot keep a
+    finished batch from exiting. An interrupt while it runs says so: the batch is complete, nothing to resume.
+    """
+    from stim3d.scoring.cores import TIMEOUT, ScoringCoreError, run_core
     from stim3d.scoring.records import read_records
 
     records_path = out / RECORDS
@@ -91,10 +119,17 @@ def deliver_records(out: Path, name: str, core) -> bool:
         return True
     records = read_records(records_path)
     try:
-        lines = core(records, out)
-    except Exception as exc:  # a plug-in core's failure must not hide the batch, which is complete on disk
-        print(f"stim3d: scoring core {name} failed on {len(records)} records: {type(exc).__name__}: {exc}", file=sys.stderr)
+        lines = run_core(name, core, records, out, timeout or TIMEOUT)
+    except ScoringCoreError as exc:  # a plug-in core's failure must not hide the batch, which is complete on disk
+        print(f"stim3d: {exc}", file=sys.stderr)
         return False
-    for line in lines or ():
+    except KeyboardInterrupt:
+        raise CoreInterrupted(f"stim3d: interrupted while scoring core {name} ran; the batch in {out} is complete "
+                              "(nothing left to render); the same command calls the core again") from None
+    for line in lines:
         print(line)
     return True
+
+
+class CoreInterrupted(Exception):
+    """Ctrl-C or SIGTERM while the scoring core ran: the batch is complete, so this is no 'rerun to resume'."""

@@ -18,12 +18,15 @@ def resolve_config(arg: str) -> str:
     """
     from stim3d.scenes.presets import preset_names, preset_path
 
-    if arg == "-" or Path(arg).is_file():
+    given = Path(arg)
+    if arg == "-" or (given.exists() and not given.is_dir()):  # a file, or a device or pipe such as /dev/stdin
         return arg
     path = preset_path(arg)
     if path is not None:
         logging.getLogger(__name__).info("config %s: the shipped preset %s", arg, path)
         return str(path)
+    if given.is_dir():  # load_config names it as a folder
+        return arg
     raise UsageError(f"{arg}: no such config file and no preset of that name (presets: {', '.join(preset_names())})")
 
 

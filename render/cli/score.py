@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from stim3d.render.cli.common import UsageError, writable_file
+from stim3d.render.cli.common import UsageError, seconds, writable_file
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -13,6 +13,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     from stim3d.render.batch.summary import cell_key
     from stim3d.render.files import write_text_atomic
+    from stim3d.scoring.judge_plugins import TIMEOUT as JUDGE_TIMEOUT
     from stim3d.scoring.judge_plugins import load_judge
     from stim3d.scoring.records import read_records
     from stim3d.scoring.report import format_report, read_predictions, score
@@ -26,7 +27,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     if args.predictions is None:
         raise UsageError("give PREDICTIONS to score, or --compare FOLDER... to table several models")
     for path in (records_path, Path(args.predictions)):
-        if not path.is_file():
+        if path.is_dir():
+            raise UsageError(f"{path}: is a folder; give the JSONL file")
+        if not path.exists():
             raise UsageError(f"{path}: no such file")
     out = writable_file(Path(args.out) if args.out else Path(args.predictions).with_suffix(".scores.json"), "--out")
     try:
@@ -36,15 +39,15 @@ def cmd_score(args: argparse.Namespace) -> int:
             raise UsageError(f"{records_path}: no records in it (an empty batch?); nothing to score")
         stage = Path(args.predictions)
         predictions, count = read_predictions(stage)
-        judge_name, judge = load_judge(args.judge)
+        judge_name, judge = load_judge(args.judge, args.judge_timeout or JUDGE_TIMEOUT)
         report = score(records, predictions, count, by=args.by, cell_of=cell_key, judge=judge, judge_name=judge_name)
     except UnicodeDecodeError as exc:
         raise UsageError(f"{stage}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     except ValueError as exc:  # ScoringInputError, a bad record or rule: one line naming it
         raise UsageError(str(exc).splitlines()[0]) from None
+    write_text_atomic(out, json.dumps(report.to_dict(), indent=2) + "\n")  # the file first, whatever the terminal does
     for line in format_report(report) + format_rose(records, report.questions):
         print(line)
-    write_text_atomic(out, json.dumps(report.to_dict(), indent=2) + "\n")
     print(f"wrote {out}")
     from stim3d.render.eval.report import write_report
 
@@ -112,6 +115,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="JSON file for the same report (default: PREDICTIONS with .scores.json)")
     p.add_argument("--judge", metavar="NAME", help="judge of rubric (describe) records: a name in entry-point group "
                    "stim3d.judges or module:function (default: the deterministic reference judge; docs/rubrics.md)")
+    p.add_argument("--judge-timeout", type=seconds, metavar="SECONDS",
+                   help="give up (one line, exit 2) when one call of a plug-in judge runs longer (default 120)")
     p.set_defaults(func=cmd_score)
     p = sub.add_parser("schema", help="print the JSON Schema of a hand-off record (or, with --config, of a config)")
     p.add_argument("--config", action="store_true",

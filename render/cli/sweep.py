@@ -38,6 +38,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         scores = Path(args.scores) if args.scores else None
         if scores is not None and not scores.is_file():
             raise UsageError(f"--scores {scores}: no such file (write it with 'stim3d score ... --out')")
+        if not Path(args.source).exists():  # neither an item folder nor a config: say both, not "no such config"
+            raise UsageError(f"{args.source}: no such item folder or config file")
         occluder_id = args.occluder if isinstance(args.occluder, int) else None
         _check_object_ids(Path(args.source), {"--target": args.target, "--occluder": occluder_id})
         out = Path(args.out)

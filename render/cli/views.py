@@ -8,6 +8,8 @@ from pathlib import Path
 
 from stim3d.render.cli.common import UsageError
 
+NESTED_FILTER = "--filter: a value nested too deeply to read; give a plain value, e.g. min_visibility=0.7"
+
 
 def cmd_gallery(args: argparse.Namespace) -> int:
     from stim3d.render.views.gallery import GalleryError, build_gallery, parse_filters
@@ -21,6 +23,8 @@ def cmd_gallery(args: argparse.Namespace) -> int:
                                name=args.name)
     except GalleryError as exc:
         raise UsageError(str(exc)) from None
+    except RecursionError:  # a filter value like [[[[...]]]] read as YAML
+        raise UsageError(NESTED_FILTER) from None
     for item_id, reason in sorted(report.unreadable.items()):
         print(f"skipped {item_id}: {reason}", file=sys.stderr)
     print(report.summary())
@@ -36,6 +40,8 @@ def cmd_contact_sheet(args: argparse.Namespace) -> int:
                               filters=parse_filters(args.filter), thumb_width=args.thumb_width)
     except GalleryError as exc:
         raise UsageError(str(exc)) from None
+    except RecursionError:
+        raise UsageError(NESTED_FILTER) from None
     for item_id, reason in sorted(sheet.skipped.items()):
         print(f"skipped {item_id}: {reason}", file=sys.stderr)
     sheet.save(Path(args.output))

@@ -166,16 +166,17 @@ def run_occlusion_sweep(
     return report
 
 
-def _occluder(item: Item, swept: ItemSweep) -> SceneObject:
-    """The sweep's occluder: an object of the source scene, or the panel `--occluder add` put in the level scenes."""
+def _occluder(item: Item, swept: ItemSweep) -> SceneObject | None:
+    """The sweep's occluder: an object of the source scene, or the panel `--occluder add` put in the level scenes
+    (None when no level could be made: a tiny image where the panel reaches no level)."""
     occluder_id = swept.sweep.occluder_id
     if any(o.id == occluder_id for o in item.scene.objects):
         return item.scene.object(occluder_id)
-    return next(level.scene.object(occluder_id) for level in swept.items if level is not None)
+    return next((level.scene.object(occluder_id) for level in swept.items if level is not None), None)
 
 
 def _sweep_summary(item: Item, swept: ItemSweep, levels: list[dict]) -> dict:
-    sweep = swept.sweep
+    sweep, occluder = swept.sweep, _occluder(item, swept)
     return {
         "sweep_id": swept.sweep_id,
         "source_item_id": item.item_id,
@@ -183,8 +184,8 @@ def _sweep_summary(item: Item, swept: ItemSweep, levels: list[dict]) -> dict:
         "target_id": sweep.target_id,
         "target_shape": item.scene.object(sweep.target_id).shape,
         "occluder_id": sweep.occluder_id,
-        "occluder_shape": _occluder(item, swept).shape,
-        "occluder_added": not _occluder(item, swept).countable,
+        "occluder_shape": occluder.shape if occluder is not None else None,
+        "occluder_added": occluder is None or not occluder.countable,  # not in the source scene: the added panel
         "path": {"start": list(sweep.path.start), "direction": list(sweep.path.direction),
                  "max_offset_m": sweep.path.max_offset},
         "answer_depends_on_visibility": False,

@@ -170,8 +170,12 @@ def _filters_html(entries: list[GalleryEntry], axes: list[_FilterAxis]) -> str:
 
 
 def _json_for_script(data: Any) -> str:
-    """JSON safe inside <script>: no '</' can close the element early."""
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
+    """JSON safe inside <script type="application/json">: no `<` at all, so neither `</script` (which closes the
+    element early) nor `<!--` followed by `<script` (which puts the HTML parser into its double-escaped state, where
+    the rest of the page, gallery.js included, becomes part of this element) can come from an item's text.
+    `\\u003c` is the same string to JSON.parse; `>` and `&` are escaped too, so no markup survives in any form."""
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def render_index(entries: list[GalleryEntry], title: str, note: str) -> str:
