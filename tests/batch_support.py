@@ -26,6 +26,16 @@ tasks:
     params: {{max_instances: 2}}
 """
 
+# Raster shape-count batches (no Blender): the hardening tests' folders to break, resume and refuse.
+RASTER_CONFIG = """\
+seed: 9
+render: {{engine: raster, width: 64, height: 48, samples: 1}}
+tasks:
+  - family: shape_count
+    count: {count}
+    params: {{max_instances: 2}}
+"""
+
 
 _REFERENCE: dict[str, Path] = {}
 

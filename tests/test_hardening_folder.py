@@ -23,16 +23,8 @@ import pytest
 from stim3d.api import compose, render_items
 from stim3d.render.batch.config import ConfigError
 from stim3d.render.batch.lock import FolderLocked, folder_lock
-from tests.batch_support import stim3d
+from tests.batch_support import RASTER_CONFIG, stim3d
 
-CONFIG = """\
-seed: 9
-render: {{engine: raster, width: 64, height: 48, samples: 1}}
-tasks:
-  - family: shape_count
-    count: {count}
-    params: {{max_instances: 2}}
-"""
 RASTER = {"engine": "raster", "samples": 1}
 
 
@@ -40,7 +32,7 @@ RASTER = {"engine": "raster", "samples": 1}
 def rendered(tmp_path_factory) -> Path:
     """A three-item raster batch (rendered once; tests copy it)."""
     folder = tmp_path_factory.mktemp("rendered")
-    (folder / "batch.yaml").write_text(CONFIG.format(count=3))
+    (folder / "batch.yaml").write_text(RASTER_CONFIG.format(count=3))
     result = stim3d("render", str(folder / "batch.yaml"), "--out", str(folder / "out"), "--quiet")
     assert result.returncode == 0, result.stderr
     return folder
@@ -48,7 +40,7 @@ def rendered(tmp_path_factory) -> Path:
 
 def copy_of(rendered: Path, tmp_path: Path) -> tuple[Path, Path]:
     shutil.copytree(rendered / "out", tmp_path / "out")
-    (tmp_path / "small.yaml").write_text(CONFIG.format(count=1))
+    (tmp_path / "small.yaml").write_text(RASTER_CONFIG.format(count=1))
     shutil.copy(rendered / "batch.yaml", tmp_path / "batch.yaml")
     return tmp_path / "batch.yaml", tmp_path / "out"
 
@@ -217,7 +209,7 @@ def test_worker_scratch_left_by_a_killed_run_is_removed_by_the_next(rendered, tm
     (litter / "worker-0").mkdir(parents=True)
     live = tmpdir / f"stim3d-workers-{socket.gethostname()}-{os.getpid()}-live"  # a running run's: kept
     live.mkdir()
-    (tmp_path / "one.yaml").write_text(CONFIG.format(count=1))
+    (tmp_path / "one.yaml").write_text(RASTER_CONFIG.format(count=1))
     result = stim3d("render", str(tmp_path / "one.yaml"), "--out", str(tmp_path / "out"), "--quiet",
                     env={"TMPDIR": str(tmpdir)})
     assert result.returncode == 0, result.stderr

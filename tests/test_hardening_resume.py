@@ -19,22 +19,14 @@ import pytest
 
 from stim3d.render.batch.lock import LOCK_NAME, folder_lock
 from stim3d.render.files import atomic_folder
-from tests.batch_support import ROOT, complete_items, stim3d, wait_until
+from tests.batch_support import RASTER_CONFIG, ROOT, complete_items, stim3d, wait_until
 
-CONFIG = """\
-seed: 9
-render: {{engine: raster, width: 64, height: 48, samples: 1}}
-tasks:
-  - family: shape_count
-    count: {count}
-    params: {{max_instances: 2}}
-"""
 ITEM = "shape_count-t0-00002"
 
 
 def config(folder: Path, count: int = 5, name: str = "batch.yaml") -> Path:
     path = folder / name
-    path.write_text(CONFIG.format(count=count))
+    path.write_text(RASTER_CONFIG.format(count=count))
     return path
 
 

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from stim3d.render.batch.item_folder import load_item, load_mask
-from stim3d.render.export.common import ExportReport, collect_items, export_folder
+from stim3d.render.batch.item_folder import load_mask
+from stim3d.render.export.common import ExportReport, collect_items, export_folder, load_exported
 from stim3d.scenes.interchange import camera_to_world, intrinsics
 from stim3d.scenes.model import Box, Item, SceneObject
 from stim3d.scenes.primitives import quat_to_matrix, unit_mesh
@@ -89,13 +89,8 @@ def export_bop(batches: Sequence[Path], dest: Path) -> ExportReport:
     report = ExportReport(Path(dest), batches=len(batches))
     items, report.duplicates_skipped = collect_items(batches, report.skipped)
     with export_folder(dest) as tmp:
-        loaded: list[tuple[Any, Item]] = []
-        for entry in items:
-            try:
-                loaded.append((entry, load_item(entry.folder)))
-            except (ValueError, OSError) as exc:
-                report.skipped[f"{entry.folder.parent.parent}/{entry.item_id}"] = \
-                    f"item.json does not parse: {str(exc).splitlines()[0]}"
+        loaded: list[tuple[Any, Item]] = [(entry, item) for entry in items
+                                          if (item := load_exported(entry, report)) is not None]
         keys = sorted({model_key(o) for _, item in loaded for o in item.scene.objects})
         obj_ids = {key: i + 1 for i, key in enumerate(keys)}
         (tmp / "models").mkdir()

@@ -28,8 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from stim3d.render.batch.item_folder import load_item
-from stim3d.render.export.common import ExportReport, collect_items, export_folder
+from stim3d.render.export.common import ExportReport, collect_items, export_folder, load_exported
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.model import Item
 from stim3d.scenes.primitives import quat_to_matrix
@@ -110,11 +109,7 @@ def export_clevr(batches: Sequence[Path], dest: Path) -> ExportReport:
         (tmp / "images").mkdir()
         scenes: list[dict[str, Any]] = []
         for entry in items:
-            try:
-                item = load_item(entry.folder)
-            except (ValueError, OSError) as exc:
-                report.skipped[f"{entry.folder.parent.parent}/{entry.item_id}"] = \
-                    f"item.json does not parse: {str(exc).splitlines()[0]}"
+            if (item := load_exported(entry, report)) is None:
                 continue
             file_name = f"{entry.uid}.png"
             shutil.copyfile(entry.folder / "image.png", tmp / "images" / file_name)

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from stim3d.render.batch.folder import IMAGE
-from stim3d.render.batch.item_folder import load_item, load_mask
-from stim3d.render.export.common import ExportReport, collect_items, export_folder
+from stim3d.render.batch.item_folder import load_mask
+from stim3d.render.export.common import ExportReport, collect_items, export_folder, load_exported
 from stim3d.scenes.model import SHAPES, Item
 
 CATEGORIES = [{"id": i + 1, "name": shape, "supercategory": "primitive"} for i, shape in enumerate(SHAPES)]
@@ -76,11 +76,7 @@ def export_coco(batches: Sequence[Path], dest: Path) -> ExportReport:
         images: list[dict[str, Any]] = []
         annotations: list[dict[str, Any]] = []
         for entry in items:
-            try:
-                item = load_item(entry.folder)
-            except (ValueError, OSError) as exc:
-                report.skipped[f"{entry.folder.parent.parent}/{entry.item_id}"] = \
-                    f"item.json does not parse: {str(exc).splitlines()[0]}"
+            if (item := load_exported(entry, report)) is None:
                 continue
             mask, cam = load_mask(entry.folder), item.scene.camera
             if mask.shape != (cam.height, cam.width):  # an error, not an image with 0 annotations

@@ -18,7 +18,9 @@ from PIL import Image
 
 from stim3d.render.batch.config import ConfigError
 from stim3d.render.batch.folder import IMAGE, MASK, BatchFolder, is_link
+from stim3d.render.batch.item_folder import load_item
 from stim3d.render.files import OutsideDestination, atomic_folder, file_sha256, inside
+from stim3d.scenes.model import Item
 from stim3d.scenes.names import check_name
 from stim3d.scoring.records import Record
 
@@ -177,3 +179,14 @@ def export_folder(dest: Path) -> Iterator[Path]:
         raise ExportError(f"{dest} already exists and is not empty; choose another --to or remove it")
     with atomic_folder(dest) as tmp:
         yield tmp
+
+
+def load_exported(entry: ExportedItem, report: ExportReport, note: str = "") -> Item | None:
+    """The item.json of one exported item, or None with the reason in `report.skipped` (every export skips an
+    item whose item.json does not parse and names it the same way; `note` says what of it is left out)."""
+    try:
+        return load_item(entry.folder)
+    except (ValueError, OSError) as exc:
+        report.skipped[f"{entry.folder.parent.parent}/{entry.item_id}{note}"] = \
+            f"item.json does not parse: {str(exc).splitlines()[0]}"
+        return None

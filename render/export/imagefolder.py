@@ -15,9 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from stim3d.render.batch.folder import IMAGE, MASK
-from stim3d.render.batch.item_folder import load_item
 from stim3d.render.export.card import write_card
-from stim3d.render.export.common import ExportedItem, ExportError, ExportReport, collect_items, export_folder
+from stim3d.render.export.common import (
+    ExportedItem,
+    ExportError,
+    ExportReport,
+    collect_items,
+    export_folder,
+    load_exported,
+)
 from stim3d.render.export.hf_features import (
     PyarrowMissing,
     difficulty_types,
@@ -83,15 +89,6 @@ def imagefolder_row(entry: ExportedItem, record: Record, file_name: str, objects
     }
 
 
-def _load(entry: ExportedItem, report: ExportReport) -> Item | None:
-    try:
-        return load_item(entry.folder)
-    except (ValueError, OSError) as exc:  # the image still exports; its objects column stays empty
-        report.skipped[f"{entry.folder.parent.parent}/{entry.item_id} (objects)"] = \
-            f"item.json does not parse: {str(exc).splitlines()[0]}"
-        return None
-
-
 def export_imagefolder(batches: Sequence[Path], dest: Path) -> ExportReport:
     """Write DEST/<split>/metadata.parquet, the images and masks, and the dataset card: one row per question.
 
@@ -105,7 +102,7 @@ def export_imagefolder(batches: Sequence[Path], dest: Path) -> ExportReport:
     with export_folder(dest) as tmp:
         rows: dict[str, list[dict[str, Any]]] = {}
         for entry in items:
-            objects = object_rows(_load(entry, report))
+            objects = object_rows(load_exported(entry, report, " (objects)"))  # no item.json: the image still exports
             for split in dict.fromkeys(r.split for r in entry.records):
                 file_name, mask_name = f"{entry.uid}.png", f"{MASKS_DIR}/{entry.uid}.png"
                 inside(tmp, tmp / split / MASKS_DIR).mkdir(parents=True, exist_ok=True)  # split names are checked
