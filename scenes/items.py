@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from .families import Frame, get_family
-from .model import GroundTruth, Item
+from .looks import with_look
+from .model import GroundTruth, Item, LookName
 from .rubrics import describe_question
 
 QUESTION_SETS = ("default", "describe")  # a config task's `questions:` (render/batch/config.py)
@@ -37,6 +38,7 @@ def make_item(
     split: str = "test",
     scene_id: str | None = None,
     question_sets: tuple[str, ...] = ("default",),
+    look: LookName = "studio",
 ) -> Item:
     """Compose and measure one item. Raises placement.InfeasibleError when constraints cannot be met.
 
@@ -45,6 +47,7 @@ def make_item(
     `difficulty.scene_id`, which the hand-off records use as their `scene_id`.
     `question_sets` (a task's `questions:`) picks the questions: "default" the family's own,
     "describe" a free-form description scored by a rubric from the ground truth (scenes/rubrics.py).
+    `look` draws the item's appearance from its own stream (scenes/looks.py); studio draws nothing.
     """
     unknown = [name for name in question_sets if name not in QUESTION_SETS]
     if unknown or not question_sets:
@@ -73,4 +76,4 @@ def make_item(
     if "describe" in question_sets:
         describe = describe_question(item)
         item.questions.append(describe.model_copy(update={"question_id": f"{item_id}-{describe.question_id}"}))
-    return item
+    return with_look(item, look)

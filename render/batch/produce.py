@@ -136,7 +136,9 @@ def compose_item(plan: ItemPlan, batch_seed: int, settings: RenderSettings) -> C
     started = time.perf_counter()
     frame = Frame(settings.width, settings.height, settings.rays_per_pixel)
     entropy = [batch_seed, plan.task_index, plan.item_index]
-    item = make_item(plan.family, plan.params, entropy, plan.item_id, frame, plan.split, plan.scene_id, plan.questions)
+    look = plan.look or settings.look
+    item = make_item(plan.family, plan.params, entropy, plan.item_id, frame, plan.split, plan.scene_id, plan.questions,
+                     look=look)
     raycast_map = measure(item.scene, item.ground_truth.rays_per_pixel).instance_map
     return Composed(item, raycast_map, time.perf_counter() - started)
 
