@@ -27,8 +27,8 @@ Materials and finishes: in families whose objects are independent draws
 Everywhere else (grids, groups, letters and any plug-in family) objects that share
 a `finish` share one material, so a material can never single out an odd cell or an
 exception. When a scene holds both finishes (ROSE's glossy exception), matte objects
-draw only rough materials and glossy ones only mirror-like ones: the finish stays
-the visible difference it was in studio.
+draw only rough, uncoated materials (rubber, plastic) and glossy ones only clear-coated
+ones (painted metal, ceramic): the finish stays the visible difference it was in studio.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ class ObjectMaterial:
 
 
 OBJECT_MATERIALS: dict[str, ObjectMaterial] = {
-    "plastic": ObjectMaterial((0.3, 0.45), 0.0, 0.0, ("matte",), True),
+    "plastic": ObjectMaterial((0.35, 0.5), 0.0, 0.0, ("matte",), True),
     "rubber": ObjectMaterial((0.75, 0.9), 0.0, 0.0, ("matte",), True),
     "brushed_metal": ObjectMaterial((0.25, 0.4), 1.0, 0.0, ("matte",), False),
     "varnished_wood": ObjectMaterial((0.35, 0.5), 0.0, 0.5, ("matte",), False),
@@ -244,7 +244,10 @@ def with_look(item: Item, name: LookName, attempt: int = 0) -> Item:
     look = draw_look(name, item.scene, item.family, item.seed_entropy, attempt)
     if look is None and item.scene.look is None:
         return item
-    return item.model_copy(update={"scene": item.scene.model_copy(update={"look": look})})
+    difficulty = {key: value for key, value in item.difficulty.items() if key != "look"}
+    if look is not None:  # `stim3d score --by look` groups by it; studio items keep their difficulty as it was
+        difficulty["look"] = look.name
+    return item.model_copy(update={"scene": item.scene.model_copy(update={"look": look}), "difficulty": difficulty})
 
 
 def look_name(item: Item) -> LookName:

@@ -179,6 +179,8 @@ class Look(Strict):
     ground: GroundLook
     objects: list[ObjectLook]
     redraws: int = Field(0, ge=0)
+    colour_failures: list[int] = Field(
+        default_factory=list, description="objects whose named colour still failed the check after the last redraw")
 
     def of(self, object_id: int) -> ObjectLook:
         for material in self.objects:
