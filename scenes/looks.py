@@ -67,6 +67,7 @@ SUN_ELEVATION_DEG = (30.0, 65.0)
 SUN_ANGLE_DEG = 2.0  # angular diameter: crisp but not aliased shadows
 
 REFERENCE_DISTANCE = 9.7  # camera-to-scene distance of the counting families (scenes/families/counting.py)
+REFERENCE_SIZE = 0.9  # median object size there (metres)
 
 # Families whose objects are independent draws: each object draws its own material.
 PER_OBJECT_FAMILIES = frozenset({
@@ -87,9 +88,9 @@ class GroundMaterial:
 GROUND_MATERIALS: dict[str, GroundMaterial] = {
     "wood_planks": GroundMaterial(((0.55, 0.37, 0.22), (0.43, 0.28, 0.16), (0.68, 0.52, 0.36)), 0.2, (0.35, 0.55)),
     "concrete": GroundMaterial(((0.62, 0.61, 0.58), (0.5, 0.5, 0.49)), 0.6, (0.8, 0.95)),
-    "ceramic_tiles": GroundMaterial(((0.86, 0.85, 0.81), (0.68, 0.7, 0.72), (0.58, 0.42, 0.33)), 0.35, (0.1, 0.25)),
+    "ceramic_tiles": GroundMaterial(((0.86, 0.85, 0.81), (0.68, 0.7, 0.72), (0.58, 0.42, 0.33)), 0.35, (0.2, 0.35)),
     "fabric": GroundMaterial(((0.42, 0.46, 0.55), (0.56, 0.51, 0.43), (0.36, 0.39, 0.32)), 0.05, (0.85, 0.95)),
-    "marble": GroundMaterial(((0.88, 0.87, 0.85), (0.32, 0.32, 0.34)), 0.8, (0.08, 0.2)),
+    "marble": GroundMaterial(((0.88, 0.87, 0.85), (0.32, 0.32, 0.34)), 2.0, (0.15, 0.3)),
     "asphalt": GroundMaterial(((0.3, 0.3, 0.3), (0.37, 0.36, 0.35)), 0.08, (0.85, 0.95)),
 }
 FADE = (0.45, 0.95)  # the ground fades into the environment between these shares of its half size
@@ -148,6 +149,13 @@ def scene_frame(scene: Scene) -> tuple[np.ndarray, float, np.ndarray, np.ndarray
     return centre, scale, right, toward
 
 
+def texture_scale(scene: Scene) -> float:
+    """How much larger than on the counting families' stage the ground's texture is drawn: the objects' median
+    size over theirs (0.9 m), within [0.5, 2], so planks and tiles keep their size next to the objects."""
+    sizes = [obj.size for obj in scene.objects] or [REFERENCE_SIZE]
+    return float(np.clip(np.median(sizes) / REFERENCE_SIZE, 0.5, 2.0))
+
+
 def _aim(location: np.ndarray, target: np.ndarray) -> tuple[float, float, float, float]:
     """Quaternion (w, x, y, z) turning a light's local -Z onto `target` (its local +Y kept up-ish)."""
     from .camera import look_at
@@ -198,7 +206,7 @@ def _clevr(scene: Scene, family: str, rng: np.random.Generator) -> Look:
 
 
 def _photoreal(scene: Scene, family: str, rng: np.random.Generator) -> Look:
-    centre, scale, _right, _toward = scene_frame(scene)
+    centre, _scale, _right, _toward = scene_frame(scene)
     environment_name = ENVIRONMENTS[int(rng.integers(len(ENVIRONMENTS)))]
     exposure = _uniform(rng, EXPOSURE_EV)
     sun = None
@@ -217,7 +225,7 @@ def _photoreal(scene: Scene, family: str, rng: np.random.Generator) -> Look:
     half = scene.stage.ground_size / 2.0
     ground = GroundLook(
         material=ground_name, srgb=spec.colors[int(rng.integers(len(spec.colors)))],
-        roughness=_uniform(rng, spec.roughness), scale_m=round6(spec.scale_m * max(1.0, scale)),
+        roughness=_uniform(rng, spec.roughness), scale_m=round6(spec.scale_m * texture_scale(scene)),
         centre=(round6(centre[0]), round6(centre[1])),
         fade_start_m=round6(FADE[0] * half), fade_end_m=round6(FADE[1] * half),
         params={"seed": round6(rng.uniform(0.0, 100.0))},

@@ -179,7 +179,7 @@ def _fabric(nodes: Nodes, bsdf, ground: GroundLook) -> None:
 
 
 def _marble(nodes: Nodes, bsdf, ground: GroundLook) -> None:
-    veins = nodes.add("ShaderNodeTexWave", Scale=1.0, Distortion=12.0, Detail=6.0, Detail_Scale=1.5)
+    veins = nodes.add("ShaderNodeTexWave", Scale=1.0, Distortion=5.0, Detail=4.0, Detail_Scale=1.0)
     veins.bands_direction = "DIAGONAL"
     veins.inputs["Phase Offset"].default_value = ground.params.get("seed", 0.0)
     nodes.link(nodes.coords(ground.scale_m), veins.inputs["Vector"])
