@@ -203,3 +203,23 @@ def test_object_index_pass_is_identical_in_every_look(tmp_path, family):
         assert out.image.mean() > 10  # something rendered, not a black frame
     assert np.array_equal(maps["studio"], maps["clevr"]) and np.array_equal(maps["studio"], maps["photoreal"])
     assert len(np.unique(maps["studio"])) > 2
+
+
+@pytest.mark.bpy
+def test_every_ground_and_object_material_builds_in_blender():
+    """Each library entry becomes a material whose output is connected (a typo in a socket name fails here)."""
+    pytest.importorskip("bpy")
+    from stim3d.render.backends import blender_looks
+    from stim3d.scenes.model import GroundLook, ObjectLook
+
+    item = _item("shape_count", "photoreal")
+    for name in [*GROUND_MATERIALS, "plain"]:
+        ground = GroundLook(material=name, srgb=(0.5, 0.5, 0.5), roughness=0.5, scale_m=0.3, fade_start_m=5.0,
+                            fade_end_m=9.0, params={"seed": 1.0})
+        material = blender_looks.ground_material(ground)
+        output = next(n for n in material.node_tree.nodes if n.bl_idname == "ShaderNodeOutputMaterial")
+        assert output.inputs["Surface"].is_linked, name
+    for name, spec in OBJECT_MATERIALS.items():
+        look = ObjectLook(id=1, material=name, roughness=spec.roughness[0], metallic=spec.metallic, coat=spec.coat)
+        material = blender_looks.object_material(name, item.scene.objects[0], look)
+        assert material.node_tree.nodes["Principled BSDF"].inputs["Metallic"].default_value == spec.metallic

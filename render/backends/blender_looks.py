@@ -135,8 +135,9 @@ def _wood_planks(nodes: Nodes, bsdf, ground: GroundLook) -> None:
 
 
 def _concrete(nodes: Nodes, bsdf, ground: GroundLook) -> None:
-    noise = nodes.add("ShaderNodeTexNoise", Scale=1.0, Detail=8.0, Roughness=0.6, W=ground.params.get("seed", 0.0))
-    noise.noise_dimensions = "4D"
+    noise = nodes.add("ShaderNodeTexNoise", Scale=1.0, Detail=8.0, Roughness=0.6)
+    noise.noise_dimensions = "4D"  # W (the look's seed) picks the pattern; the socket exists only in 4D
+    noise.inputs["W"].default_value = ground.params.get("seed", 0.0)
     nodes.link(nodes.coords(ground.scale_m), noise.inputs["Vector"])
     base = _rgba(ground.srgb)
     color = nodes.mix(noise.outputs["Factor"], tuple(c * 0.8 for c in base[:3]) + (1.0,),
