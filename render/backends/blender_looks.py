@@ -281,6 +281,21 @@ def object_material(name: str, obj: SceneObject, look: ObjectLook):
     return material
 
 
+# -- Cycles settings of a look ---------------------------------------------------------------------------------
+
+# Environment light and glossy or metallic materials make noise that a few samples plus OIDN leave as blotches;
+# these trade unbiasedness nobody sees for much less of it, at lower cost (bench/looks_settings.py measures it).
+LOOK_CYCLES = {"caustics_reflective": False, "caustics_refractive": False, "blur_glossy": 1.0,
+               "sample_clamp_indirect": 10.0, "max_bounces": 6, "diffuse_bounces": 3, "glossy_bounces": 3,
+               "transmission_bounces": 2, "transparent_max_bounces": 8}
+
+
+def set_cycles(cycles) -> None:
+    """Apply LOOK_CYCLES to a scene's Cycles settings (clevr and photoreal; studio keeps Cycles' defaults)."""
+    for name, value in LOOK_CYCLES.items():
+        setattr(cycles, name, value)
+
+
 # -- world and sun --------------------------------------------------------------------------------------------
 
 def set_environment(scene_bpy, environment: EnvironmentLook):
