@@ -223,3 +223,28 @@ def test_every_ground_and_object_material_builds_in_blender():
         look = ObjectLook(id=1, material=name, roughness=spec.roughness[0], metallic=spec.metallic, coat=spec.coat)
         material = blender_looks.object_material(name, item.scene.objects[0], look)
         assert material.node_tree.nodes["Principled BSDF"].inputs["Metallic"].default_value == spec.metallic
+
+
+@pytest.mark.raster
+def test_look_flag_on_render_draws_and_records_the_look(tmp_path):
+    """`stim3d render --look photoreal` over a studio config: item.json records a photoreal look; the same
+    config without the flag records none (raster renders fast and ignores the look, docs/looks.md)."""
+    pytest.importorskip("pyrender")
+    import subprocess
+    import sys
+
+    config = tmp_path / "c.yaml"
+    config.write_text("seed: 3\nrender: {engine: raster, width: 64, height: 48}\n"
+                      "tasks: [{family: shape_count, count: 1}]\n")
+    items = {}
+    for name, flags in (("photo", ["--look", "photoreal"]), ("plain", [])):
+        out = tmp_path / name
+        done = subprocess.run([sys.executable, "-m", "stim3d", "render", str(config), "--out", str(out), "--quiet",
+                               *flags], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        (item_json,) = (out / "items").glob("*/item.json")
+        items[name] = json.loads(item_json.read_text())
+    assert items["photo"]["scene"]["look"]["name"] == "photoreal"
+    assert "look" not in items["plain"]["scene"]
+    assert items["photo"]["ground_truth"]["objects"][0]["bbox_visible"] == \
+        items["plain"]["ground_truth"]["objects"][0]["bbox_visible"]
