@@ -14,6 +14,7 @@ shared machine hits every look alike; each look's cost is also given as the medi
 ratio to studio's paired render.
 
     python -m bench.looks_settings [--quick] [--reference-samples 256] [--size 160x120] [--families a,b]
+        [--reference-denoise --out bench/results/looks_settings_denoised_reference.json]
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def _args(parser) -> None:
     parser.add_argument("--reference-samples", type=int, default=256)
     parser.add_argument("--size", default="160x120", help="WIDTHxHEIGHT of every render")
     parser.add_argument("--families", default=",".join(FAMILIES))
+    parser.add_argument("--reference-denoise", action="store_true",
+                        help="denoise the reference too (its own noise floor otherwise caps SSIM under an HDRI)")
 
 
 def render(item: Item, samples: int, denoise: bool, seed: int, workdir: Path) -> tuple[np.ndarray, float]:
@@ -61,7 +64,8 @@ def main() -> None:
     reference_samples = 32 if args.quick else args.reference_samples
     run = Run("looks_settings", args.quick, args.out, {"size": args.size, "families": families,
                                                         "reference_samples": reference_samples,
-                                                        "candidates": candidates, "denoise": "OIDN high"})
+                                                        "candidates": candidates, "denoise": "OIDN high",
+                                                        "reference_denoised": args.reference_denoise})
     rows: dict[str, dict[int, list[dict]]] = {look: {n: [] for n in candidates} for look in LOOK_NAMES}
     with tempfile.TemporaryDirectory() as scratch:
         for s, family in enumerate(families):
@@ -71,7 +75,7 @@ def main() -> None:
             references = {}
             for look in order:
                 progress(f"{family} {look}: reference {reference_samples} spp")
-                references[look], _ = render(items[look], reference_samples, False, items[look].seed + 1,
+                references[look], _ = render(items[look], reference_samples, args.reference_denoise, items[look].seed + 1,
                                              Path(scratch) / "ref")
             for n in candidates:
                 for look in order:
