@@ -35,6 +35,7 @@ from stim3d.scenes.model import EnvironmentLook, GroundLook, ObjectLook, SceneOb
 
 ENVIRONMENT_FOLDER = "studiolights/world"  # inside Blender's DATAFILES
 COAT_ROUGHNESS = 0.05
+ENVIRONMENT_MAP_RESOLUTION = 256  # the world's importance map (set_environment says why not 'AUTOMATIC')
 
 
 class EnvironmentMissing(RuntimeError):
@@ -318,6 +319,10 @@ def set_environment(scene_bpy, environment: EnvironmentLook):
     nodes.link(mapping.outputs["Vector"], texture.inputs["Vector"])
     nodes.link(texture.outputs["Color"], background.inputs["Color"])
     background.inputs["Strength"].default_value = environment.strength
+    # Importance map: 'AUTOMATIC' builds it at a resolution that cost 15 s per render on this 2-core machine
+    # (160x120, 1 sample: 18 s vs 1.2 s); a 256-pixel map still finds the sun in a 1K HDRI.
+    world.cycles.sampling_method = "MANUAL"
+    world.cycles.sample_map_resolution = ENVIRONMENT_MAP_RESOLUTION
     scene_bpy.world = world
     return world
 
