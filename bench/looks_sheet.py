@@ -2,7 +2,8 @@
 
     python -m bench.looks_sheet [--size 240x180] [--samples 16] [--families a,b] [-o docs/images/looks_contact.png]
 
-Each row is one composed scene (the family's defaults, entropy [2026, 0, 0]) rendered
+Each row is one composed scene (the family's defaults, entropy [2026, row, 0], so rows draw different
+looks) rendered
 in studio, clevr and photoreal with Cycles + OpenImageDenoise; the masks of a row are
 identical (tests/test_looks.py). docs/looks.md and the README show the result.
 """
@@ -28,16 +29,16 @@ PARAMS: dict[str, dict] = {"odd_grid": {"rows": 5, "cols": 5}}
 LABEL_W, HEADER_H, PAD = 130, 22, 4
 
 
-def render_cell(family: str, look: str, width: int, height: int, samples: int, workdir: Path) -> Image.Image:
+def render_cell(family: str, look: str, row: int, width: int, height: int, samples: int, workdir: Path) -> Image.Image:
     """The family's scene in `look`, composed at the sheet size (or, if it cannot be, at 320x240 and scaled)."""
     from stim3d.render.backends import blender
 
     size = (width, height)
     try:
-        item = make_item(family, PARAMS.get(family, {}), [2026, 0, 0], family, Frame(*size), look=look)  # type: ignore[arg-type]
+        item = make_item(family, PARAMS.get(family, {}), [2026, row, 0], family, Frame(*size), look=look)  # type: ignore[arg-type]
     except InfeasibleError:
         size = (320, 240)
-        item = make_item(family, PARAMS.get(family, {}), [2026, 0, 0], family, Frame(*size), look=look)  # type: ignore[arg-type]
+        item = make_item(family, PARAMS.get(family, {}), [2026, row, 0], family, Frame(*size), look=look)  # type: ignore[arg-type]
     settings = RenderSettings(width=size[0], height=size[1], samples=samples, look=look)  # type: ignore[arg-type]
     output = blender.render_scene(item.scene, settings, item.seed, workdir)
     return Image.fromarray(output.image).resize((width, height), Image.LANCZOS)
@@ -63,7 +64,7 @@ def main() -> None:
             draw.text((6, y + height // 2 - 6), family, fill="black")
             for c, look in enumerate(LOOK_NAMES):
                 progress(f"{family} in {look}")
-                cell = render_cell(family, look, width, height, args.samples, Path(scratch) / f"{family}-{look}")
+                cell = render_cell(family, look, r, width, height, args.samples, Path(scratch) / f"{family}-{look}")
                 sheet.paste(cell, (LABEL_W + c * (width + PAD), y))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     sheet.save(args.out, optimize=True)

@@ -120,8 +120,8 @@ CLEVR_MATERIALS: dict[str, ObjectMaterial] = {
     "metal": ObjectMaterial((0.2, 0.2), 1.0, 0.0, ("glossy",), False),
 }
 # CLEVR's rig in the camera's frame (x: right, y: toward the camera, z: up), scene units; power in W at scale 1.
-CLEVR_LIGHTS = (("key", (2.5, 3.0, 6.0), 2.0, 900.0), ("fill", (-4.5, 2.5, 3.0), 2.0, 250.0),
-                ("back", (-1.0, -6.0, 5.0), 1.5, 500.0))
+CLEVR_LIGHTS = (("key", (2.5, 3.0, 6.0), 2.0, 550.0), ("fill", (-4.5, 2.5, 3.0), 2.0, 150.0),
+                ("back", (-1.0, -6.0, 5.0), 1.5, 300.0))
 CLEVR_JITTER = 1.0  # CLEVR's key/fill/back light jitter: uniform +-1 per coordinate (scene units)
 CLEVR_GROUND = (0.5, 0.5, 0.5)
 
