@@ -59,7 +59,7 @@ ENVIRONMENT_IRRADIANCE: dict[str, float] = {
     "night": 0.4991, "studio": 1.5166, "sunrise": 1.6620, "sunset": 2.1852,
 }
 ENVIRONMENTS: tuple[str, ...] = tuple(ENVIRONMENT_IRRADIANCE)
-TARGET_IRRADIANCE = 3.0  # W/m2 on an upward surface: a white diffuse top face renders near 0.95 linear
+TARGET_IRRADIANCE = 2.6  # W/m2 on an upward surface: a white diffuse top face renders near 0.83 linear
 EXPOSURE_EV = (-0.25, 0.25)  # per-item exposure jitter around the normalised strength, in stops
 SUN_PROBABILITY = 0.5
 SUN_SHARE = (0.35, 0.6)  # share of the upward irradiance the sun gives when there is one

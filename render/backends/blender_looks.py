@@ -181,15 +181,23 @@ def _fabric(nodes: Nodes, bsdf, ground: GroundLook) -> None:
 
 
 def _marble(nodes: Nodes, bsdf, ground: GroundLook) -> None:
-    veins = nodes.add("ShaderNodeTexWave", Scale=1.0, Distortion=5.0, Detail=4.0, Detail_Scale=1.0)
-    veins.bands_direction = "DIAGONAL"
-    veins.inputs["Phase Offset"].default_value = ground.params.get("seed", 0.0)
-    nodes.link(nodes.coords(ground.scale_m), veins.inputs["Vector"])
-    sharp = nodes.add("ShaderNodeMapRange", From_Min=0.8, From_Max=1.0, To_Min=0.0, To_Max=1.0)
-    nodes.link(veins.outputs["Factor"], sharp.inputs["Value"])
+    """Veins where a distorted noise crosses its mid value: thin, branching, irregular lines."""
+    noise = nodes.add("ShaderNodeTexNoise", Scale=1.0, Detail=6.0, Roughness=0.55, Distortion=1.5)
+    noise.noise_dimensions = "4D"
+    noise.inputs["W"].default_value = ground.params.get("seed", 0.0)
+    nodes.link(nodes.coords(ground.scale_m), noise.inputs["Vector"])
+    centred = nodes.add("ShaderNodeMath")
+    centred.operation = "SUBTRACT"
+    centred.inputs[1].default_value = 0.5
+    nodes.link(noise.outputs["Factor"], centred.inputs[0])
+    distance = nodes.add("ShaderNodeMath")
+    distance.operation = "ABSOLUTE"
+    nodes.link(centred.outputs["Value"], distance.inputs[0])
+    vein_mask = nodes.add("ShaderNodeMapRange", From_Min=0.0, From_Max=0.025, To_Min=0.8, To_Max=0.0)
+    nodes.link(distance.outputs["Value"], vein_mask.inputs["Value"])
     base = _rgba(ground.srgb)
     vein = tuple(c * 0.45 if base[0] > 0.3 else min(1.0, c * 3.0) for c in base[:3]) + (1.0,)
-    color = nodes.mix(sharp.outputs["Result"], base, vein)
+    color = nodes.mix(vein_mask.outputs["Result"], base, vein)
     nodes.link(color, bsdf.inputs["Base Color"])
     bsdf.inputs["Roughness"].default_value = ground.roughness
     bsdf.inputs["Coat Weight"].default_value = 0.3
