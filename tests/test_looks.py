@@ -248,3 +248,36 @@ def test_look_flag_on_render_draws_and_records_the_look(tmp_path):
     assert "look" not in items["plain"]["scene"]
     assert items["photo"]["ground_truth"]["objects"][0]["bbox_visible"] == \
         items["plain"]["ground_truth"]["objects"][0]["bbox_visible"]
+
+
+@pytest.mark.parametrize("wrong_renders, redraws, still_failing", [(1, 1, False), (9, 3, True)])
+def test_a_look_whose_colour_reads_as_another_is_redrawn_then_recorded(tmp_path, monkeypatch, wrong_renders,
+                                                                         redraws, still_failing):
+    """A stand-in renderer paints every object its palette colour, except object 1 painted another palette
+    colour in the first `wrong_renders` renders: the look is redrawn until the colour reads right, at most
+    MAX_REDRAWS (3) times, and an object still wrong after that is listed in look.colour_failures."""
+    from stim3d.render.backends.output import RenderOutput
+    from stim3d.render.batch import produce
+    from stim3d.scenes.visibility import measure
+
+    item = _item("shape_color_count", "photoreal")
+    instance_map = measure(item.scene, 1).instance_map
+    target = next(o for o in item.scene.objects if item.ground_truth.of(o.id).visible_px >= 30)
+    wrong = "gray" if target.color.name != "gray" else "red"
+    calls = []
+
+    def fake_render(settings, rendered, workdir):
+        calls.append(rendered.scene.look.redraws)
+        image = np.zeros((*instance_map.shape, 3), np.uint8)
+        for obj in rendered.scene.objects:
+            srgb = PALETTE[wrong] if obj.id == target.id and len(calls) <= wrong_renders else obj.color.srgb
+            image[instance_map == obj.id] = np.round(np.asarray(srgb) * 255)
+        return RenderOutput(image=image, instance_map=instance_map, depth=None, blender_version="stand-in",
+                            render_seconds=0.0)
+
+    monkeypatch.setattr(produce, "render_with", fake_render)
+    settings = RenderSettings(width=64, height=48, samples=1, look="photoreal")
+    folder = produce.render_item(item, settings, tmp_path / "out", tmp_path / "work", key="k")
+    look = json.loads((folder / "item.json").read_text())["scene"]["look"]
+    assert calls == list(range(redraws + 1)) and look["redraws"] == redraws
+    assert look["colour_failures"] == ([target.id] if still_failing else [])
