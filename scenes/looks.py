@@ -110,7 +110,7 @@ class ObjectMaterial:
 OBJECT_MATERIALS: dict[str, ObjectMaterial] = {
     "plastic": ObjectMaterial((0.35, 0.5), 0.0, 0.0, ("matte",), True),
     "rubber": ObjectMaterial((0.75, 0.9), 0.0, 0.0, ("matte",), True),
-    "brushed_metal": ObjectMaterial((0.25, 0.4), 1.0, 0.0, ("matte",), False),
+    "brushed_metal": ObjectMaterial((0.4, 0.55), 0.75, 0.0, ("matte",), False),
     "varnished_wood": ObjectMaterial((0.35, 0.5), 0.0, 0.5, ("matte",), False),
     "painted_metal": ObjectMaterial((0.3, 0.4), 0.0, 1.0, ("glossy",), False),
     "ceramic": ObjectMaterial((0.05, 0.12), 0.0, 0.6, ("glossy",), False),
