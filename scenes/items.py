@@ -16,7 +16,8 @@ from pydantic import ValidationError
 from stim3d.scoring.records import Answer
 
 from .families import Family, Frame, clip, get_family
-from .model import GroundTruth, Item, Question
+from .looks import with_look
+from .model import GroundTruth, Item, LookName, Question
 from .rubrics import describe_question
 
 QUESTION_SETS = ("default", "describe")  # a config task's `questions:` (render/batch/config.py)
@@ -64,6 +65,7 @@ def make_item(
     split: str = "test",
     scene_id: str | None = None,
     question_sets: tuple[str, ...] = ("default",),
+    look: LookName = "studio",
 ) -> Item:
     """Compose and measure one item. Raises placement.InfeasibleError when constraints cannot be met.
 
@@ -73,6 +75,7 @@ def make_item(
     `question_sets` (a task's `questions:`) picks the questions: "default" the family's own,
     "describe" a free-form description scored by a rubric from the ground truth (scenes/rubrics.py).
     Raises MalformedItem when the family's questions do not fit their answer types (`check_questions`).
+    `look` draws the item's appearance from its own stream (scenes/looks.py); studio draws nothing.
     """
     unknown = [name for name in question_sets if name not in QUESTION_SETS]
     if unknown or not question_sets:
@@ -102,4 +105,4 @@ def make_item(
     if "describe" in question_sets:
         describe = describe_question(item)
         item.questions.append(describe.model_copy(update={"question_id": f"{item_id}-{describe.question_id}"}))
-    return item
+    return with_look(item, look)

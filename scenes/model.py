@@ -23,6 +23,9 @@ Shape = Literal["sphere", "cube", "cone", "cylinder", "torus", "tile"]
 # The primitives families draw objects from; "tile" (a thin square slab) is a marker, e.g. a cue under grid cells.
 SHAPES: tuple[Shape, ...] = ("sphere", "cube", "cone", "cylinder", "torus")
 Finish = Literal["matte", "glossy"]
+LookName = Literal["studio", "clevr", "photoreal"]
+# The appearances an item can be rendered in (scenes/looks.py draws them, docs/looks.md shows them).
+LOOK_NAMES: tuple[LookName, ...] = ("studio", "clevr", "photoreal")
 
 Vec3 = tuple[float, float, float]
 Quat = tuple[float, float, float, float]  # (w, x, y, z), Blender's order
@@ -105,11 +108,101 @@ class Stage(Strict):
     world_strength: float = Field(0.3, ge=0)
 
 
+class ObjectLook(Strict):
+    """One object's material under a look: a named library material and the parameters drawn for it.
+
+    `srgb` is the base colour actually used (the palette colour, or for clevr the same); the
+    material never changes an object's named colour, only how light leaves it.
+    """
+
+    id: int = Field(ge=1, le=65535)
+    material: str
+    roughness: float = Field(ge=0, le=1)
+    metallic: float = Field(ge=0, le=1)
+    coat: float = Field(0.0, ge=0, le=1)
+    params: dict[str, float] = Field(default_factory=dict)
+
+
+class GroundLook(Strict):
+    """The stage's ground under a look: a procedural material, its colour and its texture scale in metres.
+
+    The ground fades into the environment between `fade_start_m` and `fade_end_m` from
+    `centre` (None: a ground without fade, e.g. clevr's grey plane).
+    """
+
+    material: str
+    srgb: tuple[float, float, float]
+    roughness: float = Field(ge=0, le=1)
+    scale_m: float = Field(gt=0)
+    centre: tuple[float, float] = (0.0, 0.0)
+    fade_start_m: float | None = None
+    fade_end_m: float | None = None
+    params: dict[str, float] = Field(default_factory=dict)
+
+
+class EnvironmentLook(Strict):
+    """Image-based light: one of the HDRIs shipped with Blender (`name` = file stem), turned about +Z.
+
+    `strength` is the world strength that gives the environment's upward irradiance the
+    look's target (scenes/looks.py ENVIRONMENT_IRRADIANCE), times 2**`exposure_ev`.
+    """
+
+    name: str
+    rotation_deg: float
+    strength: float = Field(ge=0)
+    exposure_ev: float
+
+
+class SunLook(Strict):
+    """An optional sun (distant) key light for crisp shadows: direction, irradiance in W/m2, angular size."""
+
+    azimuth_deg: float
+    elevation_deg: float
+    strength: float = Field(ge=0)
+    angle_deg: float = Field(ge=0)
+
+
+class Look(Strict):
+    """Everything a non-studio look drew for an item (scenes/looks.py); absent from item.json for studio.
+
+    Appearance only: under a look, `lights` replaces the scene's lights, `ground` and
+    `environment` replace the stage's colours, and each object gets `objects[id]`'s
+    material over its palette colour. Geometry, camera and ground truth never change.
+    `redraws` counts how often the look was drawn again because a named colour was no
+    longer the nearest palette colour in the rendered image (scenes/look_colours.py).
+    """
+
+    name: Literal["clevr", "photoreal"]
+    lights: list[Light] = Field(default_factory=list)
+    environment: EnvironmentLook | None = None
+    sun: SunLook | None = None
+    ground: GroundLook
+    objects: list[ObjectLook]
+    redraws: int = Field(0, ge=0)
+    colour_failures: list[int] = Field(
+        default_factory=list, description="objects whose named colour still failed the check after the last redraw")
+
+    def of(self, object_id: int) -> ObjectLook:
+        for material in self.objects:
+            if material.id == object_id:
+                return material
+        raise KeyError(f"look has no material for object {object_id}")
+
+
 class Scene(Strict):
     camera: Camera
     lights: list[Light]
     stage: Stage = Field(default_factory=Stage)
     objects: list[SceneObject]
+    look: Look | None = Field(None, description="the drawn look; absent for studio (scenes/looks.py)")
+
+    @model_serializer(mode="wrap")
+    def _omit_studio_look(self, handler: Any) -> dict[str, Any]:
+        """Leave `look` out for studio, so a studio item.json is byte-identical to one made before looks."""
+        data = handler(self)
+        if self.look is None:
+            data.pop("look", None)
+        return data
 
     def object(self, object_id: int) -> SceneObject:
         for obj in self.objects:
@@ -203,6 +296,15 @@ class RenderSettings(Strict):
     threads: int = Field(0, ge=0, description="Cycles threads; 0 = all cores")
     depth: bool = Field(False, description="also write depth.npy")
     rays_per_pixel: int = Field(1, ge=1, le=8, description="s: visibility casts s x s rays per pixel")
+    look: LookName = Field("studio", description="appearance: studio, clevr or photoreal (docs/looks.md)")
+
+    @model_serializer(mode="wrap")
+    def _omit_studio_look(self, handler: Any) -> dict[str, Any]:
+        """Leave `look` out while it is studio, so configs and resume keys made before looks keep their hashes."""
+        data = handler(self)
+        if self.look == "studio":
+            data.pop("look", None)
+        return data
 
 
 class Provenance(Strict):

@@ -338,6 +338,8 @@ def render_scene(scene: Scene, settings: RenderSettings, seed: int, workdir: Pat
             _colour_management(scene_bpy)
             if cycles:
                 _cycles(bpy, scene_bpy, settings, seed)
+                if scene.look is not None:
+                    blender_scene.blender_looks.set_cycles(scene_bpy.cycles)
             else:
                 _workbench(scene_bpy)
             names, passes_path = _pass_tree(bpy, scene_bpy, workdir, object_index=cycles, depth=want_depth)

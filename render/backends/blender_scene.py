@@ -19,9 +19,10 @@ from functools import lru_cache
 import bpy
 import numpy as np
 
+from stim3d.render.backends import blender_looks
 from stim3d.scenes.camera import blender_lens
 from stim3d.scenes.colors import srgb_to_linear
-from stim3d.scenes.model import Camera, Light, Scene, SceneObject, Stage
+from stim3d.scenes.model import Camera, Light, Look, Scene, SceneObject, Stage
 from stim3d.scenes.primitives import unit_mesh
 
 ROUGHNESS = {"matte": 0.5, "glossy": 0.15}
@@ -112,10 +113,14 @@ def _link(scene_bpy, obj) -> None:
     scene_bpy.collection.objects.link(obj)
 
 
-def add_object(scene_bpy, obj: SceneObject):
+def add_object(scene_bpy, obj: SceneObject, look: Look | None = None):
+    """The object with its studio material, or with its look's material when `look` is given."""
     name = object_name(obj)
     mesh = _new_mesh(name, *_mesh_arrays(obj.shape, float(obj.size)))
-    mesh.materials.append(_principled_material(name, obj.color.srgb, ROUGHNESS[obj.finish]))
+    if look is None:
+        mesh.materials.append(_principled_material(name, obj.color.srgb, ROUGHNESS[obj.finish]))
+    else:
+        mesh.materials.append(blender_looks.object_material(name, obj, look.of(obj.id)))
     blender_obj = bpy.data.objects.new(name, mesh)
     blender_obj.rotation_mode = "QUATERNION"
     blender_obj.rotation_quaternion = obj.rotation_quat
@@ -125,13 +130,16 @@ def add_object(scene_bpy, obj: SceneObject):
     return blender_obj
 
 
-def add_ground(scene_bpy, stage: Stage):
+def add_ground(scene_bpy, stage: Stage, look: Look | None = None):
     half = stage.ground_size / 2.0
     coords = np.array([[-half, -half, 0], [half, -half, 0], [half, half, 0], [-half, half, 0]], np.float32).ravel()
     mesh = _new_mesh(
         "ground", coords, np.arange(4, dtype=np.int32), np.zeros(1, np.int32), np.zeros(1, bool)
     )
-    mesh.materials.append(_principled_material("ground", stage.ground_srgb, GROUND_ROUGHNESS))
+    if look is None:
+        mesh.materials.append(_principled_material("ground", stage.ground_srgb, GROUND_ROUGHNESS))
+    else:
+        mesh.materials.append(blender_looks.ground_material(look.ground))
     ground = bpy.data.objects.new("ground", mesh)
     ground.pass_index = 0
     _link(scene_bpy, ground)
@@ -191,11 +199,22 @@ def add_camera(scene_bpy, camera: Camera, clip: tuple[float, float] = (CLIP_STAR
 
 
 def build(scene_bpy, scene: Scene) -> None:
-    """Populate an empty Blender scene with `scene`'s camera, stage, lights and objects."""
+    """Populate an empty Blender scene with `scene`'s camera, stage, lights and objects.
+
+    Under a look (`scene.look`, scenes/looks.py) the look's world, ground material,
+    lights, sun and object materials replace the studio ones (render/backends/blender_looks.py);
+    meshes, transforms and pass indices are the same in every look.
+    """
+    look = scene.look
     add_camera(scene_bpy, scene.camera, clip_range(scene))
-    set_world(scene_bpy, scene.stage)
-    add_ground(scene_bpy, scene.stage)
-    for index, light in enumerate(scene.lights):
+    if look is not None and look.environment is not None:
+        blender_looks.set_environment(scene_bpy, look.environment)
+    else:
+        set_world(scene_bpy, scene.stage)
+    add_ground(scene_bpy, scene.stage, look)
+    for index, light in enumerate(scene.lights if look is None else look.lights):
         add_light(scene_bpy, light, index)
+    if look is not None and look.sun is not None:
+        blender_looks.add_sun(scene_bpy, look.sun)
     for obj in scene.objects:
-        add_object(scene_bpy, obj)
+        add_object(scene_bpy, obj, look)

@@ -19,6 +19,8 @@ The colour image is a preview, not physically based: ambient light from the worl
 and strength, one directional light per area light (same orientation, intensity shared by
 power), pyrender's metallic-roughness shading with metallic 0 and its display gamma.
 Deterministic; `seed` is accepted for the common interface and unused.
+The item's look (`scene.look`, scenes/looks.py) is ignored: a preview always shows the studio
+look's lights, stage colours and palette colours (docs/looks.md says what each preview keeps).
 
 pyrender is imported lazily (it sets up OpenGL on import), after
 `os.environ.setdefault("PYOPENGL_PLATFORM", "egl")`. One OffscreenRenderer (an OpenGL

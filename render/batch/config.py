@@ -38,10 +38,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from stim3d.scenes.balance import ANSWER_KEY, task_answers
 from stim3d.scenes.families import FamilyError, get_family
-from stim3d.scenes.model import RenderSettings
+from stim3d.scenes.model import LOOK_NAMES, LookName, RenderSettings
 from stim3d.scenes.names import SplitName
 
 VARIANT_NAME = re.compile(r"[a-z0-9_]{1,20}")
+LOOK_KEY = "look"  # a variant override that picks the look instead of a family parameter
 MAX_ITEMS = 1_000_000  # items (variants included) one config may plan; the largest preset plans 2,000 (rose3d)
 MAX_COMBINATIONS = 100_000  # grid combinations of one task; each is validated against the family before rendering
 MAX_NODES = 1_000_000  # YAML values after expanding aliases (&a / *a): an alias bomb is refused before it is read
@@ -56,6 +57,11 @@ def shown(value: Any) -> str:
     """A value as an error line echoes it: repr bounded in time and cut to SHOWN characters, however large it is."""
     text = _REPR.repr(value)
     return text if len(text) <= SHOWN else text[:SHOWN - 3] + "..."
+
+
+def split_look(overrides: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """A variant's overrides without `look`, and the look it names (None when it names none)."""
+    return {k: v for k, v in overrides.items() if k != LOOK_KEY}, overrides.get(LOOK_KEY)
 
 
 class ConfigError(ValueError):
@@ -80,6 +86,9 @@ class TaskConfig(BaseModel):
         description="renders of the same composed scene: name -> parameter overrides; every variant of an item "
         "uses the item's seed, so the scenes differ only by what the overrides change (they share a scene_id)",
     )
+    look: LookName | None = Field(
+        None, description="the task's look (studio, clevr, photoreal); default: render.look. A variant may set "
+        "`look:` among its overrides, so one scene renders in several looks with a shared scene_id")
     questions: list[Literal["default", "describe"]] = Field(
         default_factory=lambda: ["default"], min_length=1,  # type: ignore[arg-type]
         description="question sets of every item: default (the family's own questions) and/or describe "
@@ -101,6 +110,8 @@ class TaskConfig(BaseModel):
             data.pop("questions", None)
         if not self.splits:
             data.pop("splits", None)
+        if self.look is None:
+            data.pop("look", None)
         return data
 
     @field_validator("splits")
@@ -132,9 +143,11 @@ class TaskConfig(BaseModel):
     @field_validator("variants")
     @classmethod
     def _variant_names(cls, variants: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        for name in variants:
+        for name, overrides in variants.items():
             if not VARIANT_NAME.fullmatch(name):
                 raise ValueError(f"variant name {name!r}: use 1-20 characters of a-z, 0-9 and _")
+            if LOOK_KEY in overrides and overrides[LOOK_KEY] not in LOOK_NAMES:
+                raise ValueError(f"variant {name!r}: look {overrides[LOOK_KEY]!r}; allowed: {', '.join(LOOK_NAMES)}")
         return variants
 
     @field_validator("family")
@@ -197,6 +210,7 @@ class ItemPlan:
     split: str
     scene_id: str | None = None  # set for variants: the id their shared scene goes by
     questions: tuple[str, ...] = ("default",)  # the task's question sets (scenes/items.py make_item)
+    look: LookName | None = None  # the task's or variant's look; None: the render config's (render.look)
 
 
 def _format_error(source: str, error: Mapping[str, Any], prefix: str = "") -> str:
@@ -229,7 +243,7 @@ def parse_config(data: Any, source: str = "config") -> BatchConfig:
         for key in task.grid:
             if key in task.params:
                 problems.append(f"{source}: tasks[{t}]: {key!r} is both in grid and params; keep one")
-        variants = [{**combination, **overrides} for combination in task.combinations()
+        variants = [{**combination, **split_look(overrides)[0]} for combination in task.combinations()
                     for overrides in (task.variants or {"": {}}).values()]
         for combination in variants:
             try:
@@ -368,9 +382,12 @@ def expand(config: BatchConfig) -> list[ItemPlan]:
                 if answers is not None:
                     params = {**params, ANSWER_KEY: answers[j]}
                 if not task.variants:
-                    plans.append(ItemPlan(base_id, task.family, params, t, i, split, questions=tuple(task.questions)))
+                    plans.append(ItemPlan(base_id, task.family, params, t, i, split, questions=tuple(task.questions),
+                                          look=task.look))
                 for name, overrides in task.variants.items():
-                    plans.append(ItemPlan(f"{base_id}-{name}", task.family, {**params, **overrides}, t, i, split,
-                                          scene_id=base_id, questions=tuple(task.questions)))
+                    changes, look = split_look(overrides)
+                    plans.append(ItemPlan(f"{base_id}-{name}", task.family, {**params, **changes}, t, i, split,
+                                          scene_id=base_id, questions=tuple(task.questions),
+                                          look=look if look is not None else task.look))
             first += count
     return plans

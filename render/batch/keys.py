@@ -32,6 +32,8 @@ def item_key(plan: ItemPlan, batch_seed: int, settings: RenderSettings) -> str:
                "code": code_identity({plan.family}, with_commit=False)}
     if plan.questions != ("default",):  # only then: keys of items without a describe question stay as they were
         payload["questions"] = list(plan.questions)
+    if plan.look is not None:  # a task's or variant's own look (render.look is in "render" already)
+        payload["look"] = plan.look
     return _short(json.dumps(payload, sort_keys=True, default=str))
 
 

@@ -23,6 +23,8 @@ from stim3d.render.markers import RAW_IMAGE, annotate
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.interchange import with_interchange
 from stim3d.scenes.items import make_item
+from stim3d.scenes.look_colours import MAX_REDRAWS, colour_failures
+from stim3d.scenes.looks import with_look
 from stim3d.scenes.model import Item, Provenance, RenderSettings, round6
 from stim3d.scenes.visibility import measure
 from stim3d.version import __version__
@@ -105,8 +107,10 @@ def render_item(item: Item, settings: RenderSettings, out: Path, workdir: Path, 
     try:
         started = time.perf_counter()
         output = render_with(settings, item, workdir)
-        elapsed = time.perf_counter() - started
         finished, mask = finish_item(item, output, settings, key, raycast_map)
+        if item.scene.look is not None and settings.engine == "cycles":  # colour golds must hold under the look
+            item, output, finished, mask = _colours_hold(item, output, finished, mask, settings, workdir, key, raycast_map)
+        elapsed = time.perf_counter() - started
         finished, marked = annotate(finished, output.image)
         extra = {}
         if marked is not None:  # markers are drawn after measuring; the unmarked render is kept (render/markers.py)
@@ -119,6 +123,26 @@ def render_item(item: Item, settings: RenderSettings, out: Path, workdir: Path, 
         return write_item_folder(out, finished, output, mask, stages, extra)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _colours_hold(item: Item, output: RenderOutput, finished: Item, mask: np.ndarray, settings: RenderSettings,
+                  workdir: Path, key: str | None, raycast_map: np.ndarray | None):
+    """Redraw the look (up to MAX_REDRAWS times) while a named colour is not the nearest palette colour in the
+    image (scenes/look_colours.py); objects still failing after the last draw are recorded in the look."""
+    assert item.scene.look is not None
+    name = item.scene.look.name
+    failures = colour_failures(finished, {t.id: t.measured_srgb for t in finished.ground_truth.objects})
+    attempt = 0
+    while failures and attempt < MAX_REDRAWS:
+        attempt += 1
+        item = with_look(item, name, attempt)
+        output = render_with(settings, item, workdir)
+        finished, mask = finish_item(item, output, settings, key, raycast_map)
+        failures = colour_failures(finished, {t.id: t.measured_srgb for t in finished.ground_truth.objects})
+    if failures:
+        look = finished.scene.look.model_copy(update={"colour_failures": failures})  # type: ignore[union-attr]
+        finished = finished.model_copy(update={"scene": finished.scene.model_copy(update={"look": look})})
+    return item, output, finished, mask
 
 
 @dataclass(frozen=True)
@@ -137,7 +161,9 @@ def compose_item(plan: ItemPlan, batch_seed: int, settings: RenderSettings) -> C
     started = time.perf_counter()
     frame = Frame(settings.width, settings.height, settings.rays_per_pixel)
     entropy = [batch_seed, plan.task_index, plan.item_index]
-    item = make_item(plan.family, plan.params, entropy, plan.item_id, frame, plan.split, plan.scene_id, plan.questions)
+    look = plan.look or settings.look
+    item = make_item(plan.family, plan.params, entropy, plan.item_id, frame, plan.split, plan.scene_id, plan.questions,
+                     look=look)
     raycast_map = measure(item.scene, item.ground_truth.rays_per_pixel).instance_map
     return Composed(item, raycast_map, time.perf_counter() - started)
 

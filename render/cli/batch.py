@@ -119,7 +119,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     core_name, core = load_scoring_core(args.scoring_core)  # a bad --scoring-core fails before rendering
     config = load_config(resolve_config(args.config))
     overrides = {k: v for k, v in {"engine": args.engine, "samples": args.samples, "width": args.width,
-                                   "height": args.height, "depth": True if args.depth else None}.items() if v is not None}
+                                   "height": args.height, "depth": True if args.depth else None,
+                                   "look": args.look}.items() if v is not None}
     if overrides:
         try:
             config = config.model_copy(update={"render": config.render.model_validate({**config.render.model_dump(), **overrides})})
@@ -236,6 +237,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--width", type=int, help="override render.width")
     p.add_argument("--height", type=int, help="override render.height")
     p.add_argument("--depth", action="store_true", help="also write depth.npy")
+    p.add_argument("--look", choices=["studio", "clevr", "photoreal"],
+                   help="override render.look (a task's or variant's own look still wins; docs/looks.md)")
     p.add_argument("--force", action="store_true", help="re-render everything, even into a folder made from another config")
     p.add_argument("--quiet", action="store_true",
                    help="no live bar or per-item lines: failures and a status line every 30 s (for logs)")

@@ -1,0 +1,51 @@
+"""Colour golds under a look: is each object's named colour still the nearest palette colour in the image?
+
+A look changes how light leaves an object (an HDRI tints it, a metal mirrors its
+surroundings), so the colour a question names may no longer be the colour a person
+sees. `colour_failures` takes the colours measured in the rendered image (median of
+each object's visible pixels, render/batch/produce.py `measured_colors`) and returns
+the objects whose measured colour is not nearer its own palette colour than any
+other palette colour by at least MARGIN_DE (CIEDE2000). The caller redraws the look
+(a fresh look stream, `scenes.looks.with_look(item, name, attempt)`) up to
+MAX_REDRAWS times and records how often it did (`Look.redraws`).
+
+Objects with fewer than MIN_VISIBLE_PX visible pixels are not judged: a median of a
+few silhouette pixels measures anti-aliasing, not the surface, and a family asks
+about colour only for objects it keeps well visible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from .colors import PALETTE, delta_e2000, srgb_to_lab
+from .model import Item
+
+MARGIN_DE = 5.0  # CIEDE2000: the measured colour must be at least this much nearer its own name than any other
+MIN_VISIBLE_PX = 30.0
+MAX_REDRAWS = 3
+
+
+def colour_margin(measured_srgb, name: str) -> float:
+    """dE2000 to the nearest other palette colour minus dE2000 to `name`'s (positive: `name` is nearest)."""
+    lab = srgb_to_lab(np.asarray(measured_srgb, dtype=float))
+    own = float(delta_e2000(lab, srgb_to_lab(PALETTE[name])))
+    others = min(float(delta_e2000(lab, srgb_to_lab(srgb))) for other, srgb in PALETTE.items() if other != name)
+    return others - own
+
+
+def colour_failures(item: Item, measured: Mapping[int, tuple[float, float, float] | None],
+                    margin: float = MARGIN_DE) -> list[int]:
+    """Ids of well-visible objects whose measured colour no longer names their palette colour by `margin`."""
+    failures = []
+    for obj in item.scene.objects:
+        colour = measured.get(obj.id)
+        if colour is None or obj.color.name not in PALETTE:
+            continue
+        if item.ground_truth.of(obj.id).visible_px < MIN_VISIBLE_PX:
+            continue
+        if colour_margin(colour, obj.color.name) < margin:
+            failures.append(obj.id)
+    return failures

@@ -1,0 +1,263 @@
+"""Looks: the appearance an item is rendered in, drawn from the item's seed and recorded in item.json.
+
+A look is appearance only. `draw_look` returns a `Look` (scenes/model.py) that the
+Blender backend builds into datablocks (render/backends/blender_looks.py); the
+scene's geometry, camera and ground truth are never touched, so masks and every
+geometric gold are the same in every look of one scene.
+
+- `studio`: today's look. Nothing is drawn and nothing is recorded (`scene.look` is
+  None and absent from item.json), so studio items are byte-identical to items made
+  before looks existed.
+- `clevr`: CLEVR's two materials (rubber: diffuse; metal: metallic, low roughness),
+  its key, fill and back area lights with uniform jitter of +-1 (scene units) per
+  coordinate, and a plain grey ground under a dim grey world.
+- `photoreal`: image-based light from one of the CC0 HDRIs that ship with Blender
+  (ENVIRONMENTS), turned about +Z and exposure-normalised by its upward irradiance
+  (ENVIRONMENT_IRRADIANCE, measured by bench/looks_exposure.py) so objects are
+  neither dark nor burnt; an optional sun key light; a procedural ground material
+  (GROUND_MATERIALS) that fades into the environment; object materials from
+  OBJECT_MATERIALS with the palette colour as base colour.
+
+Own random stream: the look's generator is `SeedSequence(item entropy + [LOOK_TAG,
+look index, attempt])`, a stream of its own, so drawing a look never changes a
+geometry draw, and the look is independent of every gold answer by construction.
+
+Materials and finishes: in families whose objects are independent draws
+(PER_OBJECT_FAMILIES, the scatter families) every object draws its own material.
+Everywhere else (grids, groups, letters and any plug-in family) objects that share
+a `finish` share one material, so a material can never single out an odd cell or an
+exception. When a scene holds both finishes (ROSE's glossy exception), matte objects
+draw only rough, uncoated materials (rubber, plastic) and glossy ones only clear-coated
+ones (painted metal, ceramic): the finish stays the visible difference it was in studio.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .model import (
+    EnvironmentLook,
+    GroundLook,
+    Item,
+    Light,
+    Look,
+    LookName,
+    ObjectLook,
+    Scene,
+    SunLook,
+    round6,
+)
+
+LOOK_TAG = 0x100C  # marks the look's own SeedSequence stream (item entropy + [LOOK_TAG, look, attempt])
+
+# HDRIs shipped in Blender's datafiles/studiolights/world (CC0; licence text beside them).
+# Upward irradiance of each (luminance, the map's units), from `python -m bench.looks_exposure`.
+ENVIRONMENT_IRRADIANCE: dict[str, float] = {
+    "city": 6.8356, "courtyard": 2.1243, "forest": 4.7362, "interior": 5.6327,
+    "night": 0.4991, "studio": 1.5166, "sunrise": 1.6620, "sunset": 2.1852,
+}
+ENVIRONMENTS: tuple[str, ...] = tuple(ENVIRONMENT_IRRADIANCE)
+TARGET_IRRADIANCE = 2.6  # W/m2 on an upward surface: a white diffuse top face renders near 0.83 linear
+EXPOSURE_EV = (-0.25, 0.25)  # per-item exposure jitter around the normalised strength, in stops
+SUN_PROBABILITY = 0.5
+SUN_SHARE = (0.35, 0.6)  # share of the upward irradiance the sun gives when there is one
+SUN_ELEVATION_DEG = (30.0, 65.0)
+SUN_ANGLE_DEG = 2.0  # angular diameter: crisp but not aliased shadows
+
+REFERENCE_DISTANCE = 9.7  # camera-to-scene distance of the counting families (scenes/families/shared/stage.py)
+REFERENCE_SIZE = 0.9  # median object size there (metres)
+
+# Families whose objects are independent draws: each object draws its own material.
+PER_OBJECT_FAMILIES = frozenset({
+    "shape_count", "shape_color_count", "ava_count", "ava_color", "ava_depth_absolute", "ava_depth_relative",
+    "ava_localize", "ava_orientation", "ava_spatial",
+})
+
+
+@dataclass(frozen=True)
+class GroundMaterial:
+    """A procedural ground: candidate colours (sRGB), texture scale in metres at scene scale 1, roughness range."""
+
+    colors: tuple[tuple[float, float, float], ...]
+    scale_m: float
+    roughness: tuple[float, float]
+
+
+GROUND_MATERIALS: dict[str, GroundMaterial] = {
+    "wood_planks": GroundMaterial(((0.55, 0.37, 0.22), (0.43, 0.28, 0.16), (0.68, 0.52, 0.36)), 0.2, (0.35, 0.55)),
+    "concrete": GroundMaterial(((0.62, 0.61, 0.58), (0.5, 0.5, 0.49)), 0.6, (0.8, 0.95)),
+    "ceramic_tiles": GroundMaterial(((0.86, 0.85, 0.81), (0.68, 0.7, 0.72), (0.58, 0.42, 0.33)), 0.35, (0.2, 0.35)),
+    "fabric": GroundMaterial(((0.42, 0.46, 0.55), (0.56, 0.51, 0.43), (0.36, 0.39, 0.32)), 0.1, (0.85, 0.95)),
+    "marble": GroundMaterial(((0.88, 0.87, 0.85), (0.32, 0.32, 0.34)), 2.0, (0.15, 0.3)),
+    "asphalt": GroundMaterial(((0.3, 0.3, 0.3), (0.37, 0.36, 0.35)), 0.08, (0.85, 0.95)),
+}
+FADE = (0.45, 0.95)  # the ground fades into the environment between these shares of its half size
+
+
+@dataclass(frozen=True)
+class ObjectMaterial:
+    """A library material: roughness and metallic ranges, clear coat, and the finish it can stand for."""
+
+    roughness: tuple[float, float]
+    metallic: float
+    coat: float
+    finishes: tuple[str, ...]
+    rough: bool  # allowed for matte objects when the scene also holds glossy ones
+
+
+OBJECT_MATERIALS: dict[str, ObjectMaterial] = {
+    "plastic": ObjectMaterial((0.35, 0.5), 0.0, 0.0, ("matte",), True),
+    "rubber": ObjectMaterial((0.75, 0.9), 0.0, 0.0, ("matte",), True),
+    "brushed_metal": ObjectMaterial((0.4, 0.55), 0.75, 0.0, ("matte",), False),
+    "varnished_wood": ObjectMaterial((0.35, 0.5), 0.0, 0.5, ("matte",), False),
+    "painted_metal": ObjectMaterial((0.3, 0.4), 0.0, 1.0, ("glossy",), False),
+    "ceramic": ObjectMaterial((0.05, 0.12), 0.0, 0.6, ("glossy",), False),
+}
+CLEVR_MATERIALS: dict[str, ObjectMaterial] = {
+    "rubber": ObjectMaterial((0.9, 0.9), 0.0, 0.0, ("matte",), True),
+    "metal": ObjectMaterial((0.2, 0.2), 1.0, 0.0, ("glossy",), False),
+}
+# CLEVR's rig in the camera's frame (x: right, y: toward the camera, z: up), scene units; power in W at scale 1.
+CLEVR_LIGHTS = (("key", (2.5, 3.0, 6.0), 2.0, 550.0), ("fill", (-4.5, 2.5, 3.0), 2.0, 150.0),
+                ("back", (-1.0, -6.0, 5.0), 1.5, 300.0))
+CLEVR_JITTER = 1.0  # CLEVR's key/fill/back light jitter: uniform +-1 per coordinate (scene units)
+CLEVR_GROUND = (0.5, 0.5, 0.5)
+
+
+def look_rng(entropy: list[int], name: LookName, attempt: int = 0) -> np.random.Generator:
+    """The look's own generator: separate from the item's geometry stream and from the other looks'."""
+    from .model import LOOK_NAMES
+
+    return np.random.default_rng(np.random.SeedSequence([*entropy, LOOK_TAG, LOOK_NAMES.index(name), attempt]))
+
+
+def scene_frame(scene: Scene) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+    """(centre, scale, right, toward): where the objects are, how big the scene is relative to the
+    counting families' stage, and the camera's horizontal right and toward-camera unit vectors."""
+    locations = np.array([obj.location for obj in scene.objects] or [(0.0, 0.0, 0.0)], dtype=float)
+    centre = (locations.min(axis=0) + locations.max(axis=0)) / 2
+    centre[2] = 0.0
+    camera = np.asarray(scene.camera.location, dtype=float)
+    scale = max(0.05, float(np.linalg.norm(camera - centre)) / REFERENCE_DISTANCE)
+    toward = camera - centre
+    toward[2] = 0.0
+    norm = float(np.linalg.norm(toward))
+    toward = toward / norm if norm > 1e-9 else np.array([0.0, -1.0, 0.0])
+    right = np.array([-toward[1], toward[0], 0.0])  # toward x up: the camera's right when it looks at the centre
+    return centre, scale, right, toward
+
+
+def texture_scale(scene: Scene) -> float:
+    """How much larger than on the counting families' stage the ground's texture is drawn: the objects' median
+    size over theirs (0.9 m), within [0.5, 2], so planks and tiles keep their size next to the objects."""
+    sizes = [obj.size for obj in scene.objects] or [REFERENCE_SIZE]
+    return float(np.clip(np.median(sizes) / REFERENCE_SIZE, 0.5, 2.0))
+
+
+def _aim(location: np.ndarray, target: np.ndarray) -> tuple[float, float, float, float]:
+    """Quaternion (w, x, y, z) turning a light's local -Z onto `target` (its local +Y kept up-ish)."""
+    from .camera import look_at
+
+    return look_at(tuple(location), tuple(target), 8, 8).rotation_quat
+
+
+def _uniform(rng: np.random.Generator, bounds: tuple[float, float]) -> float:
+    return round6(rng.uniform(*bounds))
+
+
+def _object_looks(scene: Scene, family: str, library: dict[str, ObjectMaterial],
+                  rng: np.random.Generator) -> list[ObjectLook]:
+    """One material per object (PER_OBJECT_FAMILIES) or per finish (everywhere else); see the module docstring."""
+    both = len({obj.finish for obj in scene.objects}) > 1
+    per_object = family in PER_OBJECT_FAMILIES
+
+    def draw(finish: str) -> tuple[str, float]:
+        names = [n for n, m in library.items() if finish in m.finishes and (m.rough or not both or finish != "matte")]
+        name = names[int(rng.integers(len(names)))]
+        return name, _uniform(rng, library[name].roughness)
+
+    shared: dict[str, tuple[str, float]] = {}
+    looks = []
+    for obj in scene.objects:
+        if per_object:
+            name, roughness = draw(obj.finish)
+        else:
+            if obj.finish not in shared:
+                shared[obj.finish] = draw(obj.finish)
+            name, roughness = shared[obj.finish]
+        material = library[name]
+        looks.append(ObjectLook(id=obj.id, material=name, roughness=roughness, metallic=material.metallic,
+                                coat=material.coat))
+    return looks
+
+
+def _clevr(scene: Scene, family: str, rng: np.random.Generator) -> Look:
+    centre, scale, right, toward = scene_frame(scene)
+    lights = []
+    for _name, (x, y, z), size, power in CLEVR_LIGHTS:
+        offset = x * right + y * toward + np.array([0.0, 0.0, z]) + rng.uniform(-CLEVR_JITTER, CLEVR_JITTER, 3)
+        location = centre + scale * offset
+        lights.append(Light(location=tuple(round6(v) for v in location), rotation_quat=_aim(location, centre),
+                            size=round6(size * scale), power_w=round6(power * scale * scale)))
+    ground = GroundLook(material="plain", srgb=CLEVR_GROUND, roughness=0.6, scale_m=1.0)
+    return Look(name="clevr", lights=lights, ground=ground, objects=_object_looks(scene, family, CLEVR_MATERIALS, rng))
+
+
+def _photoreal(scene: Scene, family: str, rng: np.random.Generator) -> Look:
+    centre, _scale, _right, _toward = scene_frame(scene)
+    environment_name = ENVIRONMENTS[int(rng.integers(len(ENVIRONMENTS)))]
+    exposure = _uniform(rng, EXPOSURE_EV)
+    sun = None
+    sun_share = 0.0
+    if rng.random() < SUN_PROBABILITY:
+        sun_share = _uniform(rng, SUN_SHARE)
+        elevation = _uniform(rng, SUN_ELEVATION_DEG)
+        sun = SunLook(azimuth_deg=_uniform(rng, (0.0, 360.0)), elevation_deg=elevation,
+                      strength=round6(sun_share * TARGET_IRRADIANCE * 2**exposure / np.sin(np.radians(elevation))),
+                      angle_deg=SUN_ANGLE_DEG)
+    strength = (1.0 - sun_share) * TARGET_IRRADIANCE * 2**exposure / ENVIRONMENT_IRRADIANCE[environment_name]
+    environment = EnvironmentLook(name=environment_name, rotation_deg=_uniform(rng, (0.0, 360.0)),
+                                  strength=round6(strength), exposure_ev=exposure)
+    ground_name = list(GROUND_MATERIALS)[int(rng.integers(len(GROUND_MATERIALS)))]
+    spec = GROUND_MATERIALS[ground_name]
+    half = scene.stage.ground_size / 2.0
+    ground = GroundLook(
+        material=ground_name, srgb=spec.colors[int(rng.integers(len(spec.colors)))],
+        roughness=_uniform(rng, spec.roughness), scale_m=round6(spec.scale_m * texture_scale(scene)),
+        centre=(round6(centre[0]), round6(centre[1])),
+        fade_start_m=round6(FADE[0] * half), fade_end_m=round6(FADE[1] * half),
+        params={"seed": round6(rng.uniform(0.0, 100.0))},
+    )
+    return Look(name="photoreal", environment=environment, sun=sun, ground=ground,
+                objects=_object_looks(scene, family, OBJECT_MATERIALS, rng))
+
+
+def draw_look(name: LookName, scene: Scene, family: str, entropy: list[int], attempt: int = 0) -> Look | None:
+    """The look `name` drawn for a scene of `family` from the item's `entropy`; None for studio.
+
+    `attempt` > 0 draws again from a fresh stream (a colour check asked for it); the
+    result is a pure function of (name, scene, family, entropy, attempt).
+    """
+    if name == "studio":
+        return None
+    rng = look_rng(entropy, name, attempt)
+    look = _clevr(scene, family, rng) if name == "clevr" else _photoreal(scene, family, rng)
+    return look.model_copy(update={"redraws": attempt})
+
+
+def with_look(item: Item, name: LookName, attempt: int = 0) -> Item:
+    """`item` in look `name`: the scene gains the drawn look (studio: the item unchanged, no look key)."""
+    look = draw_look(name, item.scene, item.family, item.seed_entropy, attempt)
+    if look is None and item.scene.look is None:
+        return item
+    difficulty = {key: value for key, value in item.difficulty.items() if key != "look"}
+    if look is not None:  # `stim3d score --by look` groups by it; studio items keep their difficulty as it was
+        difficulty["look"] = look.name
+    return item.model_copy(update={"scene": item.scene.model_copy(update={"look": look}), "difficulty": difficulty})
+
+
+def look_name(item: Item) -> LookName:
+    """The look an item was drawn in (studio when it records none)."""
+    return item.scene.look.name if item.scene.look is not None else "studio"

@@ -1,0 +1,283 @@
+"""Looks (docs/looks.md): appearance drawn from the item's seed, recorded, and never touching the ground truth."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from stim3d.render.batch.config import BatchConfig, ConfigError, expand, parse_config
+from stim3d.scenes.colors import PALETTE
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.items import make_item
+from stim3d.scenes.look_colours import MARGIN_DE, colour_failures, colour_margin
+from stim3d.scenes.looks import ENVIRONMENTS, GROUND_MATERIALS, OBJECT_MATERIALS, PER_OBJECT_FAMILIES
+from stim3d.scenes.model import RenderSettings
+
+FRAME = Frame(64, 48)
+ENTROPY = [2026, 0, 0]
+
+
+PARAMS = {"odd_grid": {"rows": 5, "cols": 5}}
+
+
+def _item(family: str, look: str, entropy=ENTROPY, params=None, frame=FRAME):
+    frame = Frame(320, 240) if family in ("odd_grid", "letters") else frame
+    return make_item(family, params or PARAMS.get(family, {}), list(entropy), f"{family}-x", frame, look=look)
+
+
+def test_studio_item_json_has_no_look_and_equals_an_item_made_without_one():
+    default = make_item("shape_count", {}, list(ENTROPY), "x", FRAME)
+    studio = make_item("shape_count", {}, list(ENTROPY), "x", FRAME, look="studio")
+    assert studio.to_json() == default.to_json()
+    assert "look" not in json.loads(studio.to_json())["scene"]
+
+
+@pytest.mark.parametrize("look", ["clevr", "photoreal"])
+@pytest.mark.parametrize("family", ["shape_color_count", "rose_grid", "odd_grid", "letters"])
+def test_a_look_adds_one_key_and_changes_nothing_else(family, look):
+    studio, drawn = _item(family, "studio"), _item(family, look)
+    assert drawn.scene.look is not None and drawn.scene.look.name == look
+    assert drawn.scene.model_dump(exclude={"look"}) == studio.scene.model_dump()
+    assert drawn.ground_truth == studio.ground_truth and drawn.questions == studio.questions
+    assert {k: v for k, v in drawn.difficulty.items() if k != "look"} == studio.difficulty
+    assert sorted(m.id for m in drawn.scene.look.objects) == sorted(o.id for o in drawn.scene.objects)
+
+
+@pytest.mark.parametrize("look", ["clevr", "photoreal"])
+def test_same_seed_same_look_record_and_another_seed_another(look):
+    first, again = _item("shape_count", look), _item("shape_count", look)
+    assert first.to_json() == again.to_json()
+    records = {_item("shape_count", look, [2026, 0, i]).scene.look.model_dump_json() for i in range(4)}
+    assert len(records) == 4
+
+
+def test_photoreal_record_names_a_shipped_environment_ground_and_library_materials():
+    look = _item("shape_color_count", "photoreal").scene.look
+    assert look.environment.name in ENVIRONMENTS and 0 <= look.environment.rotation_deg < 360
+    assert look.ground.material in GROUND_MATERIALS
+    assert all(m.material in OBJECT_MATERIALS for m in look.objects)
+    assert look.ground.fade_start_m < look.ground.fade_end_m
+
+
+def test_photoreal_exposure_gives_every_environment_the_same_upward_irradiance():
+    """Env strength x the map's irradiance + the sun's vertical share = the target, times 2**exposure (hand algebra)."""
+    from stim3d.scenes.looks import ENVIRONMENT_IRRADIANCE, TARGET_IRRADIANCE
+
+    for i in range(12):
+        look = _item("shape_count", "photoreal", [7, 0, i]).scene.look
+        env = look.environment
+        total = env.strength * ENVIRONMENT_IRRADIANCE[env.name]
+        if look.sun is not None:
+            total += look.sun.strength * math.sin(math.radians(look.sun.elevation_deg))
+        assert total == pytest.approx(TARGET_IRRADIANCE * 2**env.exposure_ev, rel=1e-4)
+
+
+def test_objects_sharing_a_finish_share_a_material_outside_scatter_families():
+    """An odd cell or an exception must not be singled out by its material: one material per finish."""
+    assert "rose_grid" not in PER_OBJECT_FAMILIES and "odd_grid" not in PER_OBJECT_FAMILIES
+    for i in range(6):
+        item = _item("rose_grid", "photoreal", [3, 0, i], {"exception": "finish"}, Frame(160, 120))
+        by_finish: dict[str, set] = {}
+        for obj in item.scene.objects:
+            material = item.scene.look.of(obj.id)
+            by_finish.setdefault(obj.finish, set()).add((material.material, material.roughness, material.coat))
+        assert all(len(materials) == 1 for materials in by_finish.values())
+        if len(by_finish) == 2:  # ROSE's glossy exception stays the glossy one: clear coat vs rough, uncoated
+            (matte,), (glossy,) = by_finish["matte"], by_finish["glossy"]
+            assert matte[1] >= 0.35 and matte[2] == 0 and glossy[2] >= 0.6
+
+
+def test_render_settings_omit_studio_so_old_configs_keep_their_hash():
+    plain = BatchConfig.model_validate({"tasks": [{"family": "shape_count", "count": 1}]})
+    studio = BatchConfig.model_validate({"render": {"look": "studio"}, "tasks": [{"family": "shape_count", "count": 1}]})
+    photo = BatchConfig.model_validate({"render": {"look": "photoreal"}, "tasks": [{"family": "shape_count", "count": 1}]})
+    assert "look" not in RenderSettings().model_dump()
+    assert plain.content_hash() == studio.content_hash() != photo.content_hash()
+
+
+def test_variants_over_looks_share_the_scene_and_carry_their_look():
+    config = parse_config({"seed": 1, "render": {"look": "clevr"}, "tasks": [
+        {"family": "shape_count", "count": 1, "variants": {"s": {"look": "studio"}, "p": {"look": "photoreal"},
+                                                            "c": {}}}]})
+    plans = expand(config)
+    assert [(p.item_id, p.look, p.scene_id) for p in plans] == [
+        ("shape_count-t0-00000-s", "studio", "shape_count-t0-00000"),
+        ("shape_count-t0-00000-p", "photoreal", "shape_count-t0-00000"),
+        ("shape_count-t0-00000-c", None, "shape_count-t0-00000")]
+    assert all("look" not in p.params for p in plans)
+
+
+def test_a_task_look_applies_to_its_items():
+    (plan,) = expand(parse_config({"tasks": [{"family": "shape_count", "count": 1, "look": "photoreal"}]}))
+    assert plan.look == "photoreal"
+
+
+@pytest.mark.parametrize("config, message", [
+    ({"tasks": [{"family": "shape_count", "count": 1, "variants": {"x": {"look": "glossy"}}}]}, "look 'glossy'"),
+    ({"tasks": [{"family": "shape_count", "count": 1, "look": "film"}]}, "tasks[0].look = 'film'"),
+    ({"render": {"look": "noir"}, "tasks": [{"family": "shape_count", "count": 1}]}, "render.look = 'noir'"),
+])
+def test_an_unknown_look_is_one_clear_config_error(config, message):
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")) as error:
+        parse_config(config)
+    assert "\n" not in str(error.value)
+
+
+def test_colour_margin_by_hand():
+    """A measured colour equal to a palette entry has margin = its dE2000 to the nearest other entry (>0);
+    the same value judged against another name has a negative margin."""
+    assert colour_margin(PALETTE["red"], "red") > MARGIN_DE
+    assert colour_margin(PALETTE["red"], "orange") < 0
+    item = _item("shape_color_count", "photoreal")
+    seen = {t.id: t for t in item.ground_truth.objects}
+    visible = [o for o in item.scene.objects if seen[o.id].visible_px >= 30]
+    measured = {o.id: o.color.srgb for o in item.scene.objects}
+    assert colour_failures(item, measured) == []
+    measured[visible[0].id] = PALETTE["gray"] if visible[0].color.name != "gray" else PALETTE["red"]
+    assert colour_failures(item, measured) == [visible[0].id]
+
+
+def _look_features(item) -> tuple:
+    """What a look draws per item, the way a model could see it: environment, sun, ground, the asked-for materials."""
+    look = item.scene.look
+    return (look.environment.name, look.sun is not None, look.ground.material,
+            tuple(sorted({m.material for m in look.objects})))
+
+
+def test_the_look_alone_predicts_the_answer_no_better_than_chance():
+    """Over a composed, answer-balanced batch: fit the best look -> answer table on half, score it on the other half.
+
+    Under independence (the look has its own seed stream) a fixed predictor answers each held-out item
+    correctly with probability at most p = the commonest answer's share, so its accuracy over n items is at
+    most Binomial(n, p): the test fails only if accuracy exceeds p + 3.29 sd (one-sided, false alarm 1 in 2,000).
+    A look that copied the answer (e.g. environment chosen by the count) would score near 1.
+    """
+    config = parse_config({"seed": 11, "render": {"width": 64, "height": 48, "look": "photoreal"},
+                           "tasks": [{"family": "shape_count", "count": 160, "params": {"n_shape_types": 3}}]})
+    golds, features = [], []
+    for plan in expand(config):
+        item = make_item(plan.family, plan.params, [11, plan.task_index, plan.item_index], plan.item_id, FRAME,
+                         look="photoreal")
+        golds.append(item.questions[0].gold)
+        features.append(_look_features(item))
+    train, test = range(0, len(golds), 2), range(1, len(golds), 2)
+    counts: dict[tuple, dict] = {}
+    for i in train:
+        counts.setdefault(features[i], {}).setdefault(golds[i], 0)
+        counts[features[i]][golds[i]] += 1
+    overall = max(set(golds[i] for i in train), key=lambda g: sum(golds[i] == g for i in train))
+    predict = {f: max(c, key=c.get) for f, c in counts.items()}
+    correct = sum(predict.get(features[i], overall) == golds[i] for i in test)
+    n = len(test)
+    p = max(sum(golds[i] == g for i in test) for g in set(golds)) / n
+    assert correct / n <= p + 3.29 * math.sqrt(p * (1 - p) / n), (correct, n, p)
+
+
+@pytest.mark.bpy
+def test_the_environments_are_found_through_blender_and_match_the_table():
+    pytest.importorskip("bpy")
+    from stim3d.render.backends.blender_looks import environment_files
+
+    files = environment_files()
+    assert sorted(files) == sorted(ENVIRONMENTS)
+    assert all(path.suffix == ".exr" and path.is_file() for path in files.values())
+
+
+@pytest.mark.bpy
+@pytest.mark.parametrize("family", ["shape_color_count", "rose_grid"])
+def test_object_index_pass_is_identical_in_every_look(tmp_path, family):
+    """Blender's own object-index pass (the mask) of one scene is the same in studio, clevr and photoreal."""
+    pytest.importorskip("bpy")
+    from stim3d.render.backends import blender
+
+    params = {"exception": "finish"} if family == "rose_grid" else {}
+    maps = {}
+    for look in ("studio", "clevr", "photoreal"):
+        item = _item(family, look, params=params)
+        settings = RenderSettings(width=64, height=48, samples=2, denoise=False, threads=1, look=look)
+        out = blender.render_scene(item.scene, settings, item.seed, tmp_path / look)
+        maps[look] = out.instance_map
+        assert out.image.mean() > 10  # something rendered, not a black frame
+    assert np.array_equal(maps["studio"], maps["clevr"]) and np.array_equal(maps["studio"], maps["photoreal"])
+    assert len(np.unique(maps["studio"])) > 2
+
+
+@pytest.mark.bpy
+def test_every_ground_and_object_material_builds_in_blender():
+    """Each library entry becomes a material whose output is connected (a typo in a socket name fails here)."""
+    pytest.importorskip("bpy")
+    from stim3d.render.backends import blender_looks
+    from stim3d.scenes.model import GroundLook, ObjectLook
+
+    item = _item("shape_count", "photoreal")
+    for name in [*GROUND_MATERIALS, "plain"]:
+        ground = GroundLook(material=name, srgb=(0.5, 0.5, 0.5), roughness=0.5, scale_m=0.3, fade_start_m=5.0,
+                            fade_end_m=9.0, params={"seed": 1.0})
+        material = blender_looks.ground_material(ground)
+        output = next(n for n in material.node_tree.nodes if n.bl_idname == "ShaderNodeOutputMaterial")
+        assert output.inputs["Surface"].is_linked, name
+    for name, spec in OBJECT_MATERIALS.items():
+        look = ObjectLook(id=1, material=name, roughness=spec.roughness[0], metallic=spec.metallic, coat=spec.coat)
+        material = blender_looks.object_material(name, item.scene.objects[0], look)
+        assert material.node_tree.nodes["Principled BSDF"].inputs["Metallic"].default_value == spec.metallic
+
+
+@pytest.mark.raster
+def test_look_flag_on_render_draws_and_records_the_look(tmp_path):
+    """`stim3d render --look photoreal` over a studio config: item.json records a photoreal look; the same
+    config without the flag records none (raster renders fast and ignores the look, docs/looks.md)."""
+    pytest.importorskip("pyrender")
+    import subprocess
+    import sys
+
+    config = tmp_path / "c.yaml"
+    config.write_text("seed: 3\nrender: {engine: raster, width: 64, height: 48}\n"
+                      "tasks: [{family: shape_count, count: 1}]\n")
+    items = {}
+    for name, flags in (("photo", ["--look", "photoreal"]), ("plain", [])):
+        out = tmp_path / name
+        done = subprocess.run([sys.executable, "-m", "stim3d", "render", str(config), "--out", str(out), "--quiet",
+                               *flags], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        (item_json,) = (out / "items").glob("*/item.json")
+        items[name] = json.loads(item_json.read_text())
+    assert items["photo"]["scene"]["look"]["name"] == "photoreal"
+    assert "look" not in items["plain"]["scene"]
+    assert items["photo"]["ground_truth"]["objects"][0]["bbox_visible"] == \
+        items["plain"]["ground_truth"]["objects"][0]["bbox_visible"]
+
+
+@pytest.mark.parametrize("wrong_renders, redraws, still_failing", [(1, 1, False), (9, 3, True)])
+def test_a_look_whose_colour_reads_as_another_is_redrawn_then_recorded(tmp_path, monkeypatch, wrong_renders,
+                                                                         redraws, still_failing):
+    """A stand-in renderer paints every object its palette colour, except object 1 painted another palette
+    colour in the first `wrong_renders` renders: the look is redrawn until the colour reads right, at most
+    MAX_REDRAWS (3) times, and an object still wrong after that is listed in look.colour_failures."""
+    from stim3d.render.backends.output import RenderOutput
+    from stim3d.render.batch import produce
+    from stim3d.scenes.visibility import measure
+
+    item = _item("shape_color_count", "photoreal")
+    instance_map = measure(item.scene, 1).instance_map
+    target = next(o for o in item.scene.objects if item.ground_truth.of(o.id).visible_px >= 30)
+    wrong = "gray" if target.color.name != "gray" else "red"
+    calls = []
+
+    def fake_render(settings, rendered, workdir):
+        calls.append(rendered.scene.look.redraws)
+        image = np.zeros((*instance_map.shape, 3), np.uint8)
+        for obj in rendered.scene.objects:
+            srgb = PALETTE[wrong] if obj.id == target.id and len(calls) <= wrong_renders else obj.color.srgb
+            image[instance_map == obj.id] = np.round(np.asarray(srgb) * 255)
+        return RenderOutput(image=image, instance_map=instance_map, depth=None, blender_version="stand-in",
+                            render_seconds=0.0)
+
+    monkeypatch.setattr(produce, "render_with", fake_render)
+    settings = RenderSettings(width=64, height=48, samples=1, look="photoreal")
+    folder = produce.render_item(item, settings, tmp_path / "out", tmp_path / "work", key="k")
+    look = json.loads((folder / "item.json").read_text())["scene"]["look"]
+    assert calls == list(range(redraws + 1)) and look["redraws"] == redraws
+    assert look["colour_failures"] == ([target.id] if still_failing else [])
