@@ -16,6 +16,7 @@ and errors) and seconds. `--quick` composes the first 20 items of each preset.
 
 from __future__ import annotations
 
+import json
 import time
 from concurrent.futures import ProcessPoolExecutor
 from functools import lru_cache
@@ -73,11 +74,16 @@ def main() -> None:
         p.add_argument("--preset", action="append", default=[], help="preset name (default: every shipped one)"),
         p.add_argument("--size", action="append", default=[], help="WxH (default: the preset's own, 640x480, 800x600)"),
         p.add_argument("--jobs", type=int, default=1, help="worker processes"),
+        p.add_argument("--merge", action="store_true", help="keep the results file's other presets and sizes"),
     ))
     from stim3d.render.batch.config import expand, load_config
 
     run = Run("preset_feasibility", args.quick, args.out, settings={"sizes": args.size or "own+640x480+800x600"})
     figures: dict[str, dict] = {}
+    if args.merge and run.path().is_file():  # figures of earlier runs carry their own commit
+        earlier = json.loads(run.path().read_text())
+        figures = {key: {**value, "commit": value.get("commit", earlier["code"]["git_commit"])}
+                   for key, value in earlier["figures"].items()}
     rows = []
     paths = [p for p in preset_paths() if not args.preset or p.stem in args.preset]
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -90,7 +96,8 @@ def main() -> None:
                 failed = {item: error for item, error in pool.map(compose_one, jobs, chunksize=8) if error}
                 seconds = round(time.perf_counter() - started, 1)
                 key = f"{path.stem}@{width}x{height}"
-                figures[key] = {"items": len(jobs), "infeasible": len(failed), "failed": failed, "seconds": seconds}
+                figures[key] = {"items": len(jobs), "infeasible": len(failed), "failed": failed, "seconds": seconds,
+                                "commit": run.code["git_commit"]}
                 rows.append((path.stem, f"{width}x{height}", len(jobs), len(failed), seconds))
                 progress(f"{key}: {len(jobs)} items, {len(failed)} infeasible, {seconds} s")
                 run.sample_load()

@@ -14,7 +14,8 @@ Rows and columns are numbered 1-based from the top-left of the image and checked
 by projection (grid_layout.order_preserved); in the base image every object is
 at least MIN_VISIBILITY visible and none is cut by the frame (in the cue image a
 tile may hide the bottom rim of the object standing on it, at most 3 points
-more); each object records `row`, `col` and `exception` in its attributes.
+more, or 3 pixels of an object so small that 3 points are less); each object
+records `row`, `col` and `exception` in its attributes.
 When the LAYOUT_ATTEMPTS drawn cameras all fail, the camera backs off upwards
 (BACKOFF_ELEVATION_DEG), then every object shrinks alike in its cell
 (BACKOFF_SCALE, recorded as `difficulty.object_scale`) before the grid is
@@ -72,6 +73,7 @@ CUE_COLOR = "yellow"
 TILE_EDGE = 0.92  # share of the column pitch: neighbouring tiles never touch
 MIN_VISIBILITY = 0.97
 CUE_MIN_VISIBILITY = 0.25  # share of a tile's silhouette left visible around the object standing on it
+CUE_RIM_LOSS, CUE_RIM_PX = 0.03, 3  # a tile may hide an object's bottom rim: 3 points, or 3 pixels of a small one
 LAYOUT_ATTEMPTS = 12
 BACKOFF_ELEVATION_DEG = (60.0, 70.0, 80.0)  # after the drawn cameras: steeper views, less occlusion
 BACKOFF_SCALE = (1.0, 0.85, 0.7)  # then every object shrinks in its cell by this factor (ratios between them kept)
@@ -229,6 +231,10 @@ def _layout(params: RoseGridParams, cells: dict, exceptions: set[Cell], camera: 
     return layout
 
 
+def _cell(obj: SceneObject) -> Cell:
+    return int(obj.attributes["row"]), int(obj.attributes["col"])
+
+
 def _cameras(frame: Frame, params: RoseGridParams, rng: np.random.Generator):
     """(camera, object scale): LAYOUT_ATTEMPTS drawn cameras, then backing off (BACKOFF_*).
 
@@ -249,8 +255,7 @@ def _cameras(frame: Frame, params: RoseGridParams, rng: np.random.Generator):
 def _size_contrast(layout: Layout, objects: list[SceneObject], cells: dict, exceptions: set[Cell]):
     """Each size exception's area ratios (scenes/families/rose_contrast.py), or None when one is not visible as one."""
     majority = cells[min(set(cells) - exceptions)]["size"]
-    areas = {(int(o.attributes["row"]), int(o.attributes["col"])): float(len(layout.canvas.casts[o.id].gx))
-             for o in objects}
+    areas = {_cell(o): float(len(layout.canvas.casts[o.id].gx)) for o in objects}
     grown = {cell: cells[cell]["size"] > majority for cell in exceptions}
     ratios = size_contrast(areas, exceptions, grown)
     return ratios if all(visible_as_exception(ratios[c], grown[c]) for c in exceptions) else None
@@ -266,7 +271,9 @@ def _cue_canvas(layout: Layout, tiles: list[SceneObject]):
     visibility = canvas.visibility()
     if any(visibility[t.id] < CUE_MIN_VISIBILITY for t in tiles):
         return None
-    if any(visibility[i] < MIN_VISIBILITY - 0.03 for i in layout.objects):
+    rays = layout.rays_per_pixel ** 2
+    if any(visibility[i] < MIN_VISIBILITY - max(CUE_RIM_LOSS, CUE_RIM_PX * rays / len(layout.canvas.casts[i].gx))
+           for i in layout.objects):
         return None
     return canvas
 
@@ -291,7 +298,7 @@ def compose(params: RoseGridParams, rng: np.random.Generator, frame: Frame) -> C
     cells = plan_elements(params, exceptions, rng)
     rejected: dict[str, int] = {}
     contrast: dict[Cell, dict[str, float]] = {}
-    for attempt, (camera, scale) in enumerate(_cameras(frame, params, rng)):  # every draw before `cue` is read
+    for attempt, (camera, scale) in enumerate(_cameras(frame, params, rng)):  # noqa: B007 - recorded below
         layout = _layout(params, cells, exceptions, camera, frame.rays_per_pixel, scale)
         if layout is None:
             rejected["min_visibility"] = rejected.get("min_visibility", 0) + 1
@@ -315,8 +322,8 @@ def compose(params: RoseGridParams, rng: np.random.Generator, frame: Frame) -> C
         worst = max(rejected, key=lambda k: rejected[k]) if rejected else "placement"
         raise InfeasibleError(worst, f"no {params.rows}x{params.cols} rose grid among "
                               f"{LAYOUT_ATTEMPTS + len(BACKOFF_SCALE) * len(BACKOFF_ELEVATION_DEG)} layouts met it (rejected: {rejected})")
-    objects = [o.model_copy(update={"attributes": {**o.attributes, **contrast[(o.attributes["row"], o.attributes["col"])]}})
-               if (o.attributes["row"], o.attributes["col"]) in contrast else o for o in objects]
+    objects = [o.model_copy(update={"attributes": {**o.attributes, **contrast[_cell(o)]}}) if _cell(o) in contrast else o
+               for o in objects]
     lights = lights_around(np.zeros(3), scale=max(1.0, camera_distance(camera, np.zeros(3)) / COUNTING_VIEW_DISTANCE))
     truth = (cue_canvas if params.cue else layout.canvas).result()
     scene = Scene(camera=camera, lights=lights, objects=objects + (tiles if params.cue else []))
