@@ -162,3 +162,27 @@ def test_each_mention_takes_the_number_written_before_it():
     cones = _count_item("cone", "green", 3, "count.cone.green")
     assert reference_judge("I see two red cubes, a blue sphere and three green cones.", cones)[0] is True
     assert reference_judge("I see three red cubes, a blue sphere and two green cones.", cones)[0] is False
+
+
+# -- ROSE: pairing tasks with the T1 count of the same scene ---------------------------------------
+
+
+def test_rose_pairing_leaves_out_scenes_without_their_anchor():
+    """Scene A: T1 right, T2 right, T3 wrong, T4 (cue image, same scene) right; B: T1 wrong, T2 wrong;
+    C: no T1 at all (its anchor item failed), T2 right, T3 right.
+
+    By hand: T2 after a right T1: A only -> n 1, PASS 1.0; after a wrong T1: B -> n 1, PASS 0.0.
+    T3: A -> n 1, PASS 0.0; no scene with a wrong T1 has T3 -> n 0, None. T4: A -> n 1, PASS 1.0.
+    C counts nowhere (pairing it with "wrong" would make T2's wrong-anchor PASS 0.5).
+    """
+    from types import SimpleNamespace
+
+    from stim3d.scoring.rose_report import paired_rows
+
+    rows = [("A", "T1", True), ("A", "T2", True), ("A", "T3", False), ("A", "T4", True),
+            ("B", "T1", False), ("B", "T2", False), ("C", "T2", True), ("C", "T3", True)]
+    records = [SimpleNamespace(scene_id=scene, subject={"task": task}) for scene, task, _ in rows]
+    results = [SimpleNamespace(correct=correct) for *_, correct in rows]
+    found = {(r.task, r.n_anchor_right, r.pass_anchor_right, r.n_anchor_wrong, r.pass_anchor_wrong)
+             for r in paired_rows(records, results)}  # type: ignore[arg-type]
+    assert found == {("T2", 1, 1.0, 1, 0.0), ("T3", 1, 0.0, 0, None), ("T4", 1, 1.0, 0, None)}
