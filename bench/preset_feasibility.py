@@ -101,6 +101,7 @@ def main() -> None:
                 rows.append((path.stem, f"{width}x{height}", len(jobs), len(failed), seconds))
                 progress(f"{key}: {len(jobs)} items, {len(failed)} infeasible, {seconds} s")
                 run.sample_load()
+                run.finish(figures)  # after every preset and size: a long run stopped early keeps what it measured
     print_table("Preset feasibility (composition + ray-cast visibility)", ("preset", "size", "items", "infeasible", "s"), rows)
     run.finish(figures)
 
