@@ -19,9 +19,9 @@ records `row`, `col` and `exception` in its attributes.
 When the LAYOUT_ATTEMPTS drawn cameras all fail, the camera backs off upwards
 (BACKOFF_ELEVATION_DEG), then every object shrinks alike in its cell
 (BACKOFF_SCALE, recorded as `difficulty.object_scale`) before the grid is
-called infeasible; a size exception
-must also look like one in the image (pixel area against its row and the whole
-grid, scenes/families/rose_contrast.py; the ratios are on its attributes).
+called infeasible; a size exception must also look like one in the image
+(pixel area against its row and the whole grid, scenes/families/rose_contrast.py;
+the ratios are on its attributes).
 `difficulty.layout_attempt` records which camera was taken (LAYOUT_ATTEMPTS and
 beyond: backed off) and `difficulty.size_contrast_redraws` how many layouts
 before it showed a size exception too weakly.
