@@ -49,6 +49,19 @@ CASES += [(path, i, *size) for path in preset_paths() for i, plan in enumerate(e
           if plan.item_id.startswith(KNOWN_BAD.get(path.stem, ("-",))) for size in dict.fromkeys([own_size(path), *SIZES])]
 
 
+STILL_INFEASIBLE = "rose_grid-t0-00693-base"  # 7x7, size: see the xfail below
+
+
+@pytest.mark.xfail(strict=True, reason="known: rose_grid-t0-00693 (7x7 cones, size exceptions) is the one scene of 1,000 "
+                   "still infeasible at 640x480: the back-off views steep enough for the size contrast (>= 75 deg) let "
+                   "the cue tiles hide more than 3 points of a cone's rim (0.938 < 0.94)")
+def test_the_last_infeasible_rose_scene():
+    path = next(p for p in preset_paths() if p.stem == "rose3d")
+    index = next(i for i, plan in enumerate(expand(load_config(path))) if plan.item_id == STILL_INFEASIBLE)
+    item_id, error = compose_one((str(path), index, 640, 480))
+    assert error is None, f"{item_id}: {error}"
+
+
 def test_the_sample_covers_every_preset_and_the_known_bad_items():
     assert {path.stem for path, *_ in CASES} >= {"ava3d", "dysm3d", "oddgrid3d", "rose3d"}
     bad = {expand(load_config(path))[i].item_id for path, i, *_ in CASES if path.stem == "rose3d"}
