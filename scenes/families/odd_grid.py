@@ -273,10 +273,10 @@ def compose(params: OddGridParams, rng: np.random.Generator, frame: Frame) -> Co
         spec.recorded["delta_e"] = round6(delta_e)
     plane = Plane(params.layout, rows, cols)
     n = rows * cols
-    labels = plane.labels(n + 2)
     rejected = "placement"
     for _ in range(LAYOUT_ATTEMPTS):
         camera = grid_camera(frame, plane, rng)
+        labels = plane.labels(n + 2, np.asarray(camera.location))
         base = base_orientation(plane, shape, camera, rng)
         objects = build_grid(plane, shape, base, (base_color, odd_color_obj), spec, camera, frame.rays_per_pixel, rng)
         odd = next((o for o in objects if o.attributes.get("odd")), None)
@@ -284,7 +284,7 @@ def compose(params: OddGridParams, rng: np.random.Generator, frame: Frame) -> Co
         if problem is not None:
             rejected = problem
             continue
-        extras = [board_object(n + 1, plane)] if plane.layout == "board" else []
+        extras = [board_object(n + 1, plane, camera)] if plane.layout == "board" else []
         scene_objects = objects + extras + (labels if params.labels else [])
         lights = lights_around(0.5 * (plane.extent().min(axis=0) + plane.extent().max(axis=0)),
                                scale=max(1.0, camera_distance(camera, plane.origin) / 9.7))
@@ -341,6 +341,6 @@ FAMILY = Family(
     params_model=OddGridParams,
     compose=compose,
     answer_types=("cell",),
-    revision=4,
+    revision=5,  # 5: labels in line with their rows seen from the camera; the board covers every image corner
     rendered_difficulty=measured_color_difference,
 )

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import Color, ObjectTruth, SceneObject, round6
+from ..camera import geometry
+from ..model import Camera, Color, ObjectTruth, SceneObject, round6
 from ..placement import resting_pose
 from ..primitives import matrix_to_quat, unit_dimensions
 from .grid_labels import BLOCK_HEIGHT, DOT_SIZE, label_objects, number_width
@@ -57,7 +58,17 @@ class Plane:
         return np.array([self.at(a, b) + h * normal for a in (a0, a1) for b in (b0, b1)
                          for h in ((0.0, lift) if self.layout == "ground" else (-lift / 2, lift / 2))])
 
-    def labels(self, first_id: int) -> list[SceneObject]:
+    def labels(self, first_id: int, eye: np.ndarray | None = None) -> list[SceneObject]:
+        """The row and column numbers' dot cubes; with `eye` (the camera's position), placed in line with it.
+
+        The labels lie on the ground or the board's face, but the objects' centres
+        stand above the ground or float BOARD_GAP in front of the board: seen from
+        the side, a label straight beside its row would drift towards the next row
+        by parallax (a third of a row pitch at the board's far rows). With `eye`,
+        each label's centre goes where the line from the eye through the point
+        beside its row, at the objects' centre height, meets the labels' plane, so
+        in the image it sits exactly in line with the row (or column) it names.
+        """
         anchors = []
         for row in range(1, self.rows + 1):
             b = cell_centre(row, 1, self.rows, self.cols, PITCH, self.row_pitch)[1]
@@ -65,10 +76,21 @@ class Plane:
         for col in range(1, self.cols + 1):
             a = cell_centre(1, col, self.rows, self.cols, PITCH, self.row_pitch)[0]
             anchors.append(("col", col, self.at(a, self.label_bottom + BLOCK_HEIGHT / 2.0)))
+        normal = np.cross(self.right, self.up)  # from the labels' plane towards the camera side
         if self.layout == "ground":
             lift = np.array([0.0, 0.0, DOT_SIZE / 2.0])
+            centres = SIZE * PITCH / 2.0 * normal  # objects rest on the ground: centres about half a size up
         else:
             lift = np.array([0.0, BOARD_GAP - DOT_SIZE / 2.0 - 0.002, 0.0])
+            centres = np.zeros(3)  # objects float in the grid's plane; `lift` takes the labels onto the board
+        if eye is not None:
+            eye = np.asarray(eye, dtype=float)
+            moved = []
+            for axis, number, anchor in anchors:
+                beside = anchor + centres  # where the label's centre would be at the objects' depth
+                t = float(np.dot(anchor + lift - eye, normal) / np.dot(beside - eye, normal))  # meets the labels' plane
+                moved.append((axis, number, eye + t * (beside - eye) - lift))
+            anchors = moved
         return label_objects(first_id, anchors, self.right, self.up, lift)
 
 
@@ -99,10 +121,22 @@ def object_px(truth: ObjectTruth) -> float:
     return float(np.sqrt((x1 - x0) * (y1 - y0)))
 
 
-def board_object(object_id: int, plane: Plane) -> SceneObject:
-    """The board: a cube so large that only its front face, the panel at y = BOARD_GAP, shows behind the grid."""
+def board_object(object_id: int, plane: Plane, camera: Camera | None = None) -> SceneObject:
+    """The board: a cube so large that only its front face, the panel at y = BOARD_GAP, shows behind the grid.
+
+    With `camera`, the board also reaches past every image corner's line of sight
+    (with a metre to spare), so no strip of background shows at the image's edge.
+    """
     points = plane.extent()
     edge = float(max(points[:, 0].max() - points[:, 0].min(), points[:, 2].max())) + 6.0
+    if camera is not None:
+        view = geometry(camera)
+        origins, directions = view.rays(np.array([0.0, camera.width, 0.0, camera.width]),
+                                        np.array([0.0, 0.0, camera.height, camera.height]))
+        for origin, direction in zip(origins, directions, strict=True):
+            hit = origin + (BOARD_GAP - origin[1]) / max(float(direction[1]), 1e-6) * direction
+            if hit[2] > 0.0:  # the corner sees the board's plane above the ground, not the ground first
+                edge = max(edge, 2.0 * abs(float(hit[0])) + 2.0, float(hit[2]) + 1.0)
     return SceneObject(id=object_id, shape="cube", size=round6(edge), dimensions=(round6(edge),) * 3,
                        location=(0.0, round6(BOARD_GAP + edge / 2.0), round6(edge / 2.0)), color=BOARD_COLOR,
                        countable=False, attributes={"role": "board"})

@@ -14,7 +14,17 @@ Rows and columns are numbered 1-based from the top-left of the image and checked
 by projection (grid_layout.order_preserved); in the base image every object is
 at least MIN_VISIBILITY visible and none is cut by the frame (in the cue image a
 tile may hide the bottom rim of the object standing on it, at most 3 points
-more); each object records `row`, `col` and `exception` in its attributes.
+more, or 3 pixels of an object so small that 3 points are less); each object
+records `row`, `col` and `exception` in its attributes.
+When the LAYOUT_ATTEMPTS drawn cameras all fail, the camera backs off upwards
+(BACKOFF_ELEVATION_DEG), then every object shrinks alike in its cell
+(BACKOFF_SCALE, recorded as `difficulty.object_scale`) before the grid is
+called infeasible; a size exception must also look like one in the image
+(pixel area against its row and the whole grid, scenes/families/rose_contrast.py;
+the ratios are on its attributes).
+`difficulty.layout_attempt` records which camera was taken (LAYOUT_ATTEMPTS and
+beyond: backed off) and `difficulty.size_contrast_redraws` how many layouts
+before it showed a size exception too weakly.
 
 One seed gives one scene and two renders (config `variants: {base: {cue: false},
 cue: {cue: true}}`, which share `scene_id`): the base image carries T1 (global
@@ -45,6 +55,7 @@ from ..placement import Bounds, InfeasibleError, Layout, resting_pose, yaw_quat
 from ..primitives import axis_angle_quat, matrix_to_quat, quat_to_matrix, unit_dimensions
 from .base import Composed, Family, FamilyParams, Frame
 from .grid_layout import cell_centre, framing_camera, order_preserved, view_direction
+from .rose_contrast import size_contrast, visible_as_exception
 from .rose_regions import CASES, EXCLUSION_KINDS, NUMERIC_KINDS, Cell, Region, permitted, sample_region
 from .shared.stage import COUNTING_VIEW_DISTANCE, camera_distance, lights_around
 
@@ -62,7 +73,10 @@ CUE_COLOR = "yellow"
 TILE_EDGE = 0.92  # share of the column pitch: neighbouring tiles never touch
 MIN_VISIBILITY = 0.97
 CUE_MIN_VISIBILITY = 0.25  # share of a tile's silhouette left visible around the object standing on it
+CUE_RIM_LOSS, CUE_RIM_PX = 0.03, 3  # a tile may hide an object's bottom rim: 3 points, or 3 pixels of a small one
 LAYOUT_ATTEMPTS = 12
+BACKOFF_ELEVATION_DEG = (60.0, 70.0, 80.0)  # after the drawn cameras: steeper views, less occlusion
+BACKOFF_SCALE = (1.0, 0.85, 0.7)  # then every object shrinks in its cell by this factor (ratios between them kept)
 POSITION_ATTEMPTS = 64
 
 PROTOCOL = (
@@ -163,9 +177,14 @@ def plan_tasks(params: RoseGridParams, rng: np.random.Generator) -> tuple[set[Ce
                           f"cases {cases} (try more exceptions or a larger grid)")
 
 
-def grid_camera(frame: Frame, rows: int, cols: int, rng: np.random.Generator) -> Camera:
-    elevation = np.radians(rng.uniform(*ELEVATION_DEG))
-    azimuth = np.radians(rng.uniform(-6.0, 6.0))
+def grid_camera(frame: Frame, rows: int, cols: int, rng: np.random.Generator,
+                elevation_deg: float | None = None) -> Camera:
+    """A drawn camera, or (`elevation_deg` given) a head-on one at that elevation that draws nothing."""
+    if elevation_deg is None:
+        elevation = np.radians(rng.uniform(*ELEVATION_DEG))
+        azimuth = np.radians(rng.uniform(-6.0, 6.0))
+    else:
+        elevation, azimuth = np.radians(elevation_deg), 0.0
     half_x, half_y = cols / 2.0 * PITCH, rows / 2.0 * ROW_PITCH
     top = max(MAJORITY_SIZE[1] * max(SIZE_FACTORS), 0.75) * PITCH
     corners = np.array([(x, y, z) for x in (-half_x, half_x) for y in (-half_y, half_y) for z in (0.0, top)])
@@ -173,9 +192,10 @@ def grid_camera(frame: Frame, rows: int, cols: int, rng: np.random.Generator) ->
                           2.0 * max(half_x, half_y) + 2.0, FOCAL_35MM, FILL)
 
 
-def _object(object_id: int, row: int, col: int, element: dict, exception: bool, rows: int, cols: int) -> SceneObject:
+def _object(object_id: int, row: int, col: int, element: dict, exception: bool, rows: int, cols: int,
+            scale: float = 1.0) -> SceneObject:
     x, y = cell_centre(row, col, rows, cols, PITCH, ROW_PITCH)
-    size = element["size"]
+    size = element["size"] * scale
     return SceneObject(
         id=object_id, shape=element["shape"], size=round6(size),
         dimensions=tuple(round6(d * size) for d in unit_dimensions(element["shape"])),
@@ -200,13 +220,45 @@ def cue_tiles(region: Region, first_id: int, rows: int, cols: int) -> list[Scene
     return tiles
 
 
-def _layout(params: RoseGridParams, cells: dict, exceptions: set[Cell], camera: Camera, rays: int) -> Layout | None:
+def _layout(params: RoseGridParams, cells: dict, exceptions: set[Cell], camera: Camera, rays: int,
+            scale: float = 1.0) -> Layout | None:
     layout = Layout(camera, rays_per_pixel=rays)
     for object_id, (row, col) in enumerate(sorted(cells), start=1):
-        obj = _object(object_id, row, col, cells[(row, col)], (row, col) in exceptions, params.rows, params.cols)
+        obj = _object(object_id, row, col, cells[(row, col)], (row, col) in exceptions, params.rows, params.cols,
+                      scale)
         if not layout.try_put(obj, Bounds(MIN_VISIBILITY)):
             return None
     return layout
+
+
+def _cell(obj: SceneObject) -> Cell:
+    return int(obj.attributes["row"]), int(obj.attributes["col"])
+
+
+def _cameras(frame: Frame, params: RoseGridParams, rng: np.random.Generator):
+    """(camera, object scale): LAYOUT_ATTEMPTS drawn cameras, then backing off (BACKOFF_*).
+
+    A steeper view lets a near row hide less of the row behind it and shrinks the
+    perspective spread of pixel areas between rows; smaller objects in the same
+    cells hide less of their neighbours and of their cue tiles. So a grid the drawn
+    views cannot show (a large exception hiding its neighbour behind or its own
+    tile, or a size exception lost in the rows' spread) is shown from above, then
+    with every object shrunk alike, instead of given up.
+    """
+    for _ in range(LAYOUT_ATTEMPTS):
+        yield grid_camera(frame, params.rows, params.cols, rng), 1.0
+    for scale in BACKOFF_SCALE:
+        for elevation in BACKOFF_ELEVATION_DEG:
+            yield grid_camera(frame, params.rows, params.cols, rng, elevation), scale
+
+
+def _size_contrast(layout: Layout, objects: list[SceneObject], cells: dict, exceptions: set[Cell]):
+    """Each size exception's area ratios (scenes/families/rose_contrast.py), or None when one is not visible as one."""
+    majority = cells[min(set(cells) - exceptions)]["size"]
+    areas = {_cell(o): float(len(layout.canvas.casts[o.id].gx)) for o in objects}
+    grown = {cell: cells[cell]["size"] > majority for cell in exceptions}
+    ratios = size_contrast(areas, exceptions, grown)
+    return ratios if all(visible_as_exception(ratios[c], grown[c]) for c in exceptions) else None
 
 
 def _cue_canvas(layout: Layout, tiles: list[SceneObject]):
@@ -219,7 +271,9 @@ def _cue_canvas(layout: Layout, tiles: list[SceneObject]):
     visibility = canvas.visibility()
     if any(visibility[t.id] < CUE_MIN_VISIBILITY for t in tiles):
         return None
-    if any(visibility[i] < MIN_VISIBILITY - 0.03 for i in layout.objects):
+    rays = layout.rays_per_pixel ** 2
+    if any(visibility[i] < MIN_VISIBILITY - max(CUE_RIM_LOSS, CUE_RIM_PX * rays / len(layout.canvas.casts[i].gx))
+           for i in layout.objects):
         return None
     return canvas
 
@@ -242,24 +296,34 @@ def question(task: str, case: str, region: Region | None, gold, params: RoseGrid
 def compose(params: RoseGridParams, rng: np.random.Generator, frame: Frame) -> Composed:
     exceptions, regions = plan_tasks(params, rng)
     cells = plan_elements(params, exceptions, rng)
-    rejected = "placement"
-    for _ in range(LAYOUT_ATTEMPTS):  # every draw happens here, before `cue` is read: both variants match
-        camera = grid_camera(frame, params.rows, params.cols, rng)
-        layout = _layout(params, cells, exceptions, camera, frame.rays_per_pixel)
+    rejected: dict[str, int] = {}
+    contrast: dict[Cell, dict[str, float]] = {}
+    for attempt, (camera, scale) in enumerate(_cameras(frame, params, rng)):  # noqa: B007 - recorded below
+        layout = _layout(params, cells, exceptions, camera, frame.rays_per_pixel, scale)
         if layout is None:
-            rejected = "min_visibility"
+            rejected["min_visibility"] = rejected.get("min_visibility", 0) + 1
             continue
         objects = [layout.objects[i] for i in sorted(layout.objects)]
         if not order_preserved(objects, camera):
-            rejected = "image_order"
+            rejected["image_order"] = rejected.get("image_order", 0) + 1
             continue
+        if params.exception == "size":
+            found = _size_contrast(layout, objects, cells, exceptions)
+            if found is None:
+                rejected["size_contrast"] = rejected.get("size_contrast", 0) + 1
+                continue
+            contrast = found
         tiles = cue_tiles(regions["T4"][1], len(objects) + 1, params.rows, params.cols)
         cue_canvas = _cue_canvas(layout, tiles)
         if cue_canvas is not None:
             break
-        rejected = "cue_visibility"
+        rejected["cue_visibility"] = rejected.get("cue_visibility", 0) + 1
     else:
-        raise InfeasibleError(rejected, f"no {params.rows}x{params.cols} rose grid among {LAYOUT_ATTEMPTS} layouts met it")
+        worst = max(rejected, key=lambda k: rejected[k]) if rejected else "placement"
+        raise InfeasibleError(worst, f"no {params.rows}x{params.cols} rose grid among "
+                              f"{LAYOUT_ATTEMPTS + len(BACKOFF_SCALE) * len(BACKOFF_ELEVATION_DEG)} layouts met it (rejected: {rejected})")
+    objects = [o.model_copy(update={"attributes": {**o.attributes, **contrast[_cell(o)]}}) if _cell(o) in contrast else o
+               for o in objects]
     lights = lights_around(np.zeros(3), scale=max(1.0, camera_distance(camera, np.zeros(3)) / COUNTING_VIEW_DISTANCE))
     truth = (cue_canvas if params.cue else layout.canvas).result()
     scene = Scene(camera=camera, lights=lights, objects=objects + (tiles if params.cue else []))
@@ -283,6 +347,7 @@ def compose(params: RoseGridParams, rng: np.random.Generator, frame: Frame) -> C
         "cue": params.cue, "cue_cells": len(tiles),
         "least_visibility": min(visibility[o.id] for o in objects),
         "cue_least_visibility": min(cue_canvas.visibility()[t.id] for t in tiles),
+        "layout_attempt": attempt, "object_scale": scale, "size_contrast_redraws": rejected.get("size_contrast", 0),
     }
     return Composed(scene=scene, questions=questions, truth=truth, difficulty=difficulty)
 
@@ -296,4 +361,5 @@ FAMILY = Family(
     params_model=RoseGridParams,
     compose=compose,
     answer_types=("strict_count", "strict_cell_set", "strict_cell_set_count"),
+    revision=2,  # 2: cameras back off upwards instead of giving up; size exceptions clear an image-area margin
 )

@@ -1,0 +1,75 @@
+"""Every shipped preset composes its items: a deterministic sample (the whole set is bench/preset_feasibility.py).
+
+Composing all ~5,400 preset items at three sizes takes over an hour on one core,
+so the suite composes, per preset, the fewest plan items that together cover
+every task and every value of every grid parameter of that task, plus the items
+an independent render of the ROSE preset found infeasible (issue 30: scenes
+t0-00067 7x6, t0-00178 4x7, t0-00311 6x5, all size exceptions, base and cue
+alike) at the preset's size and at 640x480 and 800x600. Each item's plan is
+fixed by its seed, so the sample is the same on every run.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.preset_feasibility import SIZES, compose_one, preset_paths
+from stim3d.render.batch.config import expand, load_config
+
+KNOWN_BAD = {"rose3d": ("rose_grid-t0-00067", "rose_grid-t0-00178", "rose_grid-t0-00311")}
+
+
+def covering_sample(path) -> list[int]:
+    """Plan indices: greedily, items adding the most uncovered (task, grid key, value) triples, until none is left."""
+    config = load_config(path)
+    plans = expand(config)
+    wanted = {(t, key, repr(value)) for t, task in enumerate(config.tasks) for key, values in task.grid.items()
+              for value in values} | {(t, "task", "") for t in range(len(config.tasks))}
+
+    def covers(i: int) -> set:
+        plan = plans[i]
+        grid = config.tasks[plan.task_index].grid
+        return {(plan.task_index, key, repr(plan.params[key])) for key in grid} | {(plan.task_index, "task", "")}
+
+    chosen: list[int] = []
+    while wanted:
+        best = max(range(len(plans)), key=lambda i: len(covers(i) & wanted))
+        chosen.append(best)
+        wanted -= covers(best)
+    return chosen
+
+
+def own_size(path) -> tuple[int, int]:
+    render = load_config(path).render
+    return render.width, render.height
+
+
+CASES = [(path, i, *own_size(path)) for path in preset_paths() for i in covering_sample(path)]
+CASES += [(path, i, *size) for path in preset_paths() for i, plan in enumerate(expand(load_config(path)))
+          if plan.item_id.startswith(KNOWN_BAD.get(path.stem, ("-",))) for size in dict.fromkeys([own_size(path), *SIZES])]
+
+
+STILL_INFEASIBLE = "rose_grid-t0-00693-base"  # 7x7, size: see the xfail below
+
+
+@pytest.mark.xfail(strict=True, reason="known: rose_grid-t0-00693 (7x7 cones, size exceptions) is the one scene of 1,000 "
+                   "still infeasible at 640x480: the back-off views steep enough for the size contrast (>= 75 deg) let "
+                   "the cue tiles hide more than 3 points of a cone's rim (0.938 < 0.94)")
+def test_the_last_infeasible_rose_scene():
+    path = next(p for p in preset_paths() if p.stem == "rose3d")
+    index = next(i for i, plan in enumerate(expand(load_config(path))) if plan.item_id == STILL_INFEASIBLE)
+    item_id, error = compose_one((str(path), index, 640, 480))
+    assert error is None, f"{item_id}: {error}"
+
+
+def test_the_sample_covers_every_preset_and_the_known_bad_items():
+    assert {path.stem for path, *_ in CASES} >= {"ava3d", "dysm3d", "oddgrid3d", "rose3d"}
+    bad = {expand(load_config(path))[i].item_id for path, i, *_ in CASES if path.stem == "rose3d"}
+    assert {f"{seed}-{variant}" for seed in KNOWN_BAD["rose3d"] for variant in ("base", "cue")} <= bad
+
+
+@pytest.mark.parametrize(("path", "index", "width", "height"), CASES,
+                         ids=[f"{p.stem}-{i}-{w}x{h}" for p, i, w, h in CASES])
+def test_preset_item_composes(path, index, width, height):
+    item_id, error = compose_one((str(path), index, width, height))
+    assert error is None, f"{item_id} at {width}x{height}: {error}"
