@@ -15,6 +15,7 @@ from bpy.props import StringProperty
 from pydantic import ValidationError
 
 from stim3d.render.backends.readback import ReadbackError, read_scene
+from stim3d.render.batch.folder import DEPTH, IMAGE, ITEM_JSON
 from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.placement import InfeasibleError
 
@@ -96,7 +97,7 @@ class STIM3D_OT_open_item(bpy.types.Operator):
             if item.provenance.denoise is not None:
                 settings.denoise = item.provenance.denoise
             settings.device = item.provenance.device if item.provenance.device in ("cpu", "gpu") else "cpu"
-        settings.depth = (path.parent / "depth.npy").is_file()
+        settings.depth = (path.parent / DEPTH).is_file()
         if (out := _batch_folder(path)) is not None:
             settings.save_dir = str(out)
         self.report({"INFO"}, f"opened {item.item_id} ({item.family}, {len(item.scene.objects)} objects)")
@@ -190,16 +191,16 @@ class STIM3D_OT_render_save(bpy.types.Operator):
     def _finish(self, context: Any) -> set[str]:
         try:
             folder, records = self._job.outcome()
-            saved = session.read_item_file(folder / "item.json")
+            saved = session.read_item_file(folder / ITEM_JSON)
         except (jobs.RenderJobError, session.ItemFileError) as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         settings = _settings(context)
-        display.store_item(settings, saved, str(folder / "item.json"))
+        display.store_item(settings, saved, str(folder / ITEM_JSON))
         image = bpy.data.images.get(IMAGE_NAME)
         if image is not None:
             bpy.data.images.remove(image)
-        bpy.data.images.load(str(folder / "image.png")).name = IMAGE_NAME
+        bpy.data.images.load(str(folder / IMAGE)).name = IMAGE_NAME
         self.report({"INFO"}, f"saved {folder} (image in Blender as '{IMAGE_NAME}'; {records} records in records.jsonl)")
         return {"FINISHED"}
 

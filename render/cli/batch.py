@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from stim3d.render.batch.folder import ITEM_JSON
 from stim3d.render.cli.common import UsageError, deliver_records, load_scoring_core, positive, seconds
 
 if TYPE_CHECKING:
@@ -179,15 +180,15 @@ def cmd_show(args: argparse.Namespace) -> int:
     from stim3d.render.batch.item_folder import load_item
 
     folder = Path(args.item)
-    if folder.is_file() and folder.name == "item.json":
+    if folder.is_file() and folder.name == ITEM_JSON:
         folder = folder.parent
-    if not (folder / "item.json").is_file():
+    if not (folder / ITEM_JSON).is_file():
         raise UsageError(f"{folder}: not an item folder (no item.json)")
     try:
         item = load_item(folder)
     except ValidationError as exc:
         error = exc.errors()[0]
-        raise UsageError(f"{folder / 'item.json'}: not a stim3d item: {'.'.join(map(str, error['loc']))}: {error['msg']}") from None
+        raise UsageError(f"{folder / ITEM_JSON}: not a stim3d item: {'.'.join(map(str, error['loc']))}: {error['msg']}") from None
     except ValueError as exc:  # not UTF-8
         raise UsageError(str(exc)) from None
     if args.json:  # the item as item.json holds it (ground truth, questions, provenance)
@@ -208,7 +209,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     truths = {t.id: t for t in item.ground_truth.objects}
     lacking = [obj.id for obj in item.scene.objects if obj.id not in truths]
     if lacking:  # a hand-edited or foreign item.json: say which, before printing half a table
-        raise UsageError(f"{folder / 'item.json'}: its ground truth has no object with id {lacking[0]} "
+        raise UsageError(f"{folder / ITEM_JSON}: its ground truth has no object with id {lacking[0]} "
                          f"(the scene has objects {', '.join(str(o.id) for o in item.scene.objects)[:80]})")
     for obj in item.scene.objects:
         t = truths[obj.id]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from stim3d.render.batch.folder import RECORDS
 from stim3d.render.cli.common import UsageError, seconds, writable_file
 
 
@@ -21,7 +22,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     records_path = Path(args.records)
     if records_path.is_dir():
-        records_path = records_path / "records.jsonl"
+        records_path = records_path / RECORDS
     if args.compare:
         return _compare(records_path, args)
     if args.predictions is None:

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from stim3d.render.batch.folder import ITEM_JSON
 from stim3d.render.cli.common import CliParser, UsageError, positive
 
 
@@ -71,12 +72,12 @@ def _check_object_ids(source: Path, ids: dict[str, int | None]) -> None:
 
     from stim3d.render.batch.item_folder import load_item
 
-    if not (source / "item.json").is_file() or all(v is None for v in ids.values()):
+    if not (source / ITEM_JSON).is_file() or all(v is None for v in ids.values()):
         return
     try:
         item = load_item(source)
     except (ValidationError, ValueError) as exc:
-        raise UsageError(f"{source / 'item.json'}: not a stim3d item: {str(exc).splitlines()[0]}") from None
+        raise UsageError(f"{source / ITEM_JSON}: not a stim3d item: {str(exc).splitlines()[0]}") from None
     present = sorted(o.id for o in item.scene.objects)
     for option, object_id in ids.items():
         if object_id is not None and object_id not in present:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from stim3d.render.batch.folder import IMAGE
 from stim3d.render.batch.item_folder import load_mask
 from stim3d.render.export.common import ExportReport, collect_items, export_folder, load_exported
 from stim3d.scenes.interchange import camera_to_world, intrinsics
@@ -108,7 +109,7 @@ def export_bop(batches: Sequence[Path], dest: Path) -> ExportReport:
             scene = tmp / split / f"{per_split[split]:06d}"
             (scene / "rgb").mkdir(parents=True)
             (scene / "mask_visib").mkdir()
-            shutil.copyfile(entry.folder / "image.png", scene / "rgb" / "000000.png")
+            shutil.copyfile(entry.folder / IMAGE, scene / "rgb" / "000000.png")
             mask = load_mask(entry.folder)
             for k, obj in enumerate(item.scene.objects):
                 Image.fromarray(((mask == obj.id) * 255).astype(np.uint8)).save(scene / "mask_visib" / f"000000_{k:06d}.png")

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from stim3d.render.batch.folder import IMAGE
 from stim3d.render.export.common import ExportReport, collect_items, export_folder, load_exported
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.model import Item
@@ -112,7 +113,7 @@ def export_clevr(batches: Sequence[Path], dest: Path) -> ExportReport:
             if (item := load_exported(entry, report)) is None:
                 continue
             file_name = f"{entry.uid}.png"
-            shutil.copyfile(entry.folder / "image.png", tmp / "images" / file_name)
+            shutil.copyfile(entry.folder / IMAGE, tmp / "images" / file_name)
             split = entry.records[0].split if entry.records else item.split
             scene = clevr_scene(item, len(scenes), file_name, split)
             scene["batch"] = entry.batch

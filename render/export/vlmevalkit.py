@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from stim3d.render.batch.folder import IMAGE
 from stim3d.render.export.common import ExportError, ExportReport, collect_items, export_folder
 from stim3d.scenes.names import check_name
 from stim3d.scoring.records import Record, answer_text
@@ -57,7 +58,7 @@ def export_vlmevalkit(batches: Sequence[Path], dest: Path, name: str = "stim3d")
     items, report.duplicates_skipped = collect_items(batches, report.skipped)
     rows: list[dict[str, Any]] = []
     for entry in items:
-        image = base64.b64encode((entry.folder / "image.png").read_bytes()).decode("ascii")
+        image = base64.b64encode((entry.folder / IMAGE).read_bytes()).decode("ascii")
         for record in entry.records:
             rows.append(tsv_row(len(rows), record, image))
         report.items += 1
