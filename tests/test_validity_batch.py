@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from stim3d.render.batch.item_folder import verify_item, write_checksums
+from stim3d.render.batch.folder import verify_item, write_checksums
 from stim3d.render.batch.lock import FolderLocked, folder_lock
 from stim3d.render.files import file_sha256
 from tests.batch_support import stim3d, write_config

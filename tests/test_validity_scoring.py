@@ -11,9 +11,9 @@ import math
 
 import pytest
 
+from stim3d.scoring.answers import parse
 from stim3d.scoring.judges import reference_judge
 from stim3d.scoring.mentions import mentions
-from stim3d.scoring.parsers import parse
 from stim3d.scoring.parsers_actions import Submission
 from stim3d.scoring.rubric import Rubric, RubricItem, judge_rubric
 from stim3d.scoring.rules import apply
