@@ -29,7 +29,7 @@ from stim3d.render.batch.driver import render_batch
 
 from .common import Run, load_average, parse_args, print_table, progress, wait_for_quiet
 
-DEMO = Path(__file__).resolve().parents[1] / "scenes" / "presets" / "demo.yaml"
+DEMO = Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets" / "demo.yaml"
 
 
 def scaled_demo(items: int):

@@ -121,7 +121,7 @@ def scoring_block(output: str) -> str:
 def demo_summary(out: Path) -> str:
     """Render the demo preset with two workers (stderr not a terminal: one line per item) and show what it printed."""
     # run beside `out` with a relative --out, so what it prints names `out/...`, not a scratch path
-    result = _stim3d("render", str(ROOT / "scenes" / "presets" / "demo.yaml"), "--out", out.name, "--workers", "2",
+    result = _stim3d("render", str(ROOT / "stim3d" / "scenes" / "presets" / "demo.yaml"), "--out", out.name, "--workers", "2",
                      cwd=out.parent)
     load = os.getloadavg()[0]
     log = "\n".join(line for line in result.stderr.splitlines() if line.strip())

@@ -28,7 +28,7 @@ from stim3d.scenes.visibility import measure
 
 from .common import Run, median, parse_args, print_table, progress
 
-PRESETS = Path(__file__).resolve().parents[1] / "scenes" / "presets"
+PRESETS = Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets"
 WIDTH, HEIGHT, SAMPLES = 320, 240, 8
 
 

@@ -24,7 +24,7 @@ from stim3d.scenes.families import get_family
 from stim3d.scenes.families.odd_grid import draw_plan
 from stim3d.scoring.rules import cell_distance, cell_tolerance
 
-PRESET = str(Path(__file__).resolve().parents[1] / "scenes" / "presets" / "oddgrid3d.yaml")
+PRESET = str(Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets" / "oddgrid3d.yaml")
 TYPES = ("color", "size", "rotation", "position", "2-type", "3-type", "4-type")
 
 

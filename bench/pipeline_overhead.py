@@ -41,7 +41,7 @@ from stim3d.scenes.model import RenderSettings
 
 from .common import Run, median, parse_args, print_table, progress
 
-DEMO = Path(__file__).resolve().parents[1] / "scenes" / "presets" / "demo.yaml"
+DEMO = Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets" / "demo.yaml"
 STAGES = ("compose_and_visibility", "scene_build_and_passes", "render_call", "write")
 MODES = ("inline", "ahead")
 

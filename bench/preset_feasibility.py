@@ -24,7 +24,7 @@ from pathlib import Path
 
 from bench.common import Run, parse_args, print_table, progress
 
-PRESETS_DIR = Path(__file__).resolve().parent.parent / "scenes" / "presets"
+PRESETS_DIR = Path(__file__).resolve().parent.parent / "stim3d" / "scenes" / "presets"
 SIZES = ((640, 480), (800, 600))  # the sizes a user is likely to pick, besides the preset's own
 
 

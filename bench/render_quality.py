@@ -41,7 +41,7 @@ from stim3d.scenes.placement import InfeasibleError
 
 from .common import Run, median, parse_args, print_table, progress, wait_for_quiet
 
-PRESET = Path(__file__).resolve().parents[1] / "scenes" / "presets" / "dysm3d.yaml"
+PRESET = Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets" / "dysm3d.yaml"
 WIDTH, HEIGHT = 800, 600
 SAMPLES = (8, 16, 32, 64, 128)
 REFERENCE_SAMPLES = 1024

@@ -50,7 +50,7 @@ from stim3d.render.batch.driver import render_batch
 
 from .common import Run, load_average, parse_args, print_table, progress
 
-PRESET = Path(__file__).resolve().parents[1] / "scenes" / "presets" / "dysm3d.yaml"
+PRESET = Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets" / "dysm3d.yaml"
 CONFIGS = ("local-1", "local-2", "ray-1", "ray-2", "ray-3")
 LOOPBACK = "127.0.0.1"
 TARGET_ITEMS = 100_000

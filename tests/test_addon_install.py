@@ -46,7 +46,7 @@ def test_install_script_keeps_the_extension_enabled_in_a_new_session(tmp_path):
              "repo='user_default', enable_on_install=True)")
     subprocess.run([sys.executable, "-c", plain], env=env, capture_output=True, timeout=300, check=True)
     assert not enabled_in_new_session()
-    script = ROOT / "blender_addon" / "install_persistent.py"
+    script = ROOT / "stim3d" / "blender_addon" / "install_persistent.py"
     run = (f"import runpy, sys; sys.argv = [{str(script)!r}, '--', {str(zip_path)!r}]; "
            f"runpy.run_path({str(script)!r}, run_name='__main__')")
     result = subprocess.run([sys.executable, "-c", run], env=env, capture_output=True, text=True, timeout=300)

@@ -18,7 +18,7 @@ from stim3d.scenes.model import Item, Provenance
 
 FAMILY_FRAMES = {"letters": Frame(320, 240)}  # letters need pixels per dot; the rest compose fine small
 SMALL = Frame(128, 96)
-PRESET = Path(__file__).resolve().parents[1] / "scenes" / "presets" / "dysm3d.yaml"
+PRESET = Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets" / "dysm3d.yaml"
 
 
 def rendered(item: Item) -> Item:

@@ -37,7 +37,7 @@ FORBIDDEN = [
 
 def test_scene_code_has_no_global_random_state_or_clock():
     offenders = []
-    for path in (ROOT / "scenes").rglob("*.py"):
+    for path in (ROOT / "stim3d" / "scenes").rglob("*.py"):
         for number, line in enumerate(path.read_text().splitlines(), 1):
             if any(re.search(pattern, line) for pattern in FORBIDDEN):
                 offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")

@@ -16,7 +16,7 @@ from stim3d.scenes.families import shared as shared_package
 from stim3d.scenes.families.shared.uses import imported_modules, shared_modules
 
 ROOT = Path(__file__).resolve().parents[1]
-FAMILIES_DIR = ROOT / "scenes" / "families"
+FAMILIES_DIR = ROOT / "stim3d" / "scenes" / "families"
 PACKAGE = "stim3d.scenes.families"
 
 
@@ -81,7 +81,7 @@ def test_a_shared_module_s_revision_reaches_only_the_keys_of_the_families_that_u
 
 def test_the_renderer_s_markers_import_no_family_module():
     """Rendered measures come through `Family.rendered_difficulty`; render/markers.py only asks the registry."""
-    imported = imports_of(ROOT / "render" / "markers.py")
+    imported = imports_of(ROOT / "stim3d" / "render" / "markers.py")
     modules = {".".join([PACKAGE, *p.relative_to(FAMILIES_DIR).with_suffix("").parts])
                for p in FAMILIES_DIR.rglob("*.py") if p.name != "__init__.py"}
     assert not imported & modules, sorted(imported & modules)

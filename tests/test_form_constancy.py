@@ -15,7 +15,7 @@ from stim3d.scenes.items import make_item
 from stim3d.scenes.primitives import axis_angle_quat, quat_to_matrix
 
 FRAME = Frame(320, 240)
-PRESET = Path(__file__).resolve().parents[1] / "scenes" / "presets" / "dysm3d.yaml"
+PRESET = Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets" / "dysm3d.yaml"
 
 
 def item(index: int, **params):

@@ -14,7 +14,7 @@ from stim3d.scenes.families.shared.stage import counting_camera
 from stim3d.scenes.items import make_item
 from stim3d.scenes.primitives import unit_dimensions
 
-PRESET = Path(__file__).resolve().parents[1] / "scenes" / "presets" / "dysm3d.yaml"
+PRESET = Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets" / "dysm3d.yaml"
 FRAME = Frame(320, 240)
 
 

@@ -223,7 +223,7 @@ def test_scores_by_odd_type_band_and_tier_with_strictness():
 
 
 def test_preset_follows_the_test_split_and_its_golds_are_fixed_before_the_layout():
-    config = load_config(Path(__file__).parents[1] / "scenes" / "presets" / "oddgrid3d.yaml")
+    config = load_config(Path(__file__).parents[1] / "stim3d" / "scenes" / "presets" / "oddgrid3d.yaml")
     plans = expand(config)
     questions = [p for p in plans if not p.item_id.endswith("-labelled")]
     assert len(plans) == 1575 and len(questions) == 1400

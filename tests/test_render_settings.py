@@ -17,7 +17,7 @@ from stim3d.render.batch.config import load_config
 from stim3d.scenes.model import RenderSettings
 from tests.helpers import mixed_scene
 
-PRESET = Path(__file__).resolve().parents[1] / "scenes" / "presets" / "dysm3d.yaml"
+PRESET = Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets" / "dysm3d.yaml"
 
 
 def render(tmp_path: Path, **fields):
