@@ -55,20 +55,21 @@ MIN_PIXELS = 12  # fewer visible pixels carry too little colour to judge
 GLOSS_MARGIN = 1.5
 
 
+def render_items(folder: Path, config: str) -> Path:
+    """Render `config` with `stim3d render` into `folder`; its items folder."""
+    (folder / "config.yaml").write_text(config)
+    assert main(["render", str(folder / "config.yaml"), "--out", str(folder / "out"), "--quiet"]) == 0
+    return folder / "out" / "items"
+
+
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("colours")
-    (folder / "c.yaml").write_text(CONFIG)
-    assert main(["render", str(folder / "c.yaml"), "--out", str(folder / "out"), "--quiet"]) == 0
-    return folder / "out" / "items"
+    return render_items(tmp_path_factory.mktemp("colours"), CONFIG)
 
 
 @pytest.fixture(scope="module")
 def finish_batch(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("finish")
-    (folder / "f.yaml").write_text(FINISH_CONFIG)
-    assert main(["render", str(folder / "f.yaml"), "--out", str(folder / "out"), "--quiet"]) == 0
-    return folder / "out" / "items"
+    return render_items(tmp_path_factory.mktemp("finish"), FINISH_CONFIG)
 
 
 def pixels(folder: Path) -> dict[int, np.ndarray]:
