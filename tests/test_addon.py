@@ -503,3 +503,58 @@ def test_addon_build_without_the_package_index_fails_in_one_line(tmp_path, monke
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert error.startswith("stim3d: error: pip could not download the wheels for windows-x64") and "--without-dependencies" in error
     assert not list(tmp_path.glob("*.zip"))
+
+
+def _built_own_wheel(out: Path) -> bytes:
+    from stim3d.render.cli import main
+
+    assert main(["addon", "build", "--out", str(out), "--without-dependencies"]) == 0
+    (zip_path,) = out.glob("stim3d-*.zip")
+    with zipfile.ZipFile(zip_path) as archive:
+        (name,) = [n for n in archive.namelist() if n.startswith("wheels/stim3d-")]
+        return archive.read(name)
+
+
+def test_the_wheel_in_the_extension_zip_verifies_installs_and_imports(tmp_path):
+    """stim3d's own wheel (packed by `wheel pack`) is a valid wheel: every file's RECORD hash and size match its
+    bytes, pip installs it, and the installed copy imports and registers the built-in families from its own
+    entry points. Built twice, it is the same bytes."""
+    import base64
+    import hashlib
+
+    from stim3d.version import __version__
+
+    data = _built_own_wheel(tmp_path / "a")
+    assert data == _built_own_wheel(tmp_path / "b")
+    wheel = tmp_path / f"stim3d-{__version__}-py3-none-any.whl"
+    wheel.write_bytes(data)
+    dist_info = f"stim3d-{__version__}.dist-info"
+    with zipfile.ZipFile(wheel) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    rows = [line.rsplit(",", 2) for line in files[f"{dist_info}/RECORD"].decode().splitlines()]
+    assert {path for path, _, _ in rows} == set(files)  # every file listed, nothing listed that is absent
+    for path, digest, size in rows:
+        if path == f"{dist_info}/RECORD":
+            assert (digest, size) == ("", "")
+            continue
+        expected = base64.urlsafe_b64encode(hashlib.sha256(files[path]).digest()).rstrip(b"=").decode()
+        assert (digest, int(size)) == (f"sha256={expected}", len(files[path])), path
+    assert {"stim3d/scenes/presets/demo.yaml", "stim3d/scoring/schema/record.schema.json", f"{dist_info}/METADATA",
+            f"{dist_info}/WHEEL", f"{dist_info}/entry_points.txt"} <= set(files)
+    assert not [n for n in files if n.startswith("stim3d/blender_addon/")]  # the add-on sits at the zip's root
+
+    target = tmp_path / "target"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
+                    "--no-index", "--target", str(target), str(wheel)], check=True, capture_output=True, timeout=120)
+    check = (
+        "import json, stim3d, stim3d.scenes.families, stim3d.scoring.records\n"
+        "from importlib import metadata\n"
+        "print(json.dumps({'file': stim3d.__file__, 'version': metadata.version('stim3d'),"
+        " 'families': sorted(stim3d.families())}))"
+    )
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(target)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert Path(out["file"]).is_relative_to(target) and out["version"] == __version__
+    assert {"shape_count", "spatial_grid", "ava_depth_absolute"} <= set(out["families"])

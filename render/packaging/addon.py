@@ -8,12 +8,15 @@ wheels listed in the manifest into its extensions' site-packages.
 What goes in:
 - blender_addon/*.py and its blender_manifest.toml (from the installed package), with
   `version` (the package's, as a semantic version), `platforms` and `wheels` filled in;
-- stim3d's own packages (scenes, render, scoring) as one pure-Python wheel, built
-  here from the files of the imported `stim3d` package, a checkout's or a wheel
-  install's alike, with its entry points from pyproject.toml or, installed, from the
-  distribution's entry_points.txt. Written directly rather than by a build backend:
-  deterministic bytes, and `--without-dependencies` needs no package index (a build
-  backend would fetch setuptools into an isolated environment);
+- stim3d's own packages (scenes, render, scoring) as one pure-Python wheel, packed
+  by the `wheel` project's `wheel pack` (which writes RECORD) from an unpacked wheel
+  tree: the files of the imported `stim3d` package (a checkout's or a wheel install's
+  alike) and the installed distribution's metadata as its build backend wrote it
+  (METADATA, WHEEL, entry_points.txt, ...: the entry points register the built-in
+  families and scoring cores inside Blender exactly as in a pip install). No build
+  backend runs, so nothing is fetched from the package index and a wheel install
+  (which has no pyproject.toml) builds the same way; SOURCE_DATE_EPOCH fixes the
+  zip's timestamps, so the same files give the same bytes;
 - the third-party wheels stim3d needs inside Blender, downloaded with
   `pip download --only-binary=:all: --python-version 3.11 --platform ...` at the
   versions installed in this environment (the versions the tests ran with).
@@ -28,8 +31,8 @@ it: no download).
 
 from __future__ import annotations
 
-import base64
-import hashlib
+import importlib.util
+import os
 import subprocess
 import sys
 import tempfile
@@ -61,6 +64,8 @@ PLATFORMS: dict[str, tuple[str, ...]] = {
     "macos-arm64": ("macosx_14_0_arm64", "macosx_11_0_arm64"),
 }
 FIXED_DATE = (1980, 1, 1, 0, 0, 0)  # zip entries: same inputs, same bytes
+FIXED_EPOCH = 315532800  # the same date for `wheel pack` (SOURCE_DATE_EPOCH)
+INSTALL_TIME_FILES = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"}
 
 Progress = Callable[[str], None]
 
@@ -76,14 +81,8 @@ def _zip_write(archive: zipfile.ZipFile, name: str, data: bytes) -> None:
     archive.writestr(info, data)
 
 
-def _record_hash(data: bytes) -> str:
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-
-
 def package_files(package: Path = PACKAGE_DIR) -> dict[str, bytes]:
     """stim3d's own package files (sources and data), keyed by their path inside the wheel."""
-    import os
-
     files: dict[str, bytes] = {}
     for path in sorted(package.iterdir()):  # the top level: api.py, version.py, ...
         if path.is_file() and path.suffix in PACKAGE_DATA_SUFFIXES:
@@ -101,48 +100,51 @@ def package_files(package: Path = PACKAGE_DIR) -> dict[str, bytes]:
     return files
 
 
+def installed_distribution() -> metadata.Distribution:
+    """stim3d's installed distribution, whose metadata goes into the wheel; it must be the imported version."""
+    try:
+        dist = metadata.distribution("stim3d")
+    except metadata.PackageNotFoundError:
+        raise AddonBuildError("stim3d is not installed (no distribution metadata): pip install it first") from None
+    if dist.version != __version__:
+        raise AddonBuildError(
+            f"the installed stim3d distribution is {dist.version} but the imported package is {__version__}: reinstall it"
+        )
+    return dist
+
+
+def dist_info_files(dist: metadata.Distribution) -> dict[str, bytes]:
+    """The distribution's .dist-info files that a wheel carries: not the installer's own (PEP 376/610) nor RECORD,
+    which `wheel pack` writes anew."""
+    folder = f"stim3d-{__version__}.dist-info"
+    files = {
+        str(path): path.read_binary()
+        for path in dist.files or []
+        if path.parts[0] == folder and "/".join(path.parts[1:]) not in INSTALL_TIME_FILES
+    }
+    if f"{folder}/METADATA" not in files or f"{folder}/WHEEL" not in files:
+        raise AddonBuildError(f"stim3d's installed metadata has no {folder}/METADATA or WHEEL: reinstall it")
+    return files
+
+
 def build_own_wheel(dest: Path, package: Path = PACKAGE_DIR) -> Path:
-    """stim3d-<version>-py3-none-any.whl holding the `stim3d` package (PEP 427 layout).
-
-    Its entry points are pyproject.toml's, so the built-in families and scoring cores
-    register inside Blender exactly as they do in a pip install.
-    """
-    dist_info = f"stim3d-{__version__}.dist-info"
-    files = package_files(package)
-    files[f"{dist_info}/METADATA"] = (
-        f"Metadata-Version: 2.1\nName: stim3d\nVersion: {__version__}\n"
-        "Summary: stim3d's scene model, visibility and renderer, for its Blender extension\n"
-        "Requires-Python: >=3.11\n"
-    ).encode()
-    files[f"{dist_info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: stim3d addon_build\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    files[f"{dist_info}/top_level.txt"] = b"stim3d\n"
-    files[f"{dist_info}/entry_points.txt"] = entry_points_text().encode()
-    record = "".join(f"{name},{_record_hash(data)},{len(data)}\n" for name, data in sorted(files.items()))
-    files[f"{dist_info}/RECORD"] = (record + f"{dist_info}/RECORD,,\n").encode()
-    path = dest / f"stim3d-{__version__}-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as archive:
-        for name in sorted(files):
-            _zip_write(archive, name, files[name])
-    return path
-
-
-def entry_points_text(pyproject: Path = PACKAGE_DIR.parent / "pyproject.toml") -> str:
-    """stim3d's entry points in the wheel's entry_points.txt format: from pyproject.toml in a checkout, from
-    the installed distribution's metadata in a wheel install (which has no pyproject.toml)."""
-    if not pyproject.is_file() or 'name = "stim3d"' not in pyproject.read_text():
-        try:
-            text = metadata.distribution("stim3d").read_text("entry_points.txt")
-        except metadata.PackageNotFoundError:
-            text = None
-        if not text:
-            raise AddonBuildError("stim3d's entry points not found: neither pyproject.toml nor an installed distribution")
-        return text
-    project = tomllib.loads(pyproject.read_text())["project"]
-    groups = {"console_scripts": project.get("scripts", {}), **project.get("entry-points", {})}
-    return "".join(
-        f"[{group}]\n" + "".join(f"{name} = {target}\n" for name, target in sorted(entries.items())) + "\n"
-        for group, entries in groups.items() if entries
-    )
+    """stim3d-<version>-py3-none-any.whl holding the `stim3d` package, packed by `wheel pack`."""
+    if importlib.util.find_spec("wheel") is None:
+        raise AddonBuildError("building the add-on needs the 'wheel' project, a dependency of stim3d: pip install wheel")
+    tree = dest / "unpacked"
+    for name, data in {**package_files(package), **dist_info_files(installed_distribution())}.items():
+        path = tree / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        path.chmod(0o644)  # the zip records each file's mode: the same whatever the umask
+    env = {**os.environ, "SOURCE_DATE_EPOCH": str(FIXED_EPOCH)}
+    done = subprocess.run([sys.executable, "-m", "wheel", "pack", str(tree), "--dest-dir", str(dest)],
+                          capture_output=True, text=True, env=env)
+    wheels = list(dest.glob("stim3d-*.whl"))
+    if done.returncode != 0 or len(wheels) != 1:
+        lines = done.stderr.strip().splitlines() or [f"exit {done.returncode}"]
+        raise AddonBuildError(f"wheel pack could not pack stim3d's wheel: {lines[-1]}")
+    return wheels[0]
 
 
 def manifest_version(version: str = __version__) -> str:
