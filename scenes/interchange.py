@@ -9,6 +9,9 @@ Conventions (docs/architecture.md, Contracts):
 - `camera_to_world_blender`: the camera's pose as Blender has it (looks down its local -Z,
   +Y up); `camera_to_world_opencv` = the same pose with the camera's Y and Z axes
   flipped (looks down +Z, +Y down). Both are 4x4, row-major, world Z up, metres.
+- The normals pass (`normals.npy`, render/backends/blender.py) holds unit normals in
+  OpenCV camera coordinates, the frame of `K` and `camera_to_world_opencv`: a
+  surface facing the camera has z < 0; NaN where the pixel's ray hits nothing.
 - A 3D box is the object's own bounding box (its `dimensions`, centred on `location`)
   turned by its rotation: oriented, not axis-aligned.
 """
@@ -43,6 +46,19 @@ def camera_to_world(camera: Camera, convention: str = "blender") -> np.ndarray:
     matrix[:3, :3] = rotation
     matrix[:3, 3] = camera.location
     return matrix
+
+
+def normals_to_camera(world: np.ndarray, camera: Camera) -> np.ndarray:
+    """(H, W, 3) world-space normals -> unit normals in OpenCV camera coordinates, float32.
+
+    A pixel whose normal is (near) zero (Cycles writes 0 where a ray hits nothing) becomes NaN.
+    """
+    rotation = camera_to_world(camera, "opencv")[:3, :3]
+    world = np.asarray(world, dtype=np.float64)
+    length = np.linalg.norm(world, axis=-1, keepdims=True)
+    hit = length > 0.5
+    camera_space = (world / np.where(hit, length, 1.0)) @ rotation  # row vectors: n_cam = R^T n_world
+    return np.where(hit, camera_space, np.nan).astype(np.float32)
 
 
 def camera_matrices(camera: Camera) -> CameraMatrices:

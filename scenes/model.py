@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+)
 
 from stim3d.scenes.names import ItemId, SplitName
 from stim3d.scoring.answers import AnswerType, Gold
@@ -295,15 +303,26 @@ class RenderSettings(Strict):
     device: Literal["cpu", "gpu"] = "cpu"
     threads: int = Field(0, ge=0, description="Cycles threads; 0 = all cores")
     depth: bool = Field(False, description="also write depth.npy")
+    normals: bool = Field(False, description="also write normals.npy: camera-space unit normals, OpenCV axes (Cycles only)")
     rays_per_pixel: int = Field(1, ge=1, le=8, description="s: visibility casts s x s rays per pixel")
     look: LookName = Field("studio", description="appearance: studio, clevr or photoreal (docs/looks.md)")
 
+    @field_validator("normals")
+    @classmethod
+    def _normals_need_cycles(cls, value: bool, info: ValidationInfo) -> bool:
+        if value and info.data.get("engine", "cycles") != "cycles":
+            raise ValueError(f"the normals pass needs engine cycles ({info.data.get('engine')} has none)")
+        return value
+
     @model_serializer(mode="wrap")
     def _omit_studio_look(self, handler: Any) -> dict[str, Any]:
-        """Leave `look` out while it is studio, so configs and resume keys made before looks keep their hashes."""
+        """Leave `look` out while it is studio (and `normals` while off), so configs and resume keys made before
+        them keep their hashes."""
         data = handler(self)
         if self.look == "studio":
             data.pop("look", None)
+        if not self.normals:
+            data.pop("normals", None)
         return data
 
 

@@ -13,7 +13,9 @@ returns a `RenderOutput`:
   looked up by channel name across all parts (the first part alone holds only the
   first item: that is why a second "Depth" item seemed to be missing); Blender 4.x
   writes one part with both layers. The Render Layers "Depth" socket exists only
-  while the view layer's Z pass is on.
+  while the view layer's Z pass is on. With `settings.normals` (Cycles) the
+  "Normal" pass (world-space shading normals of the same first hit) is written too,
+  as a 3-channel layer, and turned into camera space (scenes/interchange.py).
   Both EXR and PNG rows come back top-to-bottom (row 0 = image top); tests check it
   with an asymmetric scene.
 
@@ -64,6 +66,7 @@ from typing import Any
 import numpy as np
 
 from stim3d.render.backends.output import RenderOutput
+from stim3d.scenes.interchange import normals_to_camera
 from stim3d.scenes.model import RenderSettings, Scene
 
 ENGINES = {"cycles": "CYCLES", "workbench": "BLENDER_WORKBENCH"}
@@ -73,6 +76,7 @@ LOG_NAME = "blender.log"
 BACKGROUND_DEPTH = 1e9  # Cycles writes 1e10 where a ray hits nothing
 # Blender 4.x names the Render Layers node's object-index socket "IndexOB" (5.0: "Object Index").
 RENDER_LAYER_SOCKETS_4X = {"Object Index": "IndexOB"}
+VECTOR_PASSES = {"Normal"}  # written and read back as three channels (X, Y, Z)
 GPU_KINDS = ("OPTIX", "CUDA")
 GPU_ERROR = "GPU requested but no CUDA/OptiX device found"
 
@@ -254,7 +258,7 @@ def _file_output(tree, workdir: Path, names: list[str], frame: int) -> tuple[Any
         out.format.media_type = "MULTI_LAYER_IMAGE"  # before file_format
         _float_exr(out.format)
         for name in names:
-            out.file_output_items.new("FLOAT", name)
+            out.file_output_items.new("VECTOR" if name in VECTOR_PASSES else "FLOAT", name)
         return out, workdir / f"{PASSES_NAME}.exr"
     out.base_path = str(workdir / PASSES_NAME)  # Blender 4.x
     _float_exr(out.format)
@@ -270,12 +274,14 @@ def _float_exr(image_format) -> None:
     image_format.exr_codec = "NONE"  # scratch, read back at once: uncompressed is fastest both ways
 
 
-def _pass_tree(bpy, scene_bpy, workdir: Path, object_index: bool, depth: bool) -> tuple[list[str], Path | None]:
+def _pass_tree(bpy, scene_bpy, workdir: Path, object_index: bool, depth: bool,
+               normals: bool = False) -> tuple[list[str], Path | None]:
     """Compositor: Render Layers -> File Output (multilayer EXR, 32-bit float). Returns the pass names and the EXR path."""
     layer = scene_bpy.view_layers[0]
     layer.use_pass_object_index = object_index
     layer.use_pass_z = depth
-    names = (["Object Index"] if object_index else []) + (["Depth"] if depth else [])
+    layer.use_pass_normal = normals
+    names = (["Object Index"] if object_index else []) + (["Depth"] if depth else []) + (["Normal"] if normals else [])
     if not names:
         return names, None
     tree = _compositor_tree(bpy, scene_bpy)
@@ -291,18 +297,25 @@ def _pass_tree(bpy, scene_bpy, workdir: Path, object_index: bool, depth: bool) -
 def _read_passes(path: Path, names: list[str], shape: tuple[int, int]) -> dict[str, np.ndarray]:
     import OpenEXR
 
-    found: dict[str, np.ndarray] = {}
+    channels: dict[str, dict[str, np.ndarray]] = {}
     with OpenEXR.File(str(path), separate_channels=True) as exr:
         for part in exr.parts:  # Blender 5.0: one part per File Output item
             for channel, data in part.channels.items():
-                layer = channel.rsplit(".", 1)[0]
-                if layer in names and layer not in found:
-                    found[layer] = np.array(data.pixels, dtype=np.float32)
+                layer, _, component = channel.rpartition(".")
+                if layer in names:
+                    channels.setdefault(layer, {}).setdefault(component, np.array(data.pixels, dtype=np.float32))
+    found: dict[str, np.ndarray] = {}
+    for layer, parts in channels.items():
+        if layer in VECTOR_PASSES:  # (H, W, 3) from the X, Y, Z channels
+            if set(parts) >= {"X", "Y", "Z"}:
+                found[layer] = np.stack([parts["X"], parts["Y"], parts["Z"]], axis=-1)
+        else:
+            found[layer] = next(iter(parts.values()))
     missing = [name for name in names if name not in found]
     if missing:
         raise RuntimeError(f"Blender pass file {path} lacks {missing}; it has {sorted(found)}")
     for name, array in found.items():
-        if array.shape != shape:
+        if array.shape[:2] != shape:
             raise RuntimeError(f"pass {name!r} in {path} is {array.shape}, expected {shape}")
     return found
 
@@ -342,7 +355,8 @@ def render_scene(scene: Scene, settings: RenderSettings, seed: int, workdir: Pat
                     blender_scene.blender_looks.set_cycles(scene_bpy.cycles)
             else:
                 _workbench(scene_bpy)
-            names, passes_path = _pass_tree(bpy, scene_bpy, workdir, object_index=cycles, depth=want_depth)
+            names, passes_path = _pass_tree(bpy, scene_bpy, workdir, object_index=cycles, depth=want_depth,
+                                            normals=cycles and settings.normals)
             start = time.perf_counter()
             bpy.ops.render.render()
             seconds = time.perf_counter() - start
@@ -365,10 +379,12 @@ def render_scene(scene: Scene, settings: RenderSettings, seed: int, workdir: Pat
     if "Depth" in passes:
         depth = passes["Depth"].astype(np.float32)
         depth[~(depth < BACKGROUND_DEPTH)] = np.inf
+    normals = normals_to_camera(passes["Normal"], camera) if "Normal" in passes else None
     return RenderOutput(
         image=image,
         instance_map=instance_map,
         depth=depth,
         blender_version=bpy.app.version_string,
         render_seconds=seconds,
+        normals=normals,
     )

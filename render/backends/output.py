@@ -18,6 +18,9 @@ class RenderOutput:
       engine has no such pass.
     - `depth`: (H, W) float32, metres along the camera axis, np.inf where nothing is
       hit; None unless depth was asked for (or the engine cannot give it).
+    - `normals`: (H, W, 3) float32 unit normals in camera space, OpenCV axes (x right,
+      y down, z forward: a surface facing the camera has z < 0), NaN where nothing is
+      hit; None unless the normals pass was asked for (Cycles only).
     - `blender_version`: e.g. "5.0.1"; None for non-Blender backends.
     - `render_seconds`: wall time of the renderer's own render call only (not scene
       building, not reading the files back).
@@ -28,6 +31,7 @@ class RenderOutput:
     depth: np.ndarray | None
     blender_version: str | None
     render_seconds: float
+    normals: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.image.ndim != 3 or self.image.shape[2] != 3 or self.image.dtype != np.uint8:
@@ -41,3 +45,5 @@ class RenderOutput:
             )
         if self.depth is not None and (self.depth.shape != (height, width) or self.depth.dtype != np.float32):
             raise ValueError(f"depth must be ({height}, {width}) float32, got {self.depth.shape} {self.depth.dtype}")
+        if self.normals is not None and (self.normals.shape != (height, width, 3) or self.normals.dtype != np.float32):
+            raise ValueError(f"normals must be ({height}, {width}, 3) float32, got {self.normals.shape} {self.normals.dtype}")

@@ -49,6 +49,7 @@ ITEMS_DIR = "items"
 FAILURES_DIR = "failures"
 ITEM_JSON, IMAGE, MASK, DEPTH, TIMING, CHECKSUMS = "item.json", "image.png", "mask.png", "depth.npy", "timing.json", \
     "checksums.json"
+NORMALS = "normals.npy"  # the optional normals pass: (H, W, 3) float16, camera space (scenes/interchange.py)
 REQUIRED = (ITEM_JSON, IMAGE, MASK)
 UNCHECKED = (CHECKSUMS, TIMING)  # timing.json holds wall-clock times; it proves nothing about the item
 

@@ -1,4 +1,4 @@
-"""Writing one item folder's pixels and files: image, mask, depth, item.json, timing, checksums.
+"""Writing one item folder's pixels and files: image, mask, depth, normals, item.json, timing, checksums.
 
 Files are written into a hidden temporary sibling and the folder is renamed into
 place only when complete (`stim3d.render.files.atomic_folder`), so a killed run
@@ -27,6 +27,7 @@ from stim3d.render.batch.folder import (
     IMAGE,
     ITEM_JSON,
     MASK,
+    NORMALS,
     TIMING,
     BatchFolder,
     LinkRefused,
@@ -51,7 +52,7 @@ def write_item_folder(
     out: Path, item: Item, output: RenderOutput, mask: np.ndarray, timing: dict[str, float],
     extra_images: dict[str, np.ndarray] | None = None,
 ) -> Path:
-    """Write image, mask, item.json (and depth.npy, timing.json, `extra_images` as PNGs); return the final folder.
+    """Write image, mask, item.json (and depth.npy, normals.npy, timing.json, `extra_images` as PNGs); return the final folder.
 
     `timing` (seconds per stage) goes to timing.json, not item.json: item.json must be
     byte-for-byte reproducible. The write stage's own time is added here.
@@ -64,6 +65,8 @@ def write_item_folder(
         save_png16(tmp / MASK, mask)
         if output.depth is not None:
             np.save(tmp / DEPTH, output.depth.astype(np.float32))
+        if output.normals is not None:  # float16: 1e-3 is finer than any shading normal needs, half the bytes
+            np.save(tmp / NORMALS, output.normals.astype(np.float16))
         (tmp / ITEM_JSON).write_text(item.to_json())
         timing = {**timing, "write": time.perf_counter() - started}
         (tmp / TIMING).write_text(json.dumps({k: round(v, 4) for k, v in timing.items()}, indent=2) + "\n")

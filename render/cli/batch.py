@@ -121,7 +121,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     config = load_config(resolve_config(args.config))
     overrides = {k: v for k, v in {"engine": args.engine, "samples": args.samples, "width": args.width,
                                    "height": args.height, "depth": True if args.depth else None,
-                                   "look": args.look}.items() if v is not None}
+                                   "normals": True if args.normals else None, "look": args.look}.items() if v is not None}
     if overrides:
         try:
             config = config.model_copy(update={"render": config.render.model_validate({**config.render.model_dump(), **overrides})})
@@ -238,6 +238,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--width", type=int, help="override render.width")
     p.add_argument("--height", type=int, help="override render.height")
     p.add_argument("--depth", action="store_true", help="also write depth.npy")
+    p.add_argument("--normals", action="store_true", help="also write normals.npy (camera-space normals; Cycles)")
     p.add_argument("--look", choices=["studio", "clevr", "photoreal"],
                    help="override render.look (a task's or variant's own look still wins; docs/looks.md)")
     p.add_argument("--force", action="store_true", help="re-render everything, even into a folder made from another config")
