@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# stim3d as a user has it: a wheel in a fresh virtual environment, used from a folder with no checkout in sight.
+# Builds the wheel offline with the standard tools (`pip wheel --no-build-isolation`: pyproject's setuptools
+# backend, from the test extra), installs it with --no-deps into a fresh venv whose dependencies (bpy, numpy,
+# datasets...) come from the main venv through a .pth file placed after the venv's own site-packages (the main
+# venv's editable stim3d is not seen: a .pth-added folder's own .pth files do not run, and the fresh venv's
+# stim3d comes first). Then, from another folder: renders a preset by name, builds the Blender add-on and
+# checks the wheel inside it, installs the template plug-in (examples/plugin-template) and renders it with a
+# built-in family in two splits, exports that batch as an imagefolder and loads both splits with
+# datasets.load_dataset. Called by .ci/run; runs alone too: `bash scripts/check_wheel.sh` (needs .venv).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo="$PWD"
+main_venv="${MAIN_VENV:-$repo/.venv}"   # the rendering venv (scripts/install.sh)
+started=$SECONDS
+export PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1   # offline: every step uses what is installed already
+export HF_DATASETS_DISABLE_PROGRESS_BARS=1 HF_HUB_OFFLINE=1
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+# Build from a copy of the sources, so the build leaves no build/ or egg-info in the checkout.
+tar --exclude=__pycache__ -cf - pyproject.toml README.md LICENSE MANIFEST.in stim3d scenes render scoring blender_addon \
+  | (mkdir -p "$work/src" && cd "$work/src" && tar -xf -)
+"$main_venv/bin/python" -m pip wheel -q --no-deps --no-build-isolation -w "$work/dist" "$work/src" >/dev/null
+wheel="$(ls "$work"/dist/stim3d-*.whl)"
+
+"$main_venv/bin/python" -m venv "$work/venv"
+bin="$work/venv/bin"
+site="$("$bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+"$main_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' > "$site/zz_main_venv_dependencies.pth"
+"$bin/python" -m pip install -q --no-deps "$wheel"
+cp -r examples/plugin-template "$work/plugin"
+"$bin/python" -m pip install -q --no-deps --no-build-isolation "$work/plugin" >/dev/null
+
+mkdir "$work/user" && cd "$work/user"   # a user's folder: nothing of the checkout is importable from here
+"$bin/python" -c '
+import sys, stim3d, stim3d_plugin_template
+from importlib import metadata
+site = sys.argv[1]
+assert stim3d.__file__.startswith(site) and stim3d_plugin_template.__file__.startswith(site), stim3d.__file__
+assert metadata.distribution("stim3d").locate_file("").as_posix().startswith(site)' "$site"
+
+# A preset by name, tiny: the preset's six items at 64x48 with Workbench.
+"$bin/stim3d" render demo --out demo --engine workbench --width 64 --height 48 --quiet >/dev/null
+[ "$(ls demo/items | wc -l)" = 6 ] || { echo "check_wheel.sh: demo rendered $(ls demo/items | wc -l) items, not 6" >&2; exit 1; }
+
+# The add-on from the wheel install; the wheel inside it installs and its RECORD verifies.
+"$bin/stim3d" addon build --without-dependencies --out addon >/dev/null
+"$bin/python" - addon "$work/inner" <<'PY'
+import base64, hashlib, subprocess, sys, tomllib, zipfile
+from pathlib import Path
+from importlib import metadata
+(zip_path,) = Path(sys.argv[1]).glob("stim3d-*.zip")
+version = metadata.version("stim3d")
+with zipfile.ZipFile(zip_path) as archive:
+    manifest = tomllib.loads(archive.read("blender_manifest.toml").decode())
+    (name,) = [n for n in archive.namelist() if n.startswith("wheels/stim3d-")]
+    inner = Path(sys.argv[2]).parent / Path(name).name
+    inner.write_bytes(archive.read(name))
+assert manifest["version"].replace("-", ".") == version, (manifest["version"], version)
+with zipfile.ZipFile(inner) as wheel:
+    files = {n: wheel.read(n) for n in wheel.namelist()}
+record = files[f"stim3d-{version}.dist-info/RECORD"].decode().splitlines()
+for path, digest, size in (line.rsplit(",", 2) for line in record):
+    if digest:
+        expected = base64.urlsafe_b64encode(hashlib.sha256(files[path]).digest()).rstrip(b"=").decode()
+        assert digest == "sha256=" + expected and int(size) == len(files[path]), path
+assert {line.rsplit(",", 2)[0] for line in record} == set(files)
+subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", sys.argv[2], str(inner)], check=True)
+PY
+PYTHONPATH="$work/inner" "$bin/python" -c '
+import sys, stim3d.scenes
+assert stim3d.scenes.__file__.startswith(sys.argv[1]), stim3d.scenes.__file__' "$work/inner"
+
+# The template plug-in and a built-in family in two splits; the imagefolder export loads in datasets.
+"$bin/stim3d" families | grep -q "tiny_row \[stim3d-plugin-template\]" \
+  || { echo "check_wheel.sh: stim3d families does not list the template plug-in" >&2; exit 1; }
+cat > two-splits.yaml <<'YAML'
+seed: 5
+render: {engine: workbench, width: 64, height: 48}
+tasks:
+  - family: tiny_row
+    splits: {train: 2, test: 1}
+  - family: shape_count
+    splits: {train: 1, test: 1}
+YAML
+"$bin/stim3d" render two-splits.yaml --out batch --quiet >/dev/null
+"$bin/stim3d" export imagefolder batch --to hf >/dev/null
+"$bin/python" - batch hf <<'PY'
+import collections, json, sys
+from pathlib import Path
+import datasets
+records = [json.loads(line) for line in (Path(sys.argv[1]) / "records.jsonl").read_text().splitlines()]
+assert {r["family"] for r in records} == {"tiny_row", "shape_count"}, records
+loaded = datasets.load_dataset(sys.argv[2], cache_dir=str(Path(sys.argv[2]).parent / "hf-cache"))
+expected = collections.Counter(r["split"] for r in records)
+assert {split: len(loaded[split]) for split in loaded} == dict(expected), (dict(expected), loaded)
+PY
+echo "check_wheel.sh: from the wheel in a fresh venv: preset rendered by name, add-on built, plug-in rendered," \
+  "two-split imagefolder loaded ($((SECONDS - started)) s)"
