@@ -202,8 +202,10 @@ print("RESULT " + json.dumps({{
 }}))
 """
     user = tmp_path / "blender-user"
+    # Without PYTHONPATH: a checkout on it (a worktree's set-up) would shadow the extension's own stim3d wheel.
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240,
-                          env={**os.environ, "BLENDER_USER_RESOURCES": str(user)}, cwd=tmp_path)
+                          env={**env, "BLENDER_USER_RESOURCES": str(user)}, cwd=tmp_path)
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     assert lines, done.stdout[-2000:] + done.stderr[-2000:]
     result = json.loads(lines[-1].removeprefix("RESULT "))
