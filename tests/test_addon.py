@@ -560,3 +560,17 @@ def test_the_wheel_in_the_extension_zip_verifies_installs_and_imports(tmp_path):
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert Path(out["file"]).is_relative_to(target) and out["version"] == __version__
     assert {"shape_count", "spatial_grid", "ava_depth_absolute"} <= set(out["families"])
+
+
+def test_addon_build_without_the_wheel_project_fails_in_one_line(tmp_path, monkeypatch, capsys):
+    import importlib.util
+
+    from stim3d.render.cli import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "wheel" else real(name, *a))
+    assert main(["addon", "build", "--out", str(tmp_path), "--without-dependencies"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and error[0] == ("stim3d: error: building the add-on needs the 'wheel' project, "
+                                            "a dependency of stim3d: pip install wheel")
+    assert not list(tmp_path.glob("*.zip"))
