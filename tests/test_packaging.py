@@ -8,8 +8,8 @@ index, whose import names stim3d used to take, and a tiny third-party family
 plug-in built here. Everything then runs from a project folder that has its own
 `scenes/` and `render/` packages, which must never be imported.
 
-Needs the package index (pip downloads `render`, `scoring` and setuptools for the
-build); CI has it.
+Needs the package index (pip downloads `render` and `scoring`; the wheel is built
+offline with the test extra's setuptools); CI has it.
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ TEMPLATE = ROOT / "examples" / "plugin-template"  # the plug-in template a plug-
 
 
 def run(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    # Never PYTHONPATH: a checkout on it (a worktree's set-up) would stand in for the installed wheel.
+    clean = {key: value for key, value in (env or os.environ).items() if key != "PYTHONPATH"}
+    done = subprocess.run(args, cwd=cwd, env=clean, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, f"{' '.join(map(str, args))}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
     return done
 
@@ -52,7 +54,18 @@ def write_plugin(folder: Path) -> Path:
 def installed(tmp_path_factory) -> dict[str, Path]:
     """A fresh venv with stim3d's wheel, render==1.5.0, scoring==0.0.9 and the tiny plug-in installed."""
     base = tmp_path_factory.mktemp("packaging")
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(base / "dist"), str(ROOT)], cwd=base)
+    # Built from a copy: setuptools builds in place, and a stim3d.egg-info left in the checkout would be a second
+    # stim3d distribution wherever the checkout is on sys.path (pip would then call stim3d installed).
+    source = base / "src"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "stim3d", "scenes", "render", "scoring",
+                 "blender_addon"):
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, source / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(ROOT / name, source / name)
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(base / "dist"),
+         str(source)], cwd=base)
     (wheel,) = (base / "dist").glob("stim3d-*.whl")
     venv = base / "venv"
     run([sys.executable, "-m", "venv", str(venv)], cwd=base)

@@ -101,16 +101,18 @@ def package_files(package: Path = PACKAGE_DIR) -> dict[str, bytes]:
 
 
 def installed_distribution() -> metadata.Distribution:
-    """stim3d's installed distribution, whose metadata goes into the wheel; it must be the imported version."""
-    try:
-        dist = metadata.distribution("stim3d")
-    except metadata.PackageNotFoundError:
-        raise AddonBuildError("stim3d is not installed (no distribution metadata): pip install it first") from None
-    if dist.version != __version__:
-        raise AddonBuildError(
-            f"the installed stim3d distribution is {dist.version} but the imported package is {__version__}: reinstall it"
-        )
-    return dist
+    """stim3d's installed distribution, whose metadata goes into the wheel: the first .dist-info on sys.path of
+    the imported version. A stim3d.egg-info that an in-place build left in a checkout on sys.path is skipped
+    (it has no WHEEL file, so it is no installed wheel's metadata)."""
+    found = [dist for dist in metadata.distributions(name="stim3d") if dist.read_text("WHEEL") is not None]
+    if not found:
+        raise AddonBuildError("stim3d is not installed (no distribution metadata): pip install it first")
+    for dist in found:
+        if dist.version == __version__:
+            return dist
+    raise AddonBuildError(
+        f"the installed stim3d distribution is {found[0].version} but the imported package is {__version__}: reinstall it"
+    )
 
 
 def dist_info_files(dist: metadata.Distribution) -> dict[str, bytes]:
