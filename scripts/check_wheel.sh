@@ -13,6 +13,7 @@ cd "$(dirname "$0")/.."
 repo="$PWD"
 main_venv="${MAIN_VENV:-$repo/.venv}"   # the rendering venv (scripts/install.sh)
 started=$SECONDS
+unset PYTHONPATH   # a user's shell: a checkout on it would stand in for the installed wheel
 export PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1   # offline: every step uses what is installed already
 export HF_DATASETS_DISABLE_PROGRESS_BARS=1 HF_HUB_OFFLINE=1
 
