@@ -1,0 +1,145 @@
+"""Looks carried through the batch (docs/looks.md): per-look redraw counts in summary.json and the render
+summary, `stim3d score --by look` and `--by material`.
+
+The batch is rendered with the raster backend (it ignores the look's appearance but records it,
+docs/looks.md), which keeps it under a few seconds; redraw counts come from a stand-in renderer
+whose colours are wrong a known number of times.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stim3d.render.batch.records import records_for
+from stim3d.render.batch.summary import look_counts
+from stim3d.render.cli import main
+from stim3d.scenes.colors import PALETTE
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.items import make_item
+from stim3d.scenes.model import RenderSettings
+
+# Two ava_spatial items each in studio and photoreal (variants share the scene), one shape_count item in clevr.
+CONFIG = """\
+seed: 3
+render: {engine: raster, width: 64, height: 48}
+tasks:
+  - family: ava_spatial
+    count: 2
+    variants: {studio: {look: studio}, photo: {look: photoreal}}
+  - family: shape_count
+    count: 1
+    look: clevr
+"""
+
+
+def _cli(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(list(argv))
+    return code, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory) -> tuple[Path, str]:
+    pytest.importorskip("pyrender")
+    root = tmp_path_factory.mktemp("looks_batch")
+    (root / "c.yaml").write_text(CONFIG)
+    code, printed = _cli("render", str(root / "c.yaml"), "--out", str(root / "out"), "--quiet")
+    assert code == 0, printed
+    return root / "out", printed
+
+
+@pytest.mark.raster
+def test_render_summary_counts_items_per_look_and_prints_them(batch):
+    out, printed = batch
+    looks = json.loads((out / "summary.json").read_text())["looks"]
+    zero = {"redrawn": 0, "redraws": 0, "still_failing": 0}  # raster renders are never colour-checked
+    assert looks == {"clevr": {"items": 1, **zero}, "photoreal": {"items": 2, **zero}, "studio": {"items": 2, **zero}}
+    assert "look photoreal: 2 items, 0 redrawn for colour (0 redraws), 0 still failing" in printed.splitlines()
+    assert "look clevr: 1 items, 0 redrawn for colour (0 redraws), 0 still failing" in printed.splitlines()
+
+
+@pytest.mark.raster
+def test_score_by_look_gives_one_row_per_look(batch, tmp_path):
+    """Predictions right for every photoreal question and wrong for every other: the look rows read 1.0 and 0.0."""
+    out, _ = batch
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    wrong = {"above": "below", "below": "above", "left": "right", "right": "left", "in front of": "behind",
+             "behind": "in front of"}
+    with (tmp_path / "pred.jsonl").open("w") as f:
+        for r in records:
+            gold = r["answer"]["gold"]
+            right = r["item_id"].endswith("-photo")
+            answer = gold if right else (wrong.get(gold, "x") if isinstance(gold, str) else gold + 1)
+            f.write(json.dumps({"question_id": r["question_id"], "response": str(answer)}) + "\n")
+    code, _ = _cli("score", str(out), str(tmp_path / "pred.jsonl"), "--by", "look", "--out", str(tmp_path / "s.json"))
+    assert code == 0
+    rows = {row["value"]: (row["n"], row["accuracy"]) for row in json.loads((tmp_path / "s.json").read_text())["rows"]
+            if row["key"] == "look"}
+    assert rows == {"photoreal": (2, 1.0), "studio": (2, 0.0), "clevr": (1, 0.0)}
+
+
+@pytest.mark.raster
+def test_score_by_material_groups_questions_by_the_material_of_their_objects(batch, tmp_path):
+    """ava_spatial asks about a red- and a blue-boxed object: its material is theirs ("mixed" when they differ);
+    shape_count asks about the whole scene; studio records read "studio"."""
+    out, _ = batch
+    expected: dict[str, int] = {}
+    for item_json in sorted((out / "items").glob("*/item.json")):
+        item = json.loads(item_json.read_text())
+        look = item["scene"].get("look")
+        if look is None:
+            label = "studio"
+        else:
+            subject = item["questions"][0]["subject"]
+            ids = [subject[k] for k in ("red_object_id", "blue_object_id") if k in subject] or \
+                [m["id"] for m in look["objects"]]
+            materials = {m["material"] for m in look["objects"] if m["id"] in ids}
+            label = materials.pop() if len(materials) == 1 else "mixed"
+        expected[label] = expected.get(label, 0) + 1
+    (tmp_path / "pred.jsonl").write_text("")
+    code, _ = _cli("score", str(out), str(tmp_path / "pred.jsonl"), "--by", "material", "--out",
+                   str(tmp_path / "s.json"))
+    assert code == 0
+    rows = {row["value"]: row["n"] for row in json.loads((tmp_path / "s.json").read_text())["rows"]
+            if row["key"] == "material"}
+    assert rows == expected and sum(rows.values()) == 5
+
+
+def test_look_counts_count_items_redrawn_and_still_failing(tmp_path, monkeypatch):
+    """Two photoreal items: one whose object reads as another colour in its first render only (1 redraw, then
+    right), one that reads wrong in every render (3 redraws, the most allowed, then still failing)."""
+    from stim3d.render.backends.output import RenderOutput
+    from stim3d.render.batch import produce
+    from stim3d.render.batch.item_folder import load_item
+    from stim3d.scenes.visibility import measure
+
+    records = []
+    for index, wrong_renders in enumerate((1, 9)):
+        item = make_item("shape_color_count", {}, [2026, 0, index], f"scc-{index}", Frame(64, 48), look="photoreal")
+        instance_map = measure(item.scene, 1).instance_map
+        target = next(o for o in item.scene.objects if item.ground_truth.of(o.id).visible_px >= 30)
+        wrong = "gray" if target.color.name != "gray" else "red"
+        calls = []
+
+        def fake_render(settings, rendered, workdir, target=target, wrong=wrong, calls=calls, wrong_renders=wrong_renders,
+                        instance_map=instance_map):
+            calls.append(1)
+            image = np.zeros((*instance_map.shape, 3), np.uint8)
+            for obj in rendered.scene.objects:
+                srgb = PALETTE[wrong] if obj.id == target.id and len(calls) <= wrong_renders else obj.color.srgb
+                image[instance_map == obj.id] = np.round(np.asarray(srgb) * 255)
+            return RenderOutput(image=image, instance_map=instance_map, depth=None, blender_version="stand-in",
+                                render_seconds=0.0)
+
+        monkeypatch.setattr(produce, "render_with", fake_render)
+        settings = RenderSettings(width=64, height=48, samples=1, look="photoreal")
+        folder = produce.render_item(item, settings, tmp_path / "out", tmp_path / f"work{index}", key="k")
+        records += records_for(load_item(folder), "image.png", "0" * 64)
+    assert look_counts(records) == {"photoreal": {"items": 2, "redrawn": 2, "redraws": 4, "still_failing": 1}}
