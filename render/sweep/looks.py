@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from stim3d.render.batch.executors import Executor, Job, Outcome, run_jobs
 from stim3d.render.batch.folder import BatchFolder
@@ -144,7 +145,7 @@ def run_look_sweep(sources: Sequence[Path], out: Path, looks: Sequence[LookName]
 
     done_ids: list[str] = []
     for source, items in planned:
-        entries = []
+        entries: list[dict[str, Any]] = []
         for item in items:
             state = status[item.item_id]
             look = item.scene.look.name if item.scene.look is not None else "studio"
