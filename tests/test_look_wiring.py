@@ -143,3 +143,64 @@ def test_look_counts_count_items_redrawn_and_still_failing(tmp_path, monkeypatch
         folder = produce.render_item(item, settings, tmp_path / "out", tmp_path / f"work{index}", key="k")
         records += records_for(load_item(folder), "image.png", "0" * 64)
     assert look_counts(records) == {"photoreal": {"items": 2, "redrawn": 2, "redraws": 4, "still_failing": 1}}
+
+
+def _looks_of(out: Path) -> dict[str, dict]:
+    """item id -> {"look": name, "materials": {object id: material}} read from each item.json."""
+    found = {}
+    for item_json in (out / "items").glob("*/item.json"):
+        item = json.loads(item_json.read_text())
+        look = item["scene"].get("look")
+        found[item["item_id"]] = {"look": look["name"] if look else "studio",
+                                  "materials": {m["id"]: m["material"] for m in look["objects"]} if look else {}}
+    return found
+
+
+@pytest.mark.raster
+def test_every_export_records_each_items_look_and_its_objects_materials(batch, tmp_path):
+    """CLEVR's `material` is the look's (clevr: rubber/metal; photoreal: the library's) and the finish's CLEVR
+    name in studio; COCO and imagefolder carry the look per image or row and the material per object; the
+    VLMEvalKit TSV has a look column; BOP, which has no material field, names both in scene_items.json."""
+    import csv
+
+    out, _ = batch
+    truth = _looks_of(out)
+    assert {t["look"] for t in truth.values()} == {"studio", "clevr", "photoreal"}
+    for fmt in ("clevr", "coco", "bop", "vlmevalkit", "imagefolder"):
+        code, _ = _cli("export", fmt, str(out), "--to", str(tmp_path / fmt))
+        assert code == 0, fmt
+
+    scenes = json.loads((tmp_path / "clevr" / "CLEVR_scenes.json").read_text())["scenes"]
+    assert len(scenes) == 5
+    for scene in scenes:
+        expected = truth[scene["item_id"]]
+        assert scene["look"] == expected["look"]
+        for obj in scene["objects"]:
+            studio_name = "rubber"  # every object of these families is matte
+            assert obj["material"] == expected["materials"].get(obj["id"], studio_name)
+
+    coco = json.loads((tmp_path / "coco" / "annotations.json").read_text())
+    image_looks = {image["id"]: truth[image["item_id"]] for image in coco["images"]}
+    assert {image["item_id"]: image["look"] for image in coco["images"]} == {k: v["look"] for k, v in truth.items()}
+    for annotation in coco["annotations"]:
+        assert annotation["material"] == image_looks[annotation["image_id"]]["materials"].get(annotation["object_id"])
+
+    scene_items = json.loads((tmp_path / "bop" / "scene_items.json").read_text())
+    for entry in scene_items.values():
+        assert entry["look"] == truth[entry["item_id"]]["look"]
+        assert entry["materials"] == {str(k): v for k, v in truth[entry["item_id"]]["materials"].items()}
+
+    (tsv,) = (tmp_path / "vlmevalkit").glob("*.tsv")
+    csv.field_size_limit(1 << 30)
+    with tsv.open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    assert {json.loads(r["stim3d_record"])["item_id"]: r["look"] for r in rows} == \
+        {k: v["look"] for k, v in truth.items()}
+
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pq.read_table(tmp_path / "imagefolder" / "test" / "metadata.parquet").to_pylist()
+    assert {row["source_item_id"]: row["look"] for row in table} == {k: v["look"] for k, v in truth.items()}
+    for row in table:
+        materials = truth[row["source_item_id"]]["materials"]
+        assert {o["object_id"]: o["material"] for o in row["objects"]} == \
+            {o["object_id"]: materials.get(o["object_id"]) for o in row["objects"]}
