@@ -204,3 +204,24 @@ def test_every_export_records_each_items_look_and_its_objects_materials(batch, t
         materials = truth[row["source_item_id"]]["materials"]
         assert {o["object_id"]: o["material"] for o in row["objects"]} == \
             {o["object_id"]: materials.get(o["object_id"]) for o in row["objects"]}
+
+
+@pytest.mark.raster
+def test_gallery_filters_by_look_studio_items_included(batch):
+    """The page of a batch with three looks has a look filter listing all three, every card carries its look
+    (studio cards too, though their items record none), and --filter look=studio keeps the 2 studio items."""
+    import re
+
+    from stim3d.render.views.gallery import build_gallery
+
+    out, _ = batch
+    page = build_gallery(out, workers=1).index.read_text()
+    labels = re.findall(r'<label class="axis"[^>]*>([a-z_.0-9]+) <select class="f-axis" data-k="(\d+)">(.*?)</select>',
+                        page)
+    (k, options), = [(k, options) for key, k, options in labels if key == "look"]
+    assert re.findall(r'<option value="([a-z]+)">', options) == ["clevr", "photoreal", "studio"]
+    looks = {item_id: look for look, item_id in re.findall(
+        rf'<article class="card"[^>]*data-k{k}="([a-z]+)"[^>]*><img[^>]*alt="([^"]+)"', page)}
+    assert looks == {item_id: t["look"] for item_id, t in _looks_of(out).items()}
+    filtered = build_gallery(out, filters={"look": "studio"}, workers=1)
+    assert filtered.items == 2
