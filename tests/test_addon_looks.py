@@ -123,3 +123,27 @@ def test_a_duplicate_made_under_a_look_gets_a_look_material(addon, batch_item):
     mesh = {o.pass_index: o for o in bpy.context.scene.objects if o.type == "MESH" and o.pass_index > 0}[new_id]
     assert mesh.material_slots[0].material.node_tree.nodes["Principled BSDF"].inputs["Metallic"].default_value == \
         pytest.approx(after.scene.look.of(new_id).metallic)
+
+
+def test_a_glossy_object_under_a_look_material_reads_back_glossy(addon):
+    """Painted metal (a glossy look material) has roughness 0.3-0.4, nearer studio's matte 0.5 than its glossy
+    0.15 for values above 0.325: read back by roughness alone, a glossy object at 0.38 would turn matte."""
+    from stim3d.render.backends import blender_scene
+    from stim3d.render.backends.readback import read_scene
+    from stim3d.scenes.families.base import Frame
+    from stim3d.scenes.items import make_item
+
+    bpy = addon
+    item = with_look(make_item("shape_color_count", {}, [5, 0, 0], "g", Frame(64, 48)), "photoreal")
+    glossy = item.scene.objects[0].model_copy(update={"finish": "glossy"})
+    look = item.scene.look.model_copy(update={"objects": [
+        m.model_copy(update={"material": "painted_metal", "roughness": 0.38, "metallic": 0.0, "coat": 1.0})
+        if m.id == glossy.id else m for m in item.scene.look.objects]})
+    scene = item.scene.model_copy(update={"objects": [glossy, *item.scene.objects[1:]], "look": look})
+    for obj in list(bpy.context.scene.objects):
+        bpy.data.objects.remove(obj, do_unlink=True)
+    blender_scene.build(bpy.context.scene, scene)
+    bpy.context.view_layer.update()
+    readback = read_scene(bpy.context.scene.objects, scene, bpy.context.scene.camera)
+    assert readback.scene.object(glossy.id).finish == "glossy"
+    assert readback.scene == scene
