@@ -15,7 +15,8 @@ Steps (`--only STEP`, repeatable; default: all):
 - `sweep`: an occlusion sweep of the demo batch's first item: docs/sweep_strip.png and its caption;
 - `looksweep`: `stim3d sweep look` of one shape_color_count item: docs/images/look_strip.png and its caption;
 - `families`: one picture per registered family, docs/families/<name>.png, and their table;
-- `gallery`: the gallery page of a 12-item Cycles batch, screenshot by headless Chromium: docs/gallery.png.
+- `gallery`: the gallery page of a 12-item Cycles batch (6 scenes in studio and photoreal), screenshot by
+  headless Chromium: docs/gallery.png.
 - `oddgrid`: docs/oddgrid.md's constant baselines (instant) and its contact sheet of an 8-item Cycles batch.
 
 It prints how long each step took and which files changed. Renders are small (the
