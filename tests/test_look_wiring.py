@@ -160,13 +160,14 @@ def _looks_of(out: Path) -> dict[str, dict]:
 def test_every_export_records_each_items_look_and_its_objects_materials(batch, tmp_path):
     """CLEVR's `material` is the look's (clevr: rubber/metal; photoreal: the library's) and the finish's CLEVR
     name in studio; COCO and imagefolder carry the look per image or row and the material per object; the
-    VLMEvalKit TSV has a look column; BOP, which has no material field, names both in scene_items.json."""
+    VLMEvalKit TSV and the lmms-eval dataset have a look column; BOP, which has no material field, names both
+    in scene_items.json."""
     import csv
 
     out, _ = batch
     truth = _looks_of(out)
     assert {t["look"] for t in truth.values()} == {"studio", "clevr", "photoreal"}
-    for fmt in ("clevr", "coco", "bop", "vlmevalkit", "imagefolder"):
+    for fmt in ("clevr", "coco", "bop", "vlmevalkit", "imagefolder", "lmms-eval"):
         code, _ = _cli("export", fmt, str(out), "--to", str(tmp_path / fmt))
         assert code == 0, fmt
 
@@ -200,6 +201,8 @@ def test_every_export_records_each_items_look_and_its_objects_materials(batch, t
     pq = pytest.importorskip("pyarrow.parquet")
     table = pq.read_table(tmp_path / "imagefolder" / "test" / "metadata.parquet").to_pylist()
     assert {row["source_item_id"]: row["look"] for row in table} == {k: v["look"] for k, v in truth.items()}
+    lmms = pq.read_table(tmp_path / "lmms-eval" / "dataset" / "test" / "metadata.parquet").to_pylist()
+    assert {row["source_item_id"]: row["look"] for row in lmms} == {k: v["look"] for k, v in truth.items()}
     for row in table:
         materials = truth[row["source_item_id"]]["materials"]
         assert {o["object_id"]: o["material"] for o in row["objects"]} == \
