@@ -13,8 +13,10 @@ Steps (`--only STEP`, repeatable; default: all):
   (and checked against the composed-only run that tests/test_docs.py repeats);
 - `summary`: the demo preset rendered with two workers: its log and summary (docs/batches.md);
 - `sweep`: an occlusion sweep of the demo batch's first item: docs/sweep_strip.png and its caption;
+- `looksweep`: `stim3d sweep look` of one shape_color_count item: docs/images/look_strip.png and its caption;
 - `families`: one picture per registered family, docs/families/<name>.png, and their table;
-- `gallery`: the gallery page of a 12-item Cycles batch, screenshot by headless Chromium: docs/gallery.png.
+- `gallery`: the gallery page of a 12-item Cycles batch (6 scenes in studio and photoreal), screenshot by
+  headless Chromium: docs/gallery.png.
 - `oddgrid`: docs/oddgrid.md's constant baselines (instant) and its contact sheet of an 8-item Cycles batch.
 
 It prints how long each step took and which files changed. Renders are small (the
@@ -118,6 +120,28 @@ def step_sweep(work: Path) -> list[str]:
     return changed
 
 
+LOOK_SWEEP_CONFIG = {"seed": 26, "render": {"engine": "cycles", "width": 320, "height": 240, "samples": 32,
+                                              "denoise": True},
+                     "tasks": [{"family": "shape_color_count", "count": 1}]}
+
+
+def step_looksweep(work: Path) -> list[str]:
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "looks.json").write_text(json.dumps(LOOK_SWEEP_CONFIG))
+    _stim3d("sweep", "look", str(work / "looks.json"), "--out", str(work / "looks"), "--quiet", cwd=ROOT)
+    summary = json.loads((work / "looks" / "looks.json").read_text())["sweeps"][0]
+    render = LOOK_SWEEP_CONFIG["render"]
+    redraws = ", ".join(f"{e['look']} {e['redraws']}" for e in summary["looks"])
+    caption = (f"*Made by `python -m bench.docs --only looksweep`: `stim3d sweep look` of one shape_color_count item "
+               f"(seed {LOOK_SWEEP_CONFIG['seed']}, Cycles, {render['width']}x{render['height']}, {render['samples']} "
+               f"samples with OIDN), studio, clevr and photoreal left to right; same mask and gold answers in each. "
+               f"Colour redraws: {redraws}.*")
+    changed = ["looks.md:look-sweep-caption"] if replace_block(DOCS / "looks.md", "look-sweep-caption", caption) else []
+    if _copy_if_changed(work / "looks" / f"strip-{summary['source_item_id']}.png", DOCS / "images" / "look_strip.png"):
+        changed.append("images/look_strip.png")
+    return changed
+
+
 def step_families(work: Path) -> list[str]:
     table, changed = family_pictures(work / "families", DOCS / "families")
     if replace_block(DOCS / "families.md", "family-pictures", table):
@@ -150,7 +174,7 @@ def _copy_if_changed(source: Path, target: Path) -> bool:
 
 
 STEPS: dict[str, Callable[[Path], list[str]]] = {
-    "perf": step_perf, "scoring": step_scoring, "summary": step_summary, "sweep": step_sweep,
+    "perf": step_perf, "scoring": step_scoring, "summary": step_summary, "sweep": step_sweep, "looksweep": step_looksweep,
     "families": step_families, "gallery": step_gallery, "oddgrid": step_oddgrid,
 }
 

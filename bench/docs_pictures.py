@@ -59,11 +59,13 @@ seed: 3
 render: {engine: cycles, width: 320, height: 240, samples: 16, denoise: true}
 tasks:
   - family: shape_count
-    count: 6
+    count: 3
     grid: {min_visibility: [0.7, 0.9]}
+    variants: {studio: {look: studio}, photo: {look: photoreal}}
   - family: shape_color_count
-    count: 6
+    count: 3
     grid: {min_visibility: [0.7, 0.9]}
+    variants: {studio: {look: studio}, photo: {look: photoreal}}
 """
 
 
@@ -78,18 +80,20 @@ def _chromium_shot(url: str, path: Path, width: int, height: int) -> np.ndarray:
 
 
 def gallery_screenshot(work: Path) -> tuple[Path, str]:
-    """A 12-item Cycles batch's gallery: the card grid above, one item's detail view with overlays below."""
+    """A 12-item Cycles batch's gallery (6 scenes, each in studio and photoreal): the card grid above, one item's
+    detail view with overlays below."""
     work.mkdir(parents=True, exist_ok=True)
     (work / "gallery.yaml").write_text(GALLERY_CONFIG)
     _stim3d("render", str(work / "gallery.yaml"), "--out", str(work / "out"), "--quiet", cwd=ROOT)
     _stim3d("gallery", str(work / "out"), cwd=ROOT)
     page = (work / "out" / "gallery" / "index.html").as_uri()
-    item_id = "shape_color_count-t1-00001"
+    item_id = "shape_color_count-t1-00001-photo"
     top = _chromium_shot(page, work / "grid.png", 1280, 512)
     link = f"#item={item_id}&show=mask,amodal,labels"
     bottom = _chromium_shot(page + link, work / "detail.png", 1280, 512)
     shot = work / "gallery.png"
     Image.fromarray(np.concatenate([top, bottom])).save(shot, optimize=True)
-    caption = (f"*A 12-item Cycles batch (320x240, 16 samples with OIDN): two headless-Chromium screenshots of the "
-               f"page as written, the card grid and the link `{link}`.*")
+    caption = (f"*A 12-item Cycles batch (6 scenes, each in studio and photoreal as variants; 320x240, 16 samples "
+               f"with OIDN): two headless-Chromium screenshots of the page as written, the card grid (with its look "
+               f"filter) and the link `{link}`.*")
     return shot, caption

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from stim3d.render.backends.readback import ReadbackError, read_scene
 from stim3d.render.batch.folder import DEPTH, IMAGE, ITEM_JSON
 from stim3d.scenes.families import FAMILIES
+from stim3d.scenes.looks import look_name
 from stim3d.scenes.placement import InfeasibleError
 
 from . import display, jobs, session
@@ -56,6 +57,7 @@ class STIM3D_OT_generate(bpy.types.Operator):
             return {"CANCELLED"}
         session.show_item(context.scene, item, settings.clear_everything)
         display.store_item(settings, item)
+        settings.look = "studio"  # a generated item starts in studio; Apply Look changes it
         golds = "; ".join(f"{q.text} -> {q.gold}" for q in item.questions)
         self.report({"INFO"}, f"generated {item.item_id}: {len(item.scene.objects)} objects; {golds}")
         return {"FINISHED"}
@@ -98,6 +100,7 @@ class STIM3D_OT_open_item(bpy.types.Operator):
                 settings.denoise = item.provenance.denoise
             settings.device = item.provenance.device if item.provenance.device in ("cpu", "gpu") else "cpu"
         settings.depth = (path.parent / DEPTH).is_file()
+        settings.look = look_name(item)
         if (out := _batch_folder(path)) is not None:
             settings.save_dir = str(out)
         self.report({"INFO"}, f"opened {item.item_id} ({item.family}, {len(item.scene.objects)} objects)")
@@ -159,6 +162,32 @@ class STIM3D_OT_revalidate(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class STIM3D_OT_apply_look(bpy.types.Operator):
+    """Redraw the open item (with its edits) in the chosen look and rebuild its scene; Render and Save renders it"""
+
+    bl_idname = "stim3d.apply_look"
+    bl_label = "Apply Look"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context: Any) -> set[str]:
+        settings = _settings(context)
+        validation = _revalidate(self, context)  # keeps the edits made since the last Re-validate
+        if validation is None:
+            return {"CANCELLED"}
+        looked = session.in_look(validation.item, settings.look)
+        session.show_item(context.scene, looked, settings.clear_everything)
+        settings.edited_json = looked.to_json()
+        if settings.color_by_visibility:
+            display.apply_visibility_colors(context.scene, looked)
+        look = looked.scene.look
+        drawn = "" if look is None else (
+            f": {', '.join(sorted({m.material for m in look.objects}))}"
+            + (f" under {look.environment.name}" if look.environment is not None else "")
+            + (f" on {look.ground.material}" if look.ground.material != "plain" else ""))
+        self.report({"INFO"}, f"{looked.item_id} in {settings.look}{drawn}; Render and Save renders it")
+        return {"FINISHED"}
+
+
 class STIM3D_OT_render_save(bpy.types.Operator):
     """Render the edited item with its settings and save it as a new item folder (image, mask, item.json, records)"""
 
@@ -177,7 +206,8 @@ class STIM3D_OT_render_save(bpy.types.Operator):
         if validation is None:
             return False
         out = Path(bpy.path.abspath(settings.save_dir))
-        item = jobs.renamed(validation.item, jobs.edited_item_id(validation.item.item_id, out))
+        edited = session.in_look(validation.item, look_name(validation.item))  # a duplicate gets its look material
+        item = jobs.renamed(edited, jobs.edited_item_id(edited.item_id, out))
         try:
             render = session.render_settings(item, settings.engine, settings.samples, settings.denoise,
                                              settings.device, settings.depth)
@@ -230,4 +260,4 @@ class STIM3D_OT_render_save(bpy.types.Operator):
         return self._finish(context)
 
 
-CLASSES = (STIM3D_OT_generate, STIM3D_OT_open_item, STIM3D_OT_revalidate, STIM3D_OT_render_save)
+CLASSES = (STIM3D_OT_generate, STIM3D_OT_open_item, STIM3D_OT_revalidate, STIM3D_OT_apply_look, STIM3D_OT_render_save)

@@ -99,6 +99,9 @@ class STIM3D_PT_save(_Stim3DPanel, bpy.types.Panel):
     def draw(self, context: Any) -> None:
         settings = context.scene.stim3d
         layout = self.layout
+        row = layout.row(align=True)
+        row.prop(settings, "look")
+        row.operator("stim3d.apply_look", icon="SHADING_RENDERED")
         layout.prop(settings, "engine")
         row = layout.row(align=True)
         row.prop(settings, "samples")

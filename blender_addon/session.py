@@ -23,7 +23,8 @@ from stim3d.render.backends.readback import ROLE_KEY
 from stim3d.scenes.camera import blender_lens
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
-from stim3d.scenes.model import SCHEMA_VERSION, Item, RenderSettings
+from stim3d.scenes.looks import look_name, with_look
+from stim3d.scenes.model import SCHEMA_VERSION, Item, LookName, RenderSettings
 
 BUILT_KEY = "stim3d_built"  # custom property on every object (and the world) the add-on built
 
@@ -94,12 +95,23 @@ def generate_item(family: str, params: dict[str, Any], seed: int, width: int, he
 
 
 def render_settings(item: Item, engine: str, samples: int, denoise: bool, device: str, depth: bool) -> RenderSettings:
-    """The settings to render `item` at its own size and ray density."""
+    """The settings to render `item` at its own size and ray density, in its look."""
     camera = item.scene.camera
     return RenderSettings(
         engine=engine, width=camera.width, height=camera.height, samples=samples, denoise=denoise,
-        device=device, depth=depth, rays_per_pixel=item.ground_truth.rays_per_pixel,
+        device=device, depth=depth, rays_per_pixel=item.ground_truth.rays_per_pixel, look=look_name(item),
     )
+
+
+def in_look(item: Item, name: LookName) -> Item:
+    """`item` in look `name`, drawn from the item's own seed as a batch draws it (scenes/looks.py): the same item
+    in the same look always gets the same environment and materials. Also redraws the current look when an
+    edit added objects the look has no material for (a duplicate), so every object can be built; a look kept
+    as it is (a batch item's, perhaps redrawn for colour) is not drawn again."""
+    look = item.scene.look
+    if name == look_name(item) and (look is None or {m.id for m in look.objects} == {o.id for o in item.scene.objects}):
+        return item
+    return with_look(item, name)
 
 
 # -- building --------------------------------------------------------------------------------------

@@ -245,6 +245,12 @@ def _difficulty(item: Item, truth: VisibilityResult, violations: list[Violation]
     return difficulty
 
 
+def _with_look(difficulty: dict[str, Any], scene: Scene) -> dict[str, Any]:
+    """`difficulty.look` names the edited scene's look (the add-on's Apply Look may have changed it), none in studio."""
+    kept = {k: v for k, v in difficulty.items() if k != "look"}
+    return kept if scene.look is None else {**kept, "look": scene.look.name}
+
+
 def revalidate(original: Item, scene: Scene, sources: dict[int, int | None] | None = None) -> Validation:
     """Measure `scene` (an edit of `original.scene`), recompute the golds, list changes and violations."""
     truth = measure(scene, original.ground_truth.rays_per_pixel)
@@ -256,7 +262,7 @@ def revalidate(original: Item, scene: Scene, sources: dict[int, int | None] | No
         "scene": scene,
         "ground_truth": GroundTruth(objects=truth.truths, rays_per_pixel=original.ground_truth.rays_per_pixel),
         "questions": questions,
-        "difficulty": _difficulty(original, truth, violations),
+        "difficulty": _with_look(_difficulty(original, truth, violations), scene),
     })
     return Validation(
         item=edited,

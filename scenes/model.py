@@ -189,6 +189,17 @@ class Look(Strict):
     redraws: int = Field(0, ge=0)
     colour_failures: list[int] = Field(
         default_factory=list, description="objects whose named colour still failed the check after the last redraw")
+    measured: dict[str, float] = Field(
+        default_factory=dict, description="the family's own colour measures in the rendered image under this look "
+        "(Family.look_colour_check; odd_grid: measured_delta_e, neighbour_delta_e, delta_e_margin); absent when none")
+
+    @model_serializer(mode="wrap")
+    def _omit_unmeasured(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave `measured` out when the family measures nothing, so such looks serialise as before it existed."""
+        data = handler(self)
+        if not self.measured:
+            data.pop("measured", None)
+        return data
 
     def of(self, object_id: int) -> ObjectLook:
         for material in self.objects:

@@ -22,7 +22,10 @@ A response longer than MAX_RESPONSE_CHARS is not parsed: it is scored invalid
 megabytes costs nothing instead of minutes of parsing.
 
 A breakdown key is a difficulty key (`min_visibility`), or `answer_type`, `split`,
-`subject.<name>`; `KEY:WIDTH` bins a numeric key into [lo, lo + WIDTH).
+`subject.<name>`; `KEY:WIDTH` bins a numeric key into [lo, lo + WIDTH). `look` and
+`material` (the look material of the objects a question is about, render/batch/records.py)
+read "studio" for records that carry neither: an item rendered in the default look
+records none, so its bytes stay as they were before looks existed.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from .rubric_report import format_rubric, rubric_fields, rubric_summary
 from .rules import applicable_rules, apply, check_rule
 
 NONE_LABEL = "(none)"
+STUDIO_DEFAULTS = {"look": "studio", "material": "studio"}  # what a record without look keys was rendered in
 
 
 class ScoringInputError(ValueError):
@@ -242,6 +246,8 @@ def _key_value(record: Record, key: str) -> Any:
         value = record.split
     elif name.startswith("subject."):
         value = record.subject.get(name.removeprefix("subject."))
+    elif name in STUDIO_DEFAULTS:  # records of studio items carry no look keys: studio is the default look
+        value = STUDIO_DEFAULTS[name]
     else:
         value = None
     if width and isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -195,7 +195,8 @@ print("RESULT " + json.dumps({{
     "scenes_still_there": os.path.isfile(stim3d.scenes.__file__),
     "enabled": "bl_ext.user_default.stim3d" in bpy.context.preferences.addons,
     "operators": [hasattr(bpy.types, name) for name in
-                  ("STIM3D_OT_generate", "STIM3D_OT_open_item", "STIM3D_OT_revalidate", "STIM3D_OT_render_save")],
+                  ("STIM3D_OT_generate", "STIM3D_OT_open_item", "STIM3D_OT_revalidate", "STIM3D_OT_apply_look",
+                   "STIM3D_OT_render_save")],
     "panel": hasattr(bpy.types, "STIM3D_PT_main"),
     "scenes_from": stim3d.scenes.__file__,
     "primitives": sum(1 for o in bpy.context.scene.objects if o.pass_index > 0),
@@ -482,7 +483,8 @@ def test_every_panel_control_is_wired_to_a_real_property_or_operator(addon):
     drawn = {name for _, name in props}
     assert set(FAMILIES["shape_count"].params_model.model_fields) <= drawn  # the generated controls are drawn
     operators = {rest[0] for kind, *rest in calls if kind == "operator"}
-    assert operators == {"stim3d.generate", "stim3d.open_item", "stim3d.revalidate", "stim3d.render_save"}
+    assert operators == {"stim3d.generate", "stim3d.open_item", "stim3d.revalidate", "stim3d.apply_look",
+                         "stim3d.render_save"}
     assert all(getattr(bpy.ops.stim3d, op.split(".")[1]).poll() for op in operators)
     assert ("list", "STIM3D_UL_objects") in calls
 

@@ -21,7 +21,8 @@ What identifies an object, and why:
 - *pose* from `matrix_world` (parenting included): location = bounding-box
   centre, rotation as a (w, x, y, z) quaternion with w >= 0;
 - *colour*: the material's Base Color (linear) -> sRGB -> the nearest palette
-  name (CIEDE2000); *finish* from the roughness build used.
+  name (CIEDE2000); *finish* from the roughness build used (the studio finish's, or
+  under a look the object's look material's).
 Values within float32 noise of the base object's are snapped back to it, so an
 untouched object reads back exactly, and an untouched scene equals `base`.
 Objects hidden from rendering (`hide_render`) count as deleted.
@@ -191,16 +192,22 @@ def _color(candidate: _Candidate, source: SceneObject | None, notes: list[str]) 
     return named(name)
 
 
-def _finish(candidate: _Candidate, source: SceneObject | None) -> str:
+def _finish(candidate: _Candidate, source: SceneObject | None, look_roughness: float | None = None) -> str:
+    """The finish the material's roughness was built from: the source's when it still has the roughness the
+    studio finish or the look's material (`look_roughness`, scenes/looks.py) gave it, else the nearest finish."""
     if candidate.material is None:
         return source.finish if source is not None else "matte"
     roughness = candidate.material[1]
-    if source is not None and abs(roughness - ROUGHNESS[source.finish]) <= 1e-3:
+    built = [ROUGHNESS[source.finish]] if source is not None else []
+    if source is not None and look_roughness is not None:
+        built.append(look_roughness)
+    if source is not None and any(abs(roughness - value) <= 1e-3 for value in built):
         return source.finish
     return min(ROUGHNESS, key=lambda finish: abs(ROUGHNESS[finish] - roughness))
 
 
-def _scene_object(object_id: int, candidate: _Candidate, source: SceneObject | None, notes: list[str]) -> SceneObject:
+def _scene_object(object_id: int, candidate: _Candidate, source: SceneObject | None, notes: list[str],
+                  look_roughness: float | None = None) -> SceneObject:
     size = round6(candidate.size)
     if source is not None and source.shape == candidate.shape and abs(candidate.size - source.size) <= POSITION_TOLERANCE * max(1.0, source.size):
         size = source.size
@@ -212,7 +219,7 @@ def _scene_object(object_id: int, candidate: _Candidate, source: SceneObject | N
         location=_snap_vec(candidate.location, source.location if source else None),
         rotation_quat=_snap_quat(candidate.rotation, source.rotation_quat if source else None),
         color=_color(candidate, source, notes),
-        finish=_finish(candidate, source),
+        finish=_finish(candidate, source, look_roughness),
         countable=source.countable if source is not None else True,
         attributes=dict(source.attributes) if source is not None else {},
     )
@@ -275,14 +282,16 @@ def read_scene(
         keeps[index] = group[0]
         fresh.extend((c, source) for c in group[1:])
 
+    look_roughness = {m.id: m.roughness for m in base.look.objects} if base.look is not None else {}
     scene_objects: list[SceneObject] = []
     names: dict[int, str] = {}
     sources: dict[int, int | None] = {}
     for index, candidate in keeps.items():
-        scene_objects.append(_scene_object(index, candidate, base_objects[index], notes))
+        scene_objects.append(_scene_object(index, candidate, base_objects[index], notes, look_roughness.get(index)))
         names[index], sources[index] = candidate.name, index
     for candidate, source in sorted(fresh, key=lambda pair: pair[0].name):
-        scene_objects.append(_scene_object(next_id, candidate, source, notes))
+        scene_objects.append(_scene_object(next_id, candidate, source, notes,
+                                           look_roughness.get(source.id) if source is not None else None))
         names[next_id], sources[next_id] = candidate.name, source.id if source else None
         next_id += 1
     if camera_object is not None and (note := _camera_note(camera_object, base)):

@@ -43,7 +43,7 @@ from stim3d.render.batch.folder import BatchFolder
 from stim3d.render.batch.item_folder import install_item_files
 from stim3d.render.batch.keys import expected_keys
 from stim3d.render.batch.lock import folder_lock
-from stim3d.render.batch.summary import BatchReport, constant_baselines
+from stim3d.render.batch.summary import BatchReport, constant_baselines, look_counts
 
 __all__ = ["DEFAULT_RECYCLE_AFTER", "BatchInterrupted", "Executor", "ProgressEvent", "ProgressFn", "Shard",
            "render_batch"]
@@ -202,7 +202,10 @@ def _render_locked(config: BatchConfig, out: Path, force: bool, progress: Progre
         records = batch.write_records(keys)
         report.records = len(records)
         report.baselines = constant_baselines(records)
+        report.looks = look_counts(records)
         batch.write_summary({**report.to_json(), "code": code_identity({task.family for task in config.tasks})})
     else:
-        report.baselines = constant_baselines(batch.collect_records(keys))
+        shard_records = batch.collect_records(keys)
+        report.baselines = constant_baselines(shard_records)
+        report.looks = look_counts(shard_records)
     return report

@@ -35,6 +35,8 @@ from stim3d.render.batch.summary import (
     baseline_lines,
     constant_baselines,
     failure_lines,
+    look_counts,
+    look_lines,
     seconds_lines,
     seconds_stats,
 )
@@ -55,6 +57,7 @@ class MergeReport:
     records: int = 0
     baselines: list[ConstantBaseline] = field(default_factory=list)
     shards: int = 0
+    looks: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def summary_lines(self) -> list[str]:
         lines = [f"items: {self.total}  present: {self.present} ({self.copied} copied from {self.shards} shard folder(s))  "
@@ -68,6 +71,7 @@ class MergeReport:
         for item_id, reason in sorted(self.unusable.items()):
             lines.append(f"not usable {item_id}: {reason}; rerun its shard")
         lines += baseline_lines(self.baselines)
+        lines += look_lines(self.looks)
         lines.append(f"records: {self.records}")
         return lines
 
@@ -77,7 +81,7 @@ class MergeReport:
             "failed": {k: {"reason": v, "attempts": self.attempts.get(k, 1)} for k, v in sorted(self.failed.items())},
             "missing": self.missing, "unusable": dict(sorted(self.unusable.items())),
             "seconds_per_item": seconds_stats(self.seconds), "records": self.records,
-            "constant_baseline": [asdict(b) for b in self.baselines],
+            "constant_baseline": [asdict(b) for b in self.baselines], "looks": self.looks,
         }
 
 
@@ -188,5 +192,6 @@ def _merge_locked(shards: list[BatchFolder], merged: BatchFolder, manifest: dict
     records = merged.write_records(keys)
     report.records = len(records)
     report.baselines = constant_baselines(records)
+    report.looks = look_counts(records)
     merged.write_summary({**report.to_json(), "code": code_identity(families)})
     return report

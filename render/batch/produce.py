@@ -20,6 +20,7 @@ from stim3d.render.backends.output import RenderOutput
 from stim3d.render.batch.config import ItemPlan
 from stim3d.render.batch.item_folder import write_item_folder
 from stim3d.render.markers import RAW_IMAGE, annotate
+from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.interchange import with_interchange
 from stim3d.scenes.items import make_item
@@ -128,21 +129,34 @@ def render_item(item: Item, settings: RenderSettings, out: Path, workdir: Path, 
 def _colours_hold(item: Item, output: RenderOutput, finished: Item, mask: np.ndarray, settings: RenderSettings,
                   workdir: Path, key: str | None, raycast_map: np.ndarray | None):
     """Redraw the look (up to MAX_REDRAWS times) while a named colour is not the nearest palette colour in the
-    image (scenes/look_colours.py); objects still failing after the last draw are recorded in the look."""
+    image (scenes/look_colours.py) or the family's own colour check fails (`Family.look_colour_check`: OddGrid's
+    measured dE); the family's measures and the objects still failing after the last draw are recorded in the look."""
     assert item.scene.look is not None
     name = item.scene.look.name
-    failures = colour_failures(finished, {t.id: t.measured_srgb for t in finished.ground_truth.objects})
+    measured, failures = _colour_check(finished)
     attempt = 0
     while failures and attempt < MAX_REDRAWS:
         attempt += 1
         item = with_look(item, name, attempt)
         output = render_with(settings, item, workdir)
         finished, mask = finish_item(item, output, settings, key, raycast_map)
-        failures = colour_failures(finished, {t.id: t.measured_srgb for t in finished.ground_truth.objects})
-    if failures:
-        look = finished.scene.look.model_copy(update={"colour_failures": failures})  # type: ignore[union-attr]
+        measured, failures = _colour_check(finished)
+    if failures or measured:
+        look = finished.scene.look.model_copy(update={"colour_failures": failures,  # type: ignore[union-attr]
+                                                      "measured": measured})
         finished = finished.model_copy(update={"scene": finished.scene.model_copy(update={"look": look})})
     return item, output, finished, mask
+
+
+def _colour_check(finished: Item) -> tuple[dict[str, float], list[int]]:
+    """(the family's colour measures, sorted ids of the objects whose colour fails) of a rendered item."""
+    failures = set(colour_failures(finished, {t.id: t.measured_srgb for t in finished.ground_truth.objects}))
+    measured: dict[str, float] = {}
+    family = FAMILIES.get(finished.family)
+    if family is not None and family.look_colour_check is not None:
+        measured, failing = family.look_colour_check(finished)
+        failures.update(failing)
+    return measured, sorted(failures)
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,31 @@ def difficulty_of(item: Item) -> dict[str, Scalar]:
         merged.update(flatten(family.rendered_difficulty(item)))
     for key, value in flatten(item.params).items():
         merged.setdefault(key, value)
+    if item.scene.look is not None:  # how often the look was redrawn for colour, and what still fails (summary.json)
+        merged["look_redraws"] = item.scene.look.redraws
+        merged["look_colour_failures"] = len(item.scene.look.colour_failures)
     return merged
+
+
+def _with_material(difficulty: dict[str, Scalar], material: str | None) -> dict[str, Scalar]:
+    return difficulty if material is None else {**difficulty, "material": material}
+
+
+def material_of(item: Item, subject: Mapping[str, Any]) -> str | None:
+    """The look material a question is about (`stim3d score --by material`), None in studio.
+
+    A question naming objects (`object_id`, or `red_object_id` and `blue_object_id`)
+    is about their material; any other question is about the whole scene, whose
+    objects outside the scatter families share one material per finish
+    (scenes/looks.py). Several distinct materials read "mixed".
+    """
+    look = item.scene.look
+    if look is None:
+        return None
+    named = [subject[k] for k in ("object_id", "red_object_id", "blue_object_id") if isinstance(subject.get(k), int)]
+    ids = [i for i in named if any(m.id == i for m in look.objects)] or [m.id for m in look.objects]
+    materials = sorted({look.of(i).material for i in ids})
+    return materials[0] if len(materials) == 1 else "mixed" if materials else None
 
 
 def scoring_for(answer_type: str, difficulty: dict[str, Scalar], subject: Mapping[str, Any] | None = None,
@@ -105,7 +129,7 @@ def records_for(item: Item, image_path: str, image_sha256: str) -> list[Record]:
             answer=Answer(type=q.answer_type, gold=q.gold, options=options_of(q.answer_type, q.subject)),
             scoring=scoring_for(q.answer_type, difficulty, q.subject, (image.width, image.height)),
             subject=q.subject,
-            difficulty=difficulty,
+            difficulty=_with_material(difficulty, material_of(item, q.subject)),
             provenance=provenance,
         )
         for q in item.questions

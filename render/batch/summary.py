@@ -8,6 +8,7 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from stim3d.scoring.records import Record
 
@@ -39,6 +40,7 @@ class BatchReport:
     shard: str | None = None
     executor: str = "local"
     workers: int = 1
+    looks: dict[str, dict[str, int]] = field(default_factory=dict)  # look_counts of the records
 
     @property
     def done(self) -> int:
@@ -61,6 +63,7 @@ class BatchReport:
         lines += seconds_lines(self.seconds)
         lines += failure_lines(self.failed, self.attempts)
         lines += baseline_lines(self.baselines)
+        lines += look_lines(self.looks)
         if self.shard:
             lines.append("records: not written for a shard; run `stim3d merge` over the shard folders")
         else:
@@ -75,7 +78,7 @@ class BatchReport:
             "redone": dict(sorted(self.redone.items())),
             "seconds_per_item": seconds_stats(self.seconds), "records": self.records,
             "constant_baseline": [asdict(b) for b in self.baselines],
-            "executor": self.executor, "workers": self.workers,
+            "executor": self.executor, "workers": self.workers, "looks": self.looks,
         }
 
 
@@ -106,6 +109,34 @@ def failure_lines(failed: dict[str, str], attempts: dict[str, int]) -> list[str]
         tries = attempts.get(item_id, 1)
         lines.append(f"failed {item_id}{f' after {tries} attempts' if tries > 1 else ''}: {reason.splitlines()[0]}")
     return lines
+
+
+def look_counts(records: Iterable[Record]) -> dict[str, dict[str, int]]:
+    """Per look, over the batch's items: how many there are, how many needed a colour redraw (a named colour
+    was not the nearest palette colour in the image, scenes/look_colours.py) and how many still fail after the
+    last redraw. Read from the records' difficulty (`look`, `look_redraws`, `look_colour_failures`,
+    render/batch/records.py); an item without them is studio, which is never redrawn."""
+    items: dict[str, dict[str, Any]] = {}
+    for record in records:
+        items.setdefault(record.item_id, record.difficulty)
+    counts: dict[str, dict[str, int]] = {}
+    for difficulty in items.values():
+        look = str(difficulty.get("look", "studio"))
+        row = counts.setdefault(look, {"items": 0, "redrawn": 0, "redraws": 0, "still_failing": 0})
+        redraws = int(difficulty.get("look_redraws") or 0)
+        row["items"] += 1
+        row["redrawn"] += redraws > 0
+        row["redraws"] += redraws
+        row["still_failing"] += bool(difficulty.get("look_colour_failures"))
+    return dict(sorted(counts.items()))
+
+
+def look_lines(looks: dict[str, dict[str, int]]) -> list[str]:
+    """One line per look when the batch holds any look but studio (a studio batch is never redrawn)."""
+    if set(looks) <= {"studio"}:
+        return []
+    return [f"look {name}: {row['items']} items, {row['redrawn']} redrawn for colour ({row['redraws']} redraws), "
+            f"{row['still_failing']} still failing" for name, row in looks.items()]
 
 
 def cell_key(record: Record) -> str:

@@ -1,4 +1,4 @@
-"""Occlusion sweeps: sweep occlusion."""
+"""Sweeps: sweep occlusion, sweep look."""
 
 from __future__ import annotations
 
@@ -66,6 +66,41 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
+def cmd_sweep_look(args: argparse.Namespace) -> int:
+    from stim3d.render.batch.executors import ExecutorUnavailable, check_ray
+    from stim3d.render.batch.lock import folder_lock
+    from stim3d.render.cli.batch import require_renderer
+    from stim3d.render.sweep.looks import parse_looks, run_look_sweep
+    from stim3d.scenes.sweep import SweepError
+
+    def progress(done: int, total: int, label: str, status: str) -> None:
+        if not args.quiet:
+            print(f"[{done}/{total}] {label} {status}", file=sys.stderr, flush=True)
+
+    require_renderer(args.engine or "cycles")
+    try:
+        if args.executor == "ray":
+            check_ray(args.address)
+        looks = parse_looks(args.looks)
+        for source in args.sources:
+            if not Path(source).exists():
+                raise UsageError(f"{source}: no such item folder or config file")
+        out = Path(args.out)
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"--out {out}: exists and is not a folder")
+        with folder_lock(out):
+            report = run_look_sweep([Path(s) for s in args.sources], out, looks, engine=args.engine,
+                                    samples=args.samples, progress=progress, workers=args.workers,
+                                    executor=args.executor, address=args.address)
+    except (SweepError, ExecutorUnavailable) as exc:
+        raise UsageError(str(exc)) from None
+    for line in report.summary_lines():
+        print(line)
+    for path in report.outputs:
+        print(f"wrote {path}")
+    return 1 if report.failed else 0
+
+
 def _check_object_ids(source: Path, ids: dict[str, int | None]) -> None:
     """For an item folder source, refuse an object id its scene does not have, naming the ids it has."""
     from pydantic import ValidationError
@@ -113,3 +148,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="local worker processes (default) or a Ray cluster (needs the ray extra)")
     p.add_argument("--address", help="Ray cluster address (with --executor ray; default: start a local Ray)")
     p.set_defaults(func=cmd_sweep)
+    p = sweeps.add_parser("look", help="one scene in every look (studio, clevr, photoreal): one item per look and a strip",
+                          description="Exit code: 0 when every look of every item was rendered, 1 when some item "
+                                      "could not be made, 2 for bad input.")
+    p.add_argument("sources", nargs="+", metavar="SOURCE",
+                   help="item folders or configs (a config gives every item it plans)")
+    p.add_argument("--out", required=True, help="folder for the look items, records.jsonl, looks.json and the strips")
+    p.add_argument("--looks", default="studio,clevr,photoreal", metavar="LIST",
+                   help="the looks, in strip order (default: studio,clevr,photoreal)")
+    p.add_argument("--engine", choices=["cycles", "workbench", "raster"],
+                   help="override the render engine (only Cycles shows a look fully; docs/looks.md)")
+    p.add_argument("--samples", type=int, help="override the render samples")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--workers", type=positive, default=1, metavar="N",
+                   help="render on N worker processes (Ray: actors), as `stim3d render` does (default 1)")
+    p.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="local worker processes (default) or a Ray cluster (needs the ray extra)")
+    p.add_argument("--address", help="Ray cluster address (with --executor ray; default: start a local Ray)")
+    p.set_defaults(func=cmd_sweep_look)

@@ -25,7 +25,14 @@ from PIL import Image
 
 from stim3d.render.batch.folder import IMAGE
 from stim3d.render.batch.item_folder import load_mask
-from stim3d.render.export.common import ExportReport, collect_items, export_folder, load_exported
+from stim3d.render.export.common import (
+    ExportReport,
+    collect_items,
+    export_folder,
+    load_exported,
+    look_name,
+    object_materials,
+)
 from stim3d.scenes.interchange import camera_to_world, intrinsics
 from stim3d.scenes.model import Box, Item, SceneObject
 from stim3d.scenes.primitives import quat_to_matrix, unit_mesh
@@ -117,7 +124,9 @@ def export_bop(batches: Sequence[Path], dest: Path) -> ExportReport:
             (scene / "scene_camera.json").write_text(json.dumps({"0": camera}) + "\n")
             (scene / "scene_gt.json").write_text(json.dumps({"0": gt}) + "\n")
             (scene / "scene_gt_info.json").write_text(json.dumps({"0": gt_info}) + "\n")
-            scene_items[f"{split}/{per_split[split]:06d}"] = {"batch": entry.batch, "item_id": entry.item_id}
+            scene_items[f"{split}/{per_split[split]:06d}"] = {
+                "batch": entry.batch, "item_id": entry.item_id, "look": look_name(item),
+                "materials": {str(k): v for k, v in object_materials(item).items()}}  # BOP has no material field
             report.items += 1
             report.annotations += len(gt)
         (tmp / "scene_items.json").write_text(json.dumps(scene_items, indent=1) + "\n")

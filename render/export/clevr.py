@@ -13,8 +13,10 @@ Per image (CLEVR's `render_images.py` format): `image_index`, `image_filename`, 
 - `rotation`: degrees about the vertical axis of the object's own x axis, in [0, 360).
 - `size`: CLEVR has two, `large` and `small`; an object whose characteristic extent is at
   least LARGE_FROM_M metres is `large`. `size_m` keeps the exact value.
-- `material`: a matte finish is CLEVR's `rubber`, a glossy one its `metal`.
-Fields stim3d adds (`id`, `size_m`, `item_id`, `batch`, `family`) are ignored by CLEVR's tools.
+- `material`: the look's material of the object when a look sets one (clevr: `rubber` or
+  `metal`, CLEVR's own names; photoreal: the library's, `plastic`, `ceramic`, ...,
+  scenes/looks.py); in studio a matte finish is CLEVR's `rubber`, a glossy one its `metal`.
+Fields stim3d adds (`id`, `size_m`, `item_id`, `batch`, `family`, `look`) are ignored by CLEVR's tools.
 """
 
 from __future__ import annotations
@@ -29,7 +31,14 @@ from typing import Any
 import numpy as np
 
 from stim3d.render.batch.folder import IMAGE
-from stim3d.render.export.common import ExportReport, collect_items, export_folder, load_exported
+from stim3d.render.export.common import (
+    ExportReport,
+    collect_items,
+    export_folder,
+    load_exported,
+    look_name,
+    object_materials,
+)
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.model import Item
 from stim3d.scenes.primitives import quat_to_matrix
@@ -77,6 +86,7 @@ def yaw_degrees(rotation_quat: tuple[float, float, float, float]) -> float:
 def clevr_scene(item: Item, index: int, file_name: str, split: str) -> dict[str, Any]:
     """One item as a CLEVR scene dict."""
     objects = item.scene.objects
+    materials = object_materials(item)
     u, v, depth = geometry(item.scene.camera).project(np.array([o.location for o in objects], dtype=float).reshape(-1, 3))
     entries = [{
         "id": obj.id,
@@ -84,7 +94,7 @@ def clevr_scene(item: Item, index: int, file_name: str, split: str) -> dict[str,
         "color": obj.color.name,
         "size": "large" if obj.size >= LARGE_FROM_M else "small",
         "size_m": obj.size,
-        "material": MATERIALS.get(obj.finish, obj.finish),
+        "material": materials.get(obj.id) or MATERIALS.get(obj.finish, obj.finish),
         "3d_coords": list(obj.location),
         "rotation": yaw_degrees(obj.rotation_quat),
         "pixel_coords": [int(round(float(u[i]))), int(round(float(v[i]))), round(float(depth[i]), 6)],
@@ -96,6 +106,7 @@ def clevr_scene(item: Item, index: int, file_name: str, split: str) -> dict[str,
         "split": split,
         "item_id": item.item_id,
         "family": item.family,
+        "look": look_name(item),
         "objects": entries,
         "directions": directions,
         "relationships": relationships([o.location for o in objects], directions),

@@ -12,7 +12,14 @@ import numpy as np
 
 from stim3d.render.batch.folder import IMAGE
 from stim3d.render.batch.item_folder import load_mask
-from stim3d.render.export.common import ExportReport, collect_items, export_folder, load_exported
+from stim3d.render.export.common import (
+    ExportReport,
+    collect_items,
+    export_folder,
+    load_exported,
+    look_name,
+    object_materials,
+)
 from stim3d.scenes.model import SHAPES, Item
 
 CATEGORIES = [{"id": i + 1, "name": shape, "supercategory": "primitive"} for i, shape in enumerate(SHAPES)]
@@ -37,6 +44,7 @@ def modal_box(binary: np.ndarray) -> list[float]:
 def coco_annotations(item: Item, mask: np.ndarray, image_id: int, first_id: int) -> tuple[list[dict[str, Any]], int]:
     """The item's objects with visible pixels in `mask`, as COCO annotations; and how many had none."""
     truths = {t.id: t for t in item.ground_truth.objects}
+    materials = object_materials(item)
     annotations: list[dict[str, Any]] = []
     hidden = 0
     for obj in item.scene.objects:
@@ -59,6 +67,7 @@ def coco_annotations(item: Item, mask: np.ndarray, image_id: int, first_id: int)
             "iscrowd": 0,
             "object_id": obj.id,
             "color": obj.color.name,
+            "material": materials.get(obj.id),  # the look's material; null in studio
             "visibility": truth.visibility,
             "occlusion": truth.occlusion,
             "truncation": truth.truncation,
@@ -95,6 +104,7 @@ def export_coco(batches: Sequence[Path], dest: Path) -> ExportReport:
                 "batch": entry.batch,
                 "split": entry.records[0].split if entry.records else item.split,
                 "family": item.family,
+                "look": look_name(item),
             })
             item_annotations, hidden = coco_annotations(item, mask, image_id, len(annotations) + 1)
             annotations.extend(item_annotations)

@@ -181,6 +181,22 @@ def export_folder(dest: Path) -> Iterator[Path]:
         yield tmp
 
 
+def look_name(item: Item | None, record: Record | None = None) -> str:
+    """The look an exported item was rendered in: its item.json's, else its record's (studio when neither
+    names one: studio items record no look, docs/looks.md)."""
+    if item is not None and item.scene.look is not None:
+        return item.scene.look.name
+    value = record.difficulty.get("look") if record is not None else None
+    return value if isinstance(value, str) else "studio"
+
+
+def object_materials(item: Item | None) -> dict[int, str]:
+    """Object id -> the look's material for it (scenes/looks.py); empty in studio, whose objects have none."""
+    if item is None or item.scene.look is None:
+        return {}
+    return {material.id: material.material for material in item.scene.look.objects}
+
+
 def load_exported(entry: ExportedItem, report: ExportReport, note: str = "") -> Item | None:
     """The item.json of one exported item, or None with the reason in `report.skipped` (every export skips an
     item whose item.json does not parse and names it the same way; `note` says what of it is left out)."""

@@ -23,9 +23,10 @@ OBJECT_FEATURES = [
     {"name": "occlusion", "dtype": "float32"},
     {"name": "truncation", "dtype": "float32"},
     {"name": "visible_px", "dtype": "float32"},
+    {"name": "material", "dtype": "string"},
 ]
 STRING_COLUMNS = ("id", "batch", "item_id", "question_id", "source_item_id", "source_question_id", "scene_id",
-                  "family", "split", "question", "prompt", "answer_type", "answer", "answer_json", "scoring_rule",
+                  "family", "look", "split", "question", "prompt", "answer_type", "answer", "answer_json", "scoring_rule",
                   "difficulty_json")
 INT_COLUMNS = ("width", "height")
 

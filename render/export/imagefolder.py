@@ -23,6 +23,8 @@ from stim3d.render.export.common import (
     collect_items,
     export_folder,
     load_exported,
+    look_name,
+    object_materials,
 )
 from stim3d.render.export.hf_features import (
     PyarrowMissing,
@@ -44,6 +46,7 @@ def object_rows(item: Item | None) -> list[dict[str, Any]]:
     if item is None:
         return []
     truths = {t.id: t for t in item.ground_truth.objects}
+    materials = object_materials(item)
     rows = []
     for obj in item.scene.objects:
         truth = truths.get(obj.id)
@@ -53,6 +56,7 @@ def object_rows(item: Item | None) -> list[dict[str, Any]]:
             "occlusion": None if truth is None else truth.occlusion,
             "truncation": None if truth is None else truth.truncation,
             "visible_px": None if truth is None else truth.visible_px,
+            "material": materials.get(obj.id),  # the look's material; null in studio
         })
     return rows
 
@@ -73,6 +77,7 @@ def imagefolder_row(entry: ExportedItem, record: Record, file_name: str, objects
         "source_question_id": record.question_id,
         "scene_id": f"{entry.batch}-{record.scene_id}",
         "family": record.family,
+        "look": look_name(None, record),
         "split": record.split,
         "question": record.question,
         "prompt": record.prompt,

@@ -8,7 +8,8 @@ VLMEvalKit reads a benchmark as one tab-separated file with the columns `index`,
   choice question its numbered options), which is what stim3d's parsers expect back;
 - `answer` is the gold written as the protocol asks (`answer_text`);
 - `A`, `B`, ... hold a choice question's options (empty for other rows);
-- `category` is the family; `answer_type` and `question_id` ride along, and
+- `category` is the family; `answer_type`, `question_id` and `look` (studio, clevr,
+  photoreal: what VLMEvalKit can split its results by) ride along, and
   `stim3d_record` holds the whole record as JSON, so the dataset class scores a
   prediction file with stim3d's own scoring core and nothing else.
 
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from stim3d.render.batch.folder import IMAGE
-from stim3d.render.export.common import ExportError, ExportReport, collect_items, export_folder
+from stim3d.render.export.common import ExportError, ExportReport, collect_items, export_folder, look_name
 from stim3d.scenes.names import check_name
 from stim3d.scoring.records import Record, answer_text
 
@@ -45,7 +46,7 @@ def tsv_row(index: int, record: Record, image_b64: str) -> dict[str, Any]:
             "answer": answer_text(record.answer.type, record.answer.model_dump(mode="json")["gold"]),
             **{LETTERS[i]: option for i, option in enumerate(options)},
             "category": record.family, "answer_type": record.answer.type, "question_id": record.question_id,
-            "stim3d_record": record.model_dump_json()}
+            "look": look_name(None, record), "stim3d_record": record.model_dump_json()}
 
 
 def export_vlmevalkit(batches: Sequence[Path], dest: Path, name: str = "stim3d") -> ExportReport:
@@ -65,7 +66,7 @@ def export_vlmevalkit(batches: Sequence[Path], dest: Path, name: str = "stim3d")
         report.questions += len(entry.records)
     n_options = max((len(r.answer.options or []) for e in items for r in e.records), default=0)
     columns = ["index", "image", "question", "answer", *LETTERS[:n_options], "category", "answer_type", "question_id",
-               "stim3d_record"]
+               "look", "stim3d_record"]
     with export_folder(dest) as tmp:
         with (tmp / f"{name}.tsv").open("w", newline="", encoding="utf-8") as f:
             writer = csv.DictWriter(f, columns, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")

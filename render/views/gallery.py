@@ -3,7 +3,7 @@
 `build_gallery(OUT)` writes `OUT/gallery/index.html`: one page, no server and no
 external assets (CSS and JS are inline), that opens from the file system. Each
 card shows the thumbnail, family, question, gold answer and difficulty values;
-filters by family and by any difficulty key hide cards; a card opens a detail
+filters by family and by any difficulty key (the look among them) hide cards; a card opens a detail
 view whose overlays (instance mask in false colour, modal and amodal boxes,
 per-object labels with visibility, grid rows and columns) are PNG layers drawn
 here with Pillow from `mask.png` and `item.json` only: nothing re-renders, so
@@ -40,6 +40,7 @@ from stim3d.render.eval.wrong import FILTER_KEY, wrong_item_ids
 from stim3d.render.files import atomic_path, inside, write_text_atomic
 from stim3d.render.views.gallery_page import THUMB_WIDTH, GalleryEntry, render_index
 from stim3d.render.views.overlays import LAYERS, OVERLAY_STYLE, OVERLAYS_DIR, grid_cells, overlay_paths, write_overlays
+from stim3d.scenes.looks import look_name
 from stim3d.scenes.model import Item
 from stim3d.scenes.names import NAME_LIMIT, check_name
 
@@ -134,12 +135,24 @@ def _values_equal(actual: Any, parsed: Any, wanted: str) -> bool:
 
 
 def _lookup(item: Item, key: str) -> tuple[bool, Any]:
-    """A filter key names a difficulty value first, then a family parameter."""
+    """A filter key names a difficulty value first, then a family parameter; `look` is studio for an item that
+    records none (studio items carry no look, docs/looks.md)."""
     if key in item.difficulty:
         return True, item.difficulty[key]
     if key in item.params:
         return True, item.params[key]
+    if key == "look":
+        return True, look_name(item)
     return False, None
+
+
+def with_studio_look(items: list[Item]) -> list[Item]:
+    """When any item has a look, studio items show `look: studio` too (in memory, for the page only), so the
+    page's look filter can pick them; a studio-only gallery is left as it was."""
+    if all(item.scene.look is None for item in items):
+        return items
+    return [item if "look" in item.difficulty else
+            item.model_copy(update={"difficulty": {**item.difficulty, "look": look_name(item)}}) for item in items]
 
 
 def select_items(items: list[Item], family: str | None, filters: dict[str, str]) -> list[Item]:
@@ -287,7 +300,7 @@ def build_gallery(
         except ValueError as exc:
             raise GalleryError(str(exc)) from None
         candidates = [item for item in candidates if item.item_id in wrong]
-    chosen = select_items(candidates, family, filters)
+    chosen = with_studio_look(select_items(candidates, family, filters))
     folders = {item.item_id: folder for item, folder in loaded}
     report.excluded = len(loaded) - len(chosen)
 

@@ -82,6 +82,14 @@ class Family:
     `stim3d score --by` can use them. The rendered item.json holds them too
     (render/markers.py `annotate`).
 
+    `look_colour_check(item)`, when given, is the family's own colour check under a
+    look, on the rendered item (its ground truth holds `measured_srgb`): it returns the
+    measures to record in item.json (`scene.look.measured`) and the ids of the objects
+    whose colour difference no longer holds. Those count as colour failures like a
+    named colour that reads as another (scenes/look_colours.py): the look is redrawn,
+    and objects still failing are listed in `scene.look.colour_failures`
+    (render/batch/produce.py). Studio items are never checked.
+
     `recount(question, scene)`, when given, is the family's one rule for its gold
     answer after the scene changed: the add-on's Re-validate (blender_addon/validation.py)
     and the occlusion sweep (scenes/sweep/items.py) both call it, so an edited scene and
@@ -100,4 +108,5 @@ class Family:
     answer_types: tuple[str, ...]
     revision: int = 1
     rendered_difficulty: Callable[[Any], dict[str, Any]] | None = None
+    look_colour_check: Callable[[Any], tuple[dict[str, float], list[int]]] | None = None
     recount: Callable[[Question, Scene], Recount | None] | None = None

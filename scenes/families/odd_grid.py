@@ -54,7 +54,7 @@ from .odd_attributes import (
     parse_odd_types,
 )
 from .odd_layout import PITCH, SIZE, Plane, board_object, object_px, place_object, quat_of
-from .odd_measure import measured_color_difference
+from .odd_measure import look_colour_check, measured_color_difference
 from .shared.counting import PLURAL
 from .shared.rotation import AXISYMMETRIC, axis_angle_to, breaks_symmetry, object_axis, random_rotation
 from .shared.stage import camera_distance, lights_around
@@ -341,6 +341,7 @@ FAMILY = Family(
     params_model=OddGridParams,
     compose=compose,
     answer_types=("cell",),
-    revision=5,  # 5: labels in line with their rows seen from the camera; the board covers every image corner
+    revision=6,  # 6: under a look, the odd colour's measured dE is recorded and checked against delta_e_range
     rendered_difficulty=measured_color_difference,
+    look_colour_check=look_colour_check,
 )

@@ -1,0 +1,197 @@
+"""`stim3d sweep look`: one scene rendered in every look, side by side.
+
+Each source item (an item folder, or every item a config plans) is rendered once per
+look into a normal item folder, `OUT/items/<item_id>-<look>/`, through the batch
+executors like any item (`stim3d.render.batch.produce.render_item`, so a look's colour
+golds are re-measured and its look redrawn when a named colour no longer reads right,
+scenes/look_colours.py). Only the appearance differs: the look is drawn from the
+item's own seed (scenes/looks.py `with_look`), geometry, masks and golds are the
+source's. The run also writes:
+
+- `OUT/records.jsonl`: the records of every look item; they share the source's
+  `scene_id`, so a score report can pair a scene's looks (`stim3d score --by look`);
+- `OUT/looks.json`: per source item, each look's item id, status, redraws and the
+  objects whose colour still fails;
+- `OUT/strip-<source item>.png`: the looks' images side by side, labelled.
+
+A rerun into the same folder skips look items whose key (item, settings, code) matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stim3d.render.batch.executors import Executor, Job, Outcome, run_jobs
+from stim3d.render.batch.folder import BatchFolder
+from stim3d.render.batch.item_folder import install_item_files, load_item
+from stim3d.render.batch.keys import level_key
+from stim3d.render.sweep.sources import load_sources
+from stim3d.scenes.looks import with_look
+from stim3d.scenes.model import LOOK_NAMES, Item, LookName
+from stim3d.scenes.names import check_name
+from stim3d.scenes.sweep import SweepError
+
+LOOKS_SUMMARY = "looks.json"
+ProgressFn = Callable[[int, int, str, str], None]  # (done, total, label, status)
+
+
+def parse_looks(text: str) -> list[LookName]:
+    """--looks: a comma-separated list of look names, each once; SweepError naming the bad one."""
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    for name in names:
+        if name not in LOOK_NAMES:
+            raise SweepError(f"--looks {text!r}: {name!r} is not a look; allowed: {', '.join(LOOK_NAMES)}")
+    if not names or len(set(names)) != len(names):
+        raise SweepError(f"--looks {text!r}: give each look once, e.g. {','.join(LOOK_NAMES)}")
+    return names  # type: ignore[return-value]
+
+
+def look_item(source: Item, look: LookName) -> Item:
+    """`source`'s scene in `look`: a new item id and question ids, the source's scene_id, no provenance."""
+    try:
+        new_id = check_name(f"{source.item_id}-{look}", "item id")
+    except ValueError as exc:
+        raise SweepError(str(exc)) from None
+    drawn = with_look(source, look)
+    questions = [q.model_copy(update={"question_id": f"{new_id}-{q.question_id.removeprefix(f'{source.item_id}-')}"})
+                 for q in drawn.questions]
+    scene_id = source.difficulty.get("scene_id", source.item_id)
+    difficulty = {**drawn.difficulty, "scene_id": scene_id, "source_item_id": source.item_id}
+    return drawn.model_copy(update={"item_id": new_id, "questions": questions, "difficulty": difficulty,
+                                    "provenance": None})
+
+
+@dataclass
+class LookSweepReport:
+    """What a run did. `failed` is true when any look item or source item could not be made."""
+
+    sweeps: list[dict] = field(default_factory=list)
+    failed_sources: dict[str, str] = field(default_factory=dict)
+    rendered: int = 0
+    skipped: int = 0
+    records: int = 0
+    outputs: list[Path] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failed_sources)
+
+    def summary_lines(self) -> list[str]:
+        lines = []
+        for sweep in self.sweeps:
+            lines.append(f"{sweep['source_item_id']} ({sweep['family']}):")
+            for entry in sweep["looks"]:
+                if entry["status"] == "failed":
+                    lines.append(f"  {entry['look']}: failed ({entry['reason']})")
+                    continue
+                fails = f", colour still failing for objects {entry['colour_failures']}" \
+                    if entry["colour_failures"] else ""
+                lines.append(f"  {entry['look']}: {entry['item_id']} ({entry['status']}; "
+                             f"{entry['redraws']} colour redraws{fails})")
+        for item_id, reason in sorted(self.failed_sources.items()):
+            lines.append(f"failed {item_id}: {reason}")
+        lines.append(f"look items rendered: {self.rendered}  skipped (already done): {self.skipped}  "
+                     f"records: {self.records}")
+        return lines
+
+
+def run_look_sweep(sources: Sequence[Path], out: Path, looks: Sequence[LookName] = LOOK_NAMES, *,
+                   engine: str | None = None, samples: int | None = None, progress: ProgressFn | None = None,
+                   workers: int = 1, executor: Executor = "local", address: str | None = None) -> LookSweepReport:
+    """Render every source item in every look of `looks` into `out`; write records, looks.json and the strips.
+
+    Raises SweepError (or ConfigError) for a bad source; an item of a config that cannot
+    be composed is reported and the others go on. All sources render with the first
+    source's settings (size, engine, samples; `engine`/`samples` override them).
+    """
+    out = Path(out)
+    folder = BatchFolder(out)
+    if folder.manifest_path.exists():
+        raise SweepError(f"--out {out} is a batch folder (it has {folder.manifest_path.name}); a sweep writes its own "
+                         "records, so give it a folder of its own")
+    loaded = [load_sources(Path(source), engine, samples) for source in sources]  # every source checked first
+    settings = loaded[0].settings
+    report = LookSweepReport(failed_sources={k: v for s in loaded for k, v in s.failed.items()})
+    planned: list[tuple[Item, list[Item]]] = [(item, [look_item(item, look) for look in looks])
+                                              for s in loaded for item in s.items]
+    ids = [i.item_id for _, items in planned for i in items]
+    if len(set(ids)) != len(ids):
+        raise SweepError("the sources name one item twice; give each item folder or config once")
+    folder.prepare()
+    folder.remove_temporaries()
+    jobs, status = [], {}
+    for _, items in planned:
+        for item in items:
+            key = level_key(item, settings)
+            if folder.state(item.item_id, key).done:
+                status[item.item_id] = "skipped"
+            else:
+                jobs.append(Job(None, key, item))
+    done, total = len(status), len(ids)
+
+    def on_outcome(outcome: Outcome) -> None:
+        nonlocal done
+        done += 1
+        if outcome.files is not None:
+            install_item_files(out, outcome.item_id, outcome.files)
+        status[outcome.item_id] = "rendered" if outcome.status == "rendered" else f"failed: {outcome.reason}"
+        if progress:
+            progress(done, total, outcome.item_id, status[outcome.item_id])
+
+    run_jobs(jobs, 0, settings, out, on_outcome, workers=workers, executor=executor, address=address)
+
+    done_ids: list[str] = []
+    for source, items in planned:
+        entries: list[dict[str, Any]] = []
+        for item in items:
+            state = status[item.item_id]
+            look = item.scene.look.name if item.scene.look is not None else "studio"
+            if state.startswith("failed"):
+                report.failed_sources[item.item_id] = state.removeprefix("failed: ")
+                entries.append({"look": look, "item_id": item.item_id, "status": "failed",
+                                "reason": state.removeprefix("failed: ")})
+                continue
+            report.rendered += state == "rendered"
+            report.skipped += state == "skipped"
+            done_ids.append(item.item_id)
+            drawn = load_item(folder.item_dir(item.item_id)).scene.look
+            entries.append({"look": look, "item_id": item.item_id, "status": state,
+                            "redraws": drawn.redraws if drawn else 0,
+                            "colour_failures": list(drawn.colour_failures) if drawn else []})
+        report.sweeps.append({"source_item_id": source.item_id, "family": source.family, "looks": entries})
+    records = folder.records_of(done_ids)
+    folder.write_records(rows=records)
+    report.records = len(records)
+    summary = folder.write_summary({"looks": list(looks), "sweeps": report.sweeps,
+                                    "failed": [{"item_id": k, "reason": v}
+                                               for k, v in sorted(report.failed_sources.items())]}, LOOKS_SUMMARY)
+    report.outputs = [folder.records_path, summary]
+    for sweep in report.sweeps:
+        report.outputs.append(look_strip(sweep, folder, out / f"strip-{sweep['source_item_id']}.png"))
+    return report
+
+
+def look_strip(sweep: dict, folder: BatchFolder, path: Path, label_px: int = 18) -> Path:
+    """The looks' images side by side at their rendered size, each labelled with its look (a grey panel for a
+    look that failed)."""
+    from PIL import Image, ImageDraw
+
+    from stim3d.render.files import atomic_path
+
+    images = {e["look"]: Image.open(folder.image_path(e["item_id"])).convert("RGB")
+              for e in sweep["looks"] if e["status"] != "failed"}
+    width, height = next(iter(images.values())).size if images else (160, 120)
+    sheet = Image.new("RGB", (len(sweep["looks"]) * width, height + label_px), "white")
+    draw = ImageDraw.Draw(sheet)
+    for i, entry in enumerate(sweep["looks"]):
+        image = images.get(entry["look"])
+        sheet.paste(image if image is not None else Image.new("RGB", (width, height), (235, 235, 235)),
+                    (i * width, label_px))
+        label = entry["look"] if image is not None else f"{entry['look']}: failed"
+        draw.text((i * width + 4, 3), label, fill="black")
+    with atomic_path(path) as tmp:
+        sheet.save(tmp, format="PNG")
+    return path
