@@ -9,7 +9,8 @@ the ground (object-index 0) and on the objects, PSNR and SSIM of one render agai
 the other, and the mean level (to see what a variant takes out of the image), for
 photoreal as drawn and with one thing changed at a time (VARIANTS): the light tree
 off, the environment's strength 0 (the sun alone), no sun, the ground's bump off,
-the world's importance map at Cycles' automatic resolution, the per-sample direct
+the world's importance map at 256 px (before this benchmark: bench/results/looks_noise.json at commit
+ee50678 measured photoreal with it "as drawn") and at Cycles' automatic resolution, the per-sample direct
 clamp at 1 (spikes would shrink; steady noise not). Noise variance scales as 1/samples,
 so a variant with half the RMS needs a quarter of the samples for the same noise.
 
@@ -35,7 +36,8 @@ from .looks_settings import scene_items
 from .render_quality import psnr, ssim
 
 VARIANTS = ("as drawn", "light tree off", "light tree off, no environment", "light tree off, no sun",
-            "light tree off, no bump", "light tree off, importance map automatic", "light tree off, direct clamp 1")
+            "light tree off, no bump", "light tree off, importance map 256 px", "light tree off, importance map automatic",
+            "light tree off, direct clamp 1")
 
 
 def _look(scene: Scene, part: str, update: dict[str, Any] | None) -> Scene:
@@ -54,6 +56,7 @@ def prepare(variant: str, scene: Scene, originals: dict[str, Any]) -> tuple[Scen
     blender_looks.LOOK_CYCLES.update(originals["cycles"])
     blender_looks._bump = originals["bump"]
     blender_looks.set_environment = originals["environment"]
+    blender_looks.ENVIRONMENT_MAP_RESOLUTION = originals["map"]
     fields: dict[str, Any] = {"light_tree": variant == "as drawn"}
     if scene.look is None or scene.look.name != "photoreal":
         return scene, fields
@@ -65,6 +68,8 @@ def prepare(variant: str, scene: Scene, originals: dict[str, Any]) -> tuple[Scen
         blender_looks._bump = lambda *args, **kwargs: None
     elif variant.endswith("direct clamp 1"):
         blender_looks.LOOK_CYCLES["sample_clamp_direct"] = 1.0
+    elif variant.endswith("importance map 256 px"):
+        blender_looks.ENVIRONMENT_MAP_RESOLUTION = 256
     elif variant.endswith("importance map automatic"):
         def environment(scene_bpy, look_environment):
             world = originals["environment"](scene_bpy, look_environment)
@@ -105,7 +110,7 @@ def main() -> None:
         width, height, samples, variants = 80, 60, 4, VARIANTS[:2]
     items = scene_items("dysm", width, height, LOOK_NAMES)
     originals = {"cycles": dict(blender_looks.LOOK_CYCLES), "bump": blender_looks._bump,
-                 "environment": blender_looks.set_environment}
+                 "environment": blender_looks.set_environment, "map": blender_looks.ENVIRONMENT_MAP_RESOLUTION}
     run = Run("looks_noise", args.quick, args.out, {"resolution": f"{width}x{height}", "samples": samples,
                                                      "scene": items["photoreal"].item_id,
                                                      "photoreal_look": items["photoreal"].scene.look.model_dump()})

@@ -119,7 +119,8 @@ def reference(item: Item, samples: int, workdir: Path) -> dict[str, Any]:
     from stim3d.render.backends import blender_looks
 
     fields = {"samples": samples // 2, "denoise": False, "adaptive_sampling": False, "light_tree": False}
-    key = hashlib.sha256(f"{item.scene.model_dump_json()}|{fields}|{blender_looks.LOOK_CYCLES}".encode()).hexdigest()
+    world = f"|map {blender_looks.ENVIRONMENT_MAP_RESOLUTION}" if item.scene.look and item.scene.look.environment else ""
+    key = hashlib.sha256(f"{item.scene.model_dump_json()}|{fields}|{blender_looks.LOOK_CYCLES}{world}".encode()).hexdigest()
     cached = REFERENCE_CACHE / f"{item.item_id}-{key[:16]}.npz"
     if not cached.is_file():
         start = time.perf_counter()
