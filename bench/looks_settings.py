@@ -33,6 +33,7 @@ The results file is rewritten after every scene, so a run cut short leaves figur
 
     python -m bench.looks_settings [--quick] [--width 240 --height 180] [--reference-samples 1024]
         [--scenes dysm,oddgrid,rose,ava] [--looks studio,clevr,photoreal]
+    python -m bench.looks_settings --markdown bench/results/looks_settings.json   # the docs' tables
 """
 
 from __future__ import annotations
@@ -182,6 +183,34 @@ def report(figures: dict, title: str) -> None:
               f"each other: PSNR >= {f['reference_halves_psnr_min']} dB, SSIM >= {f['reference_halves_ssim_min']}")
 
 
+def markdown(path: Path) -> None:
+    """The tables of docs/looks.md "Cost and quality", from a results file."""
+    import json
+
+    document = json.loads(path.read_text())
+    figures, code = document["figures"], document["code"]
+    print(f"*Source: `{path.as_posix()}` (commit `{code['git_commit'][:12]}`; `{document['command']}`; "
+          f"{document['settings']['resolution']}; scenes {', '.join(figures['scenes_completed'])}; load average "
+          f"{document['load_average']['start']} at start, {document['load_average']['max_sampled']} at most).*\n")
+    print("| look | candidate (+ OIDN) | s / item | x studio | PSNR min dB | SSIM min | colour dE max | object SSIM min | bar |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for look, f in figures["looks"].items():
+        for name, c in f["by_candidate"].items():
+            print(f"| {look} | {name} | {c['seconds_per_item_median']:.2f} | {c['ratio_to_studio_median']:.2f}x | "
+                  f"{c['psnr_min']:.1f} | {c['ssim_min']:.4f} | {c['colour_de_max']:.1f} | {c['object_ssim_min']:.3f} | "
+                  f"{'yes' if c['meets_bar'] else 'no'} |")
+    print("\n| look | reference halves PSNR min dB | SSIM min | cheapest meeting the bar on every scene |\n|---|---|---|---|")
+    for look, f in figures["looks"].items():
+        print(f"| {look} | {f['reference_halves_psnr_min']} | {f['reference_halves_ssim_min']} | {f['chosen'] or 'none'} |")
+    print("\n| scene | look | candidate | PSNR dB | SSIM | s | fine detail |\n|---|---|---|---|---|---|---|")
+    for r in figures["rows"]:  # per scene: each look's choice and the dysm3d preset's settings
+        if r["candidate"] not in (figures["looks"][r["look"]]["chosen"], DYSM_SETTINGS):
+            continue
+        extra = ", ".join(f"{k} {v}" for k, v in r["detail"].items())
+        print(f"| {r['scene']} ({r['item_id']}) | {r['look']} | {r['candidate']} | {r['psnr']} | {r['ssim']} | "
+              f"{r['seconds']} | {extra} |")
+
+
 def main() -> None:
     def add(parser):
         parser.add_argument("--width", type=int, default=240)
@@ -189,8 +218,11 @@ def main() -> None:
         parser.add_argument("--reference-samples", type=int, default=1024)
         parser.add_argument("--scenes", default=",".join(SCENES), help=f"comma-separated, of {', '.join(SCENES)}")
         parser.add_argument("--looks", default=",".join(LOOK_NAMES))
+        parser.add_argument("--markdown", type=Path, metavar="RESULTS_JSON", help="only print docs tables of a results file")
 
     args = parse_args(__doc__.splitlines()[0], add)
+    if args.markdown:
+        return markdown(args.markdown)
     scenes, looks = tuple(args.scenes.split(",")), tuple(args.looks.split(","))
     for name in scenes:
         if name not in SCENES:
