@@ -202,9 +202,18 @@ def markdown(path: Path) -> None:
     print("\n| look | reference halves PSNR min dB | SSIM min | cheapest meeting the bar on every scene |\n|---|---|---|---|")
     for look, f in figures["looks"].items():
         print(f"| {look} | {f['reference_halves_psnr_min']} | {f['reference_halves_ssim_min']} | {f['chosen'] or 'none'} |")
+    print("\n| scene | " + " | ".join(figures["looks"]) + " |\n|---|" + "---|" * len(figures["looks"]))
+    for scene, per_look in figures["by_scene"].items():  # the first candidate (CANDIDATES' order) meeting the bar
+        cells = []
+        for look in figures["looks"]:
+            row = next((r for r in figures["rows"] if r["scene"] == scene and r["look"] == look
+                        and r["candidate"] in per_look.get(look, {}).get("passing", [])), None)
+            cells.append(f"{row['candidate']}: {row['psnr']} dB, {row['ssim']}" if row else "none up to 64 spp")
+        print(f"| {scene} | " + " | ".join(cells) + " |")
     print("\n| scene | look | candidate | PSNR dB | SSIM | s | fine detail |\n|---|---|---|---|---|---|---|")
-    for r in figures["rows"]:  # per scene: each look's choice and the dysm3d preset's settings
-        if r["candidate"] not in (figures["looks"][r["look"]]["chosen"], DYSM_SETTINGS):
+    shown = {look: {f["chosen"] or list(f["by_candidate"])[-1], DYSM_SETTINGS} for look, f in figures["looks"].items()}
+    for r in figures["rows"]:  # per scene: each look's choice (or its most samples) and the dysm3d preset's settings
+        if r["candidate"] not in shown[r["look"]]:
             continue
         extra = ", ".join(f"{k} {v}" for k, v in r["detail"].items())
         print(f"| {r['scene']} ({r['item_id']}) | {r['look']} | {r['candidate']} | {r['psnr']} | {r['ssim']} | "
