@@ -1,113 +1,281 @@
-"""Cycles settings and cost per look: which sample count meets the quality bar in studio, clevr and photoreal?
+"""Render settings per look and per family: which Cycles settings meet the quality bar in every look, at what cost?
 
-The method of bench/render_settings.py, per look: for one scene per family (the
-same composed scene in every look), a reference render with `--reference-samples`
-samples (default 256: on this shared 2-core machine 1024 samples of a photoreal
-scene did not fit a session; the reference's residual noise then counts against the
-candidates, so the bar is conservative), adaptive sampling off, no denoising,
-another Cycles seed; then candidates at 8, 16 and 32 samples with OpenImageDenoise.
-Quality: PSNR (8-bit sRGB) and SSIM (luminance) against the reference, the issue's
-bar being PSNR >= 38 dB and SSIM >= 0.99 on every scene. Cost: wall seconds of the
-whole `render_scene` call per item. Every look of a scene is rendered back to back
-in one round, the looks' order rotating from scene to scene, so load drift on a
-shared machine hits every look alike; each look's cost is also given as the median
-ratio to studio's paired render.
+The method of bench/render_settings.py, for one scene per family group and every
+look (studio, clevr, photoreal), the same composed scene in every look:
 
-    python -m bench.looks_settings [--quick] [--reference-samples 256] [--size 160x120] [--families a,b]
-        [--reference-denoise --out bench/results/looks_settings_denoised_reference.json]
+- scenes: the middle item of a task of each seed preset (SCENES): DYSM 3D's
+  shape_count, OddGrid-3D's labelled board with a colour odd cell (the ~5-dE
+  difference and the row/column digits), ROSE-3D's glossy `finish` exception,
+  AVA-3D's orientation car (thin wheels and cabin). There is no rubric family: the
+  rubric questions of scenes/rubrics.py ask about these families' scenes;
+- reference: `--reference-samples` samples (default 1024) as two halves with other
+  Cycles seeds, averaged (`reference`: the halves' difference is the reference's own
+  noise floor, recorded), adaptive sampling off, no denoising, light tree off (an
+  unbiased sampling choice: the same converged image, less noise under an HDRI),
+  cached under the scratch folder by scene and settings (a rerun skips it). A look's own scene settings (render/backends/blender_looks.py
+  LOOK_CYCLES: bounces, glossy filter, indirect clamp, light tree) are part of the
+  look and apply to the reference and the candidates alike;
+- candidates (CANDIDATES): sample counts with OpenImageDenoise, including the dysm3d
+  preset's settings and the other presets' (8 spp, OIDN high, light tree on);
+- quality: PSNR (8-bit sRGB) and SSIM (luminance) against the reference; the bar is
+  PSNR >= 38 dB and SSIM >= 0.99 on every scene;
+- fine detail (bench/looks_detail.py): colour dE2000 of each object's measured colour
+  against the reference's, the odd cell's measured dE to its twin, the glossy
+  exception's highlight contrast, the label digits' contrast and SSIM, and the
+  smallest per-object SSIM (thin parts);
+- cost: wall seconds of the whole `render_scene` call, every look and candidate of a
+  scene rendered back to back (look order rotating by scene), so each is also given
+  as its paired ratio to studio's render of the same scene and candidate.
+
+The resolution is an option (`--width/--height`, default 240x180): on the shared,
+loaded 2-core machine the 12 references at the presets' 640x480 (7x the pixels) did not fit a session.
+The results file is rewritten after every scene, so a run cut short leaves figures.
+
+    python -m bench.looks_settings [--quick] [--width 240 --height 180] [--reference-samples 1024]
+        [--scenes dysm,oddgrid,rose,ava] [--looks studio,clevr,photoreal]
+    python -m bench.looks_settings --markdown bench/results/looks_settings.json   # the docs' tables
 """
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.model import LOOK_NAMES, Item, RenderSettings
+from stim3d.scenes.placement import InfeasibleError
 
-from .common import Run, median, parse_args, print_table, progress
+from .common import QUICK_DIR, Run, median, parse_args, print_table, progress
+from .looks_detail import detail
 from .render_quality import TARGET_PSNR, TARGET_SSIM, psnr, ssim
 
-FAMILIES = ("shape_color_count", "rose_grid")
-CANDIDATES = (8, 16, 32)
-PARAMS = {"rose_grid": {"exception": "finish"}}
+REFERENCE_CACHE = QUICK_DIR / "looks_references"
+PRESETS = Path(__file__).resolve().parent.parent / "stim3d" / "scenes" / "presets"
+# name -> (preset, family, params the plan must have): the middle such plan of the preset is the scene.
+SCENES: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "dysm": ("dysm3d", "shape_count", {}),
+    "oddgrid": ("oddgrid3d", "odd_grid", {"odd_types": "color", "labels": True}),
+    "rose": ("rose3d", "rose_grid", {"exception": "finish", "cue": False}),
+    "ava": ("ava3d", "ava_orientation", {}),
+}
+DYSM_SETTINGS = "4 spp, OIDN fast, light tree off (dysm3d preset)"
+PRESET_SETTINGS = "8 spp, OIDN high, light tree on (oddgrid3d/rose3d/ava3d presets)"
+# name -> RenderSettings fields (width, height and seed come from the scene)
+CANDIDATES: dict[str, dict[str, Any]] = {
+    DYSM_SETTINGS: {"samples": 4, "denoise_quality": "fast", "light_tree": False},
+    PRESET_SETTINGS: {"samples": 8},
+    "8 spp, OIDN high, light tree off": {"samples": 8, "light_tree": False},
+    "16 spp, OIDN high, light tree off": {"samples": 16, "light_tree": False},
+    "32 spp, OIDN high, light tree off": {"samples": 32, "light_tree": False},
+    "64 spp, OIDN high, light tree off": {"samples": 64, "light_tree": False},
+}
 
 
-def _args(parser) -> None:
-    parser.add_argument("--reference-samples", type=int, default=256)
-    parser.add_argument("--size", default="160x120", help="WIDTHxHEIGHT of every render")
-    parser.add_argument("--families", default=",".join(FAMILIES))
-    parser.add_argument("--reference-denoise", action="store_true",
-                        help="denoise the reference too (its own noise floor otherwise caps SSIM under an HDRI)")
+def scene_items(name: str, width: int, height: int, looks: tuple[str, ...]) -> dict[str, Item]:
+    """The scene `name` (SCENES) composed in every look, at width x height."""
+    from stim3d.render.batch.config import expand, load_config
+
+    preset, family, wanted = SCENES[name]
+    config = load_config(PRESETS / f"{preset}.yaml")
+    plans = [p for p in expand(config) if p.family == family and all(p.params.get(k) == v for k, v in wanted.items())]
+    if not plans:
+        raise SystemExit(f"no plan of {preset} matches {family} {wanted}")
+    middle = len(plans) // 2
+    for plan in plans[middle:] + plans[:middle]:  # the middle one, or the next that fits the frame
+        entropy = [config.seed, plan.task_index, plan.item_index]
+        try:
+            return {look: make_item(plan.family, plan.params, entropy, plan.item_id, Frame(width, height),
+                                    look=look)  # type: ignore[arg-type]
+                    for look in looks}
+        except InfeasibleError:
+            continue
+    raise SystemExit(f"no plan of {preset} matching {family} {wanted} fits {width}x{height}")
 
 
-def render(item: Item, samples: int, denoise: bool, seed: int, workdir: Path) -> tuple[np.ndarray, float]:
+def render(item: Item, fields: dict[str, Any], seed: int, workdir: Path) -> tuple[Any, float]:
+    """One render of `item` with RenderSettings `fields`; the output and wall seconds of render_scene."""
     from stim3d.render.backends import blender
 
     camera = item.scene.camera
-    settings = RenderSettings(width=camera.width, height=camera.height, samples=samples, denoise=denoise,
-                              adaptive_sampling=denoise)
+    settings = RenderSettings(width=camera.width, height=camera.height, **fields)
     start = time.perf_counter()
     output = blender.render_scene(item.scene, settings, seed, workdir)
-    return output.image, time.perf_counter() - start
+    return output, time.perf_counter() - start
+
+
+def reference(item: Item, samples: int, workdir: Path) -> dict[str, Any]:
+    """The reference of `item`: two renders of samples/2 with other seeds, averaged (cached by scene and settings).
+
+    Two independent halves average to a `samples`-sample estimate, and their difference
+    measures the reference's own noise: `floor_psnr`/`floor_ssim` of one half against the
+    other (a full reference is sqrt(2) less noisy than a half, so its own error against
+    the converged image is about half that difference).
+    """
+    from stim3d.render.backends import blender_looks
+
+    fields = {"samples": samples // 2, "denoise": False, "adaptive_sampling": False, "light_tree": False}
+    world = f"|map {blender_looks.ENVIRONMENT_MAP_RESOLUTION}" if item.scene.look and item.scene.look.environment else ""
+    key = hashlib.sha256(f"{item.scene.model_dump_json()}|{fields}|{blender_looks.LOOK_CYCLES}{world}".encode()).hexdigest()
+    cached = REFERENCE_CACHE / f"{item.item_id}-{key[:16]}.npz"
+    if not cached.is_file():
+        start = time.perf_counter()
+        halves = [render(item, fields, item.seed + k, workdir)[0] for k in (1, 2)]
+        REFERENCE_CACHE.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(cached, a=halves[0].image, b=halves[1].image, instance_map=halves[0].instance_map,
+                            seconds=time.perf_counter() - start)
+    with np.load(cached) as data:
+        a, b = data["a"], data["b"]
+        image = np.rint((a.astype(np.float64) + b) / 2).astype(np.uint8)
+        return {"image": image, "instance_map": data["instance_map"], "seconds": round(float(data["seconds"]), 1),
+                "floor_psnr": round(psnr(a, b), 2), "floor_ssim": round(ssim(a, b), 4)}
+
+
+def summarise(rows: list[dict], references: list[dict], looks: tuple[str, ...], candidates: list[str]) -> dict:
+    """Per look and candidate: quality minima over scenes, the bar, s/item, paired ratio to studio."""
+    figures: dict[str, Any] = {}
+    for look in looks:
+        per: dict[str, Any] = {}
+        floors = [r for r in references if r["look"] == look]
+        for name in candidates:
+            cases = [r for r in rows if r["look"] == look and r["candidate"] == name]
+            if not cases:
+                continue
+            studio = {r["scene"]: r["seconds"] for r in rows if r["look"] == "studio" and r["candidate"] == name}
+            ratios = [r["seconds"] / studio[r["scene"]] for r in cases if r["scene"] in studio]
+            per[name] = {
+                "scenes": [r["scene"] for r in cases],
+                "seconds_per_item_median": round(median([r["seconds"] for r in cases]), 2),
+                "ratio_to_studio_median": round(median(ratios), 2) if ratios else None,
+                "psnr_min": min(r["psnr"] for r in cases), "ssim_min": min(r["ssim"] for r in cases),
+                "meets_bar": all(r["psnr"] >= TARGET_PSNR and r["ssim"] >= TARGET_SSIM for r in cases),
+                "colour_de_max": max(r["detail"]["colour_de_max"] for r in cases),
+                "object_ssim_min": min(r["detail"]["object_ssim_min"] for r in cases),
+            }
+        passing = [n for n in per if per[n]["meets_bar"]]
+        chosen = min(passing, key=lambda n: per[n]["seconds_per_item_median"]) if passing else None
+        figures[look] = {"by_candidate": per, "chosen": chosen,
+                         "reference_halves_psnr_min": min((r["floor_psnr"] for r in floors), default=None),
+                         "reference_halves_ssim_min": min((r["floor_ssim"] for r in floors), default=None)}
+    by_scene: dict[str, dict[str, Any]] = {}
+    for r in rows:  # per scene: the cheapest passing candidate of each look (a preset's choice)
+        entry = by_scene.setdefault(r["scene"], {}).setdefault(r["look"], {"passing": []})
+        if r["psnr"] >= TARGET_PSNR and r["ssim"] >= TARGET_SSIM:
+            entry["passing"].append(r["candidate"])
+    return {"looks": figures, "by_scene": by_scene}
+
+
+def report(figures: dict, title: str) -> None:
+    table = []
+    for look, f in figures["looks"].items():
+        for name, c in f["by_candidate"].items():
+            table.append([look, name, c["seconds_per_item_median"], c["ratio_to_studio_median"], c["psnr_min"],
+                          c["ssim_min"], c["colour_de_max"], c["object_ssim_min"], c["meets_bar"]])
+    print_table(title, ["look", "candidate", "s/item", "x studio", "PSNR min", "SSIM min", "dE max", "obj SSIM min",
+                        "bar"], table)
+    for look, f in figures["looks"].items():
+        print(f"{look}: cheapest meeting the bar on every scene: {f['chosen']}; the reference's two halves against "
+              f"each other: PSNR >= {f['reference_halves_psnr_min']} dB, SSIM >= {f['reference_halves_ssim_min']}")
+
+
+def markdown(path: Path) -> None:
+    """The tables of docs/looks.md "Cost and quality", from a results file."""
+    import json
+
+    document = json.loads(path.read_text())
+    figures, code = document["figures"], document["code"]
+    print(f"*Source: `{path.as_posix()}` (commit `{code['git_commit'][:12]}`; `{document['command']}`; "
+          f"{document['settings']['resolution']}; scenes {', '.join(figures['scenes_completed'])}; load average "
+          f"{document['load_average']['start']} at start, {document['load_average']['max_sampled']} at most).*\n")
+    print("| look | candidate (+ OIDN) | s / item | x studio | PSNR min dB | SSIM min | colour dE max | object SSIM min | bar |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for look, f in figures["looks"].items():
+        for name, c in f["by_candidate"].items():
+            print(f"| {look} | {name} | {c['seconds_per_item_median']:.2f} | {c['ratio_to_studio_median']:.2f}x | "
+                  f"{c['psnr_min']:.1f} | {c['ssim_min']:.4f} | {c['colour_de_max']:.1f} | {c['object_ssim_min']:.3f} | "
+                  f"{'yes' if c['meets_bar'] else 'no'} |")
+    print("\n| look | reference halves PSNR min dB | SSIM min | cheapest meeting the bar on every scene |\n|---|---|---|---|")
+    for look, f in figures["looks"].items():
+        print(f"| {look} | {f['reference_halves_psnr_min']} | {f['reference_halves_ssim_min']} | {f['chosen'] or 'none'} |")
+    print("\n| scene | " + " | ".join(figures["looks"]) + " |\n|---|" + "---|" * len(figures["looks"]))
+    for scene, per_look in figures["by_scene"].items():  # the first candidate (CANDIDATES' order) meeting the bar
+        cells = []
+        for look in figures["looks"]:
+            row = next((r for r in figures["rows"] if r["scene"] == scene and r["look"] == look
+                        and r["candidate"] in per_look.get(look, {}).get("passing", [])), None)
+            cells.append(f"{row['candidate']}: {row['psnr']} dB, {row['ssim']}" if row else "none up to 64 spp")
+        print(f"| {scene} | " + " | ".join(cells) + " |")
+    print("\n| scene | look | candidate | PSNR dB | SSIM | s | fine detail |\n|---|---|---|---|---|---|---|")
+    shown = {look: {f["chosen"] or list(f["by_candidate"])[-1], DYSM_SETTINGS} for look, f in figures["looks"].items()}
+    for r in figures["rows"]:  # per scene: each look's choice (or its most samples) and the dysm3d preset's settings
+        if r["candidate"] not in shown[r["look"]]:
+            continue
+        extra = ", ".join(f"{k} {v}" for k, v in r["detail"].items())
+        print(f"| {r['scene']} ({r['item_id']}) | {r['look']} | {r['candidate']} | {r['psnr']} | {r['ssim']} | "
+              f"{r['seconds']} | {extra} |")
 
 
 def main() -> None:
-    args = parse_args(__doc__.splitlines()[0], _args)
-    width, height = (int(v) for v in args.size.split("x"))
-    families = tuple(args.families.split(","))
-    candidates = (8,) if args.quick else CANDIDATES
-    reference_samples = 32 if args.quick else args.reference_samples
-    run = Run("looks_settings", args.quick, args.out, {"size": args.size, "families": families,
-                                                        "reference_samples": reference_samples,
-                                                        "candidates": candidates, "denoise": "OIDN high",
-                                                        "reference_denoised": args.reference_denoise})
-    rows: dict[str, dict[int, list[dict]]] = {look: {n: [] for n in candidates} for look in LOOK_NAMES}
-    with tempfile.TemporaryDirectory() as scratch:
-        for s, family in enumerate(families):
-            items = {look: make_item(family, PARAMS.get(family, {}), [2026, 0, 0], f"{family}-{look}",
-                                     Frame(width, height), look=look) for look in LOOK_NAMES}
-            order = LOOK_NAMES[s % 3:] + LOOK_NAMES[:s % 3]
-            references = {}
+    def add(parser):
+        parser.add_argument("--width", type=int, default=240)
+        parser.add_argument("--height", type=int, default=180)
+        parser.add_argument("--reference-samples", type=int, default=1024)
+        parser.add_argument("--scenes", default=",".join(SCENES), help=f"comma-separated, of {', '.join(SCENES)}")
+        parser.add_argument("--looks", default=",".join(LOOK_NAMES))
+        parser.add_argument("--markdown", type=Path, metavar="RESULTS_JSON", help="only print docs tables of a results file")
+
+    args = parse_args(__doc__.splitlines()[0], add)
+    if args.markdown:
+        return markdown(args.markdown)
+    scenes, looks = tuple(args.scenes.split(",")), tuple(args.looks.split(","))
+    for name in scenes:
+        if name not in SCENES:
+            raise SystemExit(f"--scenes: unknown scene {name!r} (known: {', '.join(SCENES)})")
+    for look in looks:
+        if look not in LOOK_NAMES:
+            raise SystemExit(f"--looks: unknown look {look!r} (known: {', '.join(LOOK_NAMES)})")
+    width, height, reference_samples = args.width, args.height, args.reference_samples
+    candidates = list(CANDIDATES)
+    if args.quick:
+        width, height, reference_samples, scenes, candidates = 160, 120, 16, scenes[:2], candidates[:2]
+    run = Run("looks_settings", args.quick, args.out, {
+        "resolution": f"{width}x{height}", "reference_samples": reference_samples, "scenes": scenes, "looks": looks,
+        "reference": "mean of two renders of samples/2 (Cycles seeds + 1, + 2), adaptive sampling off, no denoising, light tree off, the look's LOOK_CYCLES",
+        "candidates": {n: CANDIDATES[n] for n in candidates}, "target_psnr_db": TARGET_PSNR, "target_ssim": TARGET_SSIM})
+    rows: list[dict] = []
+    references: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
+        workdir = Path(tmp)
+        for s, name in enumerate(scenes):
+            items = scene_items(name, width, height, looks)
+            order = looks[s % len(looks):] + looks[:s % len(looks)]
+            refs = {}
             for look in order:
-                progress(f"{family} {look}: reference {reference_samples} spp")
-                references[look], _ = render(items[look], reference_samples, args.reference_denoise, items[look].seed + 1,
-                                             Path(scratch) / "ref")
-            for n in candidates:
-                for look in order:
-                    image, seconds = render(items[look], n, True, items[look].seed, Path(scratch) / "test")
-                    row = {"family": family, "seconds": round(seconds, 2),
-                           "psnr": round(psnr(image, references[look]), 2),
-                           "ssim": round(ssim(image, references[look]), 4)}
-                    rows[look][n].append(row)
-                    progress(f"{family} {look} {n} spp: {row}")
+                progress(f"{name} ({items[look].item_id}) {look}: {reference_samples}-sample reference")
+                refs[look] = reference(items[look], reference_samples, workdir)
+                references.append({"scene": name, "look": look, "item_id": items[look].item_id,
+                                   **{k: v for k, v in refs[look].items() if k not in ("image", "instance_map")}})
                 run.sample_load()
-    figures: dict[str, dict] = {}
-    for look in LOOK_NAMES:
-        per_samples = {}
-        for n in candidates:
-            studio = {r["family"]: r["seconds"] for r in rows["studio"][n]}
-            cases = rows[look][n]
-            per_samples[str(n)] = {
-                "seconds_per_item_median": round(median([r["seconds"] for r in cases]), 2),
-                "ratio_to_studio_median": round(median([r["seconds"] / studio[r["family"]] for r in cases]), 2),
-                "psnr_min": min(r["psnr"] for r in cases), "ssim_min": min(r["ssim"] for r in cases),
-                "meets_bar": all(r["psnr"] >= TARGET_PSNR and r["ssim"] >= TARGET_SSIM for r in cases),
-                "scenes": cases,
-            }
-        passing = [n for n in candidates if per_samples[str(n)]["meets_bar"]]
-        figures[look] = {"by_samples": per_samples, "chosen_samples": min(passing) if passing else None}
-    print_table(f"seconds per item and quality per look ({args.size}, OIDN, reference {reference_samples} spp)",
-                ["look", "spp", "s/item", "x studio", "PSNR min", "SSIM min", "bar"],
-                [[look, n, f["by_samples"][str(n)]["seconds_per_item_median"],
-                  f["by_samples"][str(n)]["ratio_to_studio_median"], f["by_samples"][str(n)]["psnr_min"],
-                  f["by_samples"][str(n)]["ssim_min"], f["by_samples"][str(n)]["meets_bar"]]
-                 for look, f in figures.items() for n in candidates])
-    run.finish(figures)
+            for cand in candidates:
+                for look in order:
+                    output, seconds = render(items[look], CANDIDATES[cand], items[look].seed, workdir)
+                    image, instance_map = refs[look]["image"], refs[look]["instance_map"]
+                    row = {"scene": name, "item_id": items[look].item_id, "look": look, "candidate": cand,
+                           "seconds": round(seconds, 2), "psnr": round(psnr(output.image, image), 2),
+                           "ssim": round(ssim(output.image, image), 4),
+                           "detail": detail(items[look], output.image, image, instance_map)}
+                    rows.append(row)
+                    progress(f"  {name} {look} {cand}: {row['psnr']} dB, SSIM {row['ssim']}, {row['seconds']} s")
+                run.sample_load()
+            figures = {**summarise(rows, references, looks, candidates), "scenes_completed": list(scenes[:s + 1]),
+                       "references": references, "rows": rows}
+            run.finish(figures)  # rewritten after every scene
+    report(figures, f"per look, {width}x{height}, vs a {reference_samples}-sample reference, scenes {', '.join(scenes)}")
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from stim3d.scenes.model import EnvironmentLook, GroundLook, ObjectLook, SceneOb
 
 ENVIRONMENT_FOLDER = "studiolights/world"  # inside Blender's DATAFILES
 COAT_ROUGHNESS = 0.05
-ENVIRONMENT_MAP_RESOLUTION = 256  # the world's importance map (set_environment says why not 'AUTOMATIC')
+ENVIRONMENT_MAP_RESOLUTION = 2048  # the world's importance map (set_environment says why this size)
 
 
 class EnvironmentMissing(RuntimeError):
@@ -328,7 +328,10 @@ def set_environment(scene_bpy, environment: EnvironmentLook):
     nodes.link(texture.outputs["Color"], background.inputs["Color"])
     background.inputs["Strength"].default_value = environment.strength
     # Importance map: 'AUTOMATIC' builds it at a resolution that cost 15 s per render on this 2-core machine
-    # (160x120, 1 sample: 18 s vs 1.2 s); a 256-pixel map still finds the sun in a 1K HDRI.
+    # (160x120, 1 sample: 18 s vs 1.2 s). At 256 px an HDRI whose own sun is a few texels (sunrise) was
+    # sampled through 4x4-texel map cells, so most light samples aimed at the sun missed it: a 64-sample
+    # render's ground noise was 11.4 levels RMS, 2.7 at 2048 px, two map cells per texel of the shipped
+    # 1024-px HDRIs (bench/results/looks_noise.json; tests/test_looks_sampling.py).
     world.cycles.sampling_method = "MANUAL"
     world.cycles.sample_map_resolution = ENVIRONMENT_MAP_RESOLUTION
     scene_bpy.world = world
