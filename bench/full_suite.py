@@ -33,7 +33,7 @@ from typing import Any
 
 from stim3d.render.batch.suite import SUITE_PRESETS, SUITE_SUMMARY
 
-from .common import Run, parse_args, print_table, progress
+from .common import Run, add_device, parse_args, print_table, progress
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = {"sample": 500, "engine": "workbench", "width": 320, "height": 240}
@@ -67,7 +67,7 @@ def main() -> None:
     def add(parser):
         parser.add_argument("--sample", type=int, metavar="N", help="render every N-th item of each preset (--shard 1/N)")
         parser.add_argument("--workers", type=int, help="worker processes (default: the CLI's, 1)")
-        parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu", help="Cycles device")
+        add_device(parser)
         parser.add_argument("--engine", choices=("cycles", "workbench", "raster"), help="override every preset's engine")
         parser.add_argument("--width", type=int, help="override every preset's width")
         parser.add_argument("--height", type=int, help="override every preset's height")
@@ -83,7 +83,7 @@ def main() -> None:
         "presets": list(SUITE_PRESETS), "device": args.device, "workers": args.workers or 1,
         "sample_every": settings["sample"] or 1, "overrides": overrides,
         "is_sample": bool(settings["sample"] and settings["sample"] > 1),
-        "what": "stim3d render all in a subprocess, fresh root; wall time from start to exit"})
+        "what": "stim3d render all in a subprocess, fresh root; wall time from start to exit"}, device=args.device)
     with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
         out = Path(tmp) / "suite"
         command = suite_command(out, settings["sample"], args.workers, args.device, overrides)

@@ -41,7 +41,7 @@ from stim3d.render.batch.keys import expected_keys
 from stim3d.render.batch.produce import compose_item, render_item
 from stim3d.scenes.presets import preset_path
 
-from .common import Run, median, parse_args, print_table, progress
+from .common import Run, add_device, median, parse_args, print_table, progress
 
 PNG_LEVELS = (0, 1, 3, 6, 9)
 UNCOMPARED = {"timing.json"}  # wall-clock seconds: the one file that may differ between two renders
@@ -132,7 +132,7 @@ def main() -> None:
     def add(parser):
         parser.add_argument("--preset", default="dysm3d", help="preset whose scenes and render settings are used")
         parser.add_argument("--items", type=int, default=10, help="items, spread over the preset's tasks")
-        parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu", help="Cycles device")
+        add_device(parser)
 
     args = parse_args(__doc__.splitlines()[0], add)
     path = preset_path(args.preset)
@@ -149,7 +149,7 @@ def main() -> None:
     keys = expected_keys(config, plans)
     run = Run("item_overhead", args.quick, args.out, settings={
         "preset": args.preset, "render": render.model_dump(mode="json"), "items": [p.item_id for p in plans],
-        "device": args.device, "repeats": repeats, "png_levels": list(PNG_LEVELS)})
+        "device": args.device, "repeats": repeats, "png_levels": list(PNG_LEVELS)}, device=args.device)
     progress(f"composing {len(plans)} items of {args.preset}")
     composed = [compose_item(plan, config.seed, render) for plan in plans]
     with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
