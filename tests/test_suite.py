@@ -74,3 +74,14 @@ def test_render_all_refuses_a_linked_preset_folder_and_a_bad_shard_in_one_line(t
     bad = stim3d("render", "all", "--out", str(tmp_path / "other"), "--shard", "0/3")
     assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
         "stim3d: error: shard 0/3: expected k/n with 1 <= k <= n"]
+
+
+def test_validate_all_checks_every_seed_preset():
+    done = stim3d("validate", "all")
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()
+    assert [line.split(":")[0] for line in lines] == list(SUITE_PRESETS)
+    for name, line in zip(SUITE_PRESETS, lines):
+        path = preset_path(name)
+        assert path is not None
+        assert f"valid; {len(expand(load_config(path)))} items" in line

@@ -92,6 +92,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from stim3d.render.batch.config import expand, load_config
     from stim3d.render.cli.presets import resolve_config
 
+    if is_suite(args.config):  # every seed preset, one line (or one JSON object per line) each
+        from stim3d.render.batch.suite import SUITE_PRESETS
+
+        return max(cmd_validate(argparse.Namespace(**{**vars(args), "config": name})) for name in SUITE_PRESETS)
     config = load_config(resolve_config(args.config))
     plans = expand(config)
     compose_one_per_task(config, plans)
@@ -242,7 +246,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="one JSON list: name, distribution, revision, params' schemas")
     p.set_defaults(func=cmd_families)
     p = sub.add_parser("validate", help="check a config and compose one item per task, without rendering")
-    p.add_argument("config", help="YAML config, a preset's name (stim3d presets), or - for standard input")
+    p.add_argument("config", help="YAML config, a preset's name (stim3d presets), - for standard input, or `all`: "
+                                  "every seed preset")
     p.add_argument("--json", action="store_true", help="one JSON object: items, per-family counts, engine, size")
     p.set_defaults(func=cmd_validate)
     p = sub.add_parser("render", help="render a config into item folders and records.jsonl")
