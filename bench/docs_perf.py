@@ -107,7 +107,8 @@ def render_quality() -> str:
             f"less CPU time) than the published generator's {published['setting']}, PSNR {chosen['psnr_db_min']:.1f} "
             f"vs {published['psnr_db_min']:.1f} dB. PSNR alone ({f['chosen_psnr_only']['rule']}) would pick "
             f"{f['chosen_psnr_only']['samples']} samples without denoising (SSIM {f['chosen_psnr_only']['ssim_min']:.2f}). "
-            f"The {doc['settings']['reference_samples']}-sample references took {min(refs):.0f}-{max(refs):.0f} s each.")
+            + (f"The {doc['settings']['reference_samples']}-sample references took {min(refs):.0f}-{max(refs):.0f} s each."
+               if len(refs) > 1 else f"The {doc['settings']['reference_samples']}-sample reference took {refs[0]:.0f} s."))
     return "\n\n".join([source("render_quality", doc), table(
         ["samples", "OIDN", "PSNR dB", "SSIM", "render call s", "CPU s"], rows), note])
 
