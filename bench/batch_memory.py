@@ -23,7 +23,7 @@ from stim3d.render.batch.config import expand, parse_config
 from stim3d.render.batch.executors.jobs import Job, JobContext, Worker
 from stim3d.render.batch.keys import item_key
 
-from .common import Run, parse_args, print_table, progress
+from .common import Run, add_device, parse_args, print_table, progress
 
 
 def rss_mb() -> float:
@@ -44,12 +44,13 @@ def main() -> None:
         p.add_argument("--width", type=int, default=160),
         p.add_argument("--height", type=int, default=120),
         p.add_argument("--samples", type=int, default=8),
+        add_device(p),
     ))
     items = 20 if args.quick else args.items
     config = parse_config({
         "seed": 5,
         "render": {"engine": "cycles", "width": args.width, "height": args.height, "samples": args.samples,
-                   "denoise": True, "threads": 2},
+                   "denoise": True, "threads": 2, "device": args.device},
         "tasks": [
             {"family": "shape_count", "count": items - items // 2,
              "grid": {"n_shape_types": [1, 2, 3, 4, 5], "min_visibility": [0.7, 0.8, 0.9, 0.99]},
@@ -58,7 +59,8 @@ def main() -> None:
              "grid": {"n_shape_types": [2, 3, 4], "min_visibility": [0.7, 0.9]}},
         ],
     })
-    run = Run("batch_memory", args.quick, args.out, settings={**config.render.model_dump(), "items": items})
+    run = Run("batch_memory", args.quick, args.out, settings={**config.render.model_dump(), "items": items},
+              device=args.device)
     context = JobContext(config.seed, config.render, Path())
     samples: list[float] = []
     failed = 0

@@ -27,7 +27,7 @@ from pathlib import Path
 from stim3d.render.batch.config import load_config
 from stim3d.render.batch.driver import render_batch
 
-from .common import Run, load_average, parse_args, print_table, progress, wait_for_quiet
+from .common import Run, add_device, load_average, parse_args, print_table, progress, wait_for_quiet
 
 DEMO = Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets" / "demo.yaml"
 
@@ -74,13 +74,15 @@ def combine(runs: list[dict]) -> dict:
 
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0], lambda p: (p.add_argument("--items", type=int, default=24),
-                                                          p.add_argument("--rounds", type=int, default=3)))
+                                                          p.add_argument("--rounds", type=int, default=3),
+                                                          add_device(p)))
     items, rounds = (4, 1) if args.quick else (args.items, args.rounds)
     config = scaled_demo(items // rounds)
+    config = config.model_copy(update={"render": config.render.model_copy(update={"device": args.device})})
     if not args.quick:
         wait_for_quiet(max_load=2.5, max_minutes=10)  # timings on cores other work is using are not throughput
     run = Run("batch_throughput", args.quick, args.out,
-              settings={**config.render.model_dump(), "items": items, "rounds": rounds})
+              settings={**config.render.model_dump(), "items": items, "rounds": rounds}, device=args.device)
     runs: dict[int, list[dict]] = {1: [], 2: []}
     with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
         for round_index in range(rounds):

@@ -116,6 +116,15 @@ def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]
         print("  ".join(c.rjust(w) for c, w in zip(row, widths)))
 
 
+DEVICES = ("cpu", "gpu")
+
+
+def add_device(parser: argparse.ArgumentParser) -> None:
+    """`--device cpu|gpu`: where Cycles renders (render.device). The result file records it (Run.device)."""
+    parser.add_argument("--device", choices=DEVICES, default="cpu",
+                        help="Cycles device: cpu, or gpu (whichever backend Blender finds; docs/performance.md)")
+
+
 def parse_args(description: str, add: Callable[[argparse.ArgumentParser], None] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help="a small version that checks the script works (writes to a scratch file)")
@@ -133,6 +142,7 @@ class Run:
     quick: bool
     out: Path | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    device: str | None = None  # the Cycles device of a bench that renders (--device); None for one that does not
 
     def __post_init__(self) -> None:
         self.code = code()  # the commit measured is the one checked out when the run starts
@@ -159,6 +169,7 @@ class Run:
             "command": " ".join(["python -m", f"bench.{self.name}", *sys.argv[1:]]),
             "code": self.code,
             "machine": machine(),
+            **({"device": self.device} if self.device is not None else {}),
             "load_average": {"start": self.load_start, "end": self.loads[-1], "max_sampled": max(self.loads)},
             "wall_seconds": round(time.perf_counter() - self.started, 1),
             "settings": self.settings,

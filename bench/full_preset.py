@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import Run, parse_args
+from bench.common import Run, add_device, parse_args
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,13 +27,14 @@ def main() -> None:
     args = parse_args(__doc__.splitlines()[0], lambda p: (
         p.add_argument("--preset", default="scenes/presets/dysm3d.yaml", help="config to render"),
         p.add_argument("--workers", type=int, default=1, help="worker processes (default 1, stim3d render's own)"),
+        add_device(p),
     ))
     preset = "scenes/presets/demo.yaml" if args.quick else args.preset
-    run = Run("full_preset", args.quick, args.out, {"preset": preset, "workers": args.workers})
+    run = Run("full_preset", args.quick, args.out, {"preset": preset, "workers": args.workers}, device=args.device)
     with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as scratch:
         out = Path(scratch) / "batch"
         command = [sys.executable, "-m", "stim3d", "render", preset, "--out", str(out), "--quiet",
-                   "--workers", str(args.workers)]
+                   "--workers", str(args.workers), "--device", args.device]
         started = time.perf_counter()
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
         wall = time.perf_counter() - started

@@ -26,7 +26,7 @@ from stim3d.scenes.model import RenderSettings
 from stim3d.scenes.placement import InfeasibleError
 from stim3d.scenes.visibility import measure
 
-from .common import Run, median, parse_args, print_table, progress
+from .common import Run, add_device, median, parse_args, print_table, progress
 
 PRESETS = Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets"
 WIDTH, HEIGHT, SAMPLES = 320, 240, 8
@@ -54,16 +54,19 @@ def spread(plans: list, n: int) -> list:
 
 
 def main() -> None:
-    args = parse_args(__doc__.splitlines()[0], lambda p: p.add_argument("--items", type=int, help="items (default 50; --quick 4)"))
+    args = parse_args(__doc__.splitlines()[0], lambda p: (
+        p.add_argument("--items", type=int, help="items (default 50; --quick 4)"), add_device(p)))
     n_items = args.items or (4 if args.quick else 50)
     preset = PRESETS / "dysm3d.yaml"
     if not preset.is_file():
         preset = PRESETS / "demo.yaml"
     config = load_config(preset)
-    settings = RenderSettings(engine="cycles", width=WIDTH, height=HEIGHT, samples=SAMPLES, denoise=False)
+    settings = RenderSettings(engine="cycles", width=WIDTH, height=HEIGHT, samples=SAMPLES, denoise=False,
+                              device=args.device)
     candidates = spread(expand(config), n_items)
     run = Run("mask_agreement", args.quick, args.out,
-              settings={"preset": preset.name, "items": n_items, "render": settings.model_dump(mode="json")})
+              settings={"preset": preset.name, "items": n_items, "render": settings.model_dump(mode="json")},
+              device=args.device)
     rows, infeasible = [], 0
     with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
         for plan in candidates:

@@ -39,7 +39,7 @@ from stim3d.render.batch.config import ItemPlan, expand, load_config
 from stim3d.render.batch.executors.jobs import Job, JobContext, Worker
 from stim3d.scenes.model import RenderSettings
 
-from .common import Run, median, parse_args, print_table, progress
+from .common import Run, add_device, median, parse_args, print_table, progress
 
 DEMO = Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets" / "demo.yaml"
 STAGES = ("compose_and_visibility", "scene_build_and_passes", "render_call", "write")
@@ -80,11 +80,12 @@ def summarise(rows: list[dict]) -> dict:
     }
 
 
-def time_batch(config_path: Path, out: Path) -> dict:
+def time_batch(config_path: Path, out: Path, device: str = "cpu") -> dict:
     """The demo batch through the CLI, one worker; compared with the sum of its items' render calls."""
     stim3d = Path(sys.executable).with_name("stim3d")
     start = time.perf_counter()
-    subprocess.run([str(stim3d), "render", str(config_path), "--out", str(out), "--workers", "1", "--quiet"],
+    subprocess.run([str(stim3d), "render", str(config_path), "--out", str(out), "--workers", "1", "--quiet",
+                    "--device", device],
                    check=True, stdout=subprocess.DEVNULL)
     wall = time.perf_counter() - start
     timings = [json.loads(p.read_text()) for p in sorted((out / "items").glob("*/timing.json"))]
@@ -99,6 +100,7 @@ def main() -> None:
         parser.add_argument("--preset", default=DEMO.stem, help="a preset of scenes/presets (default demo)")
         parser.add_argument("--max-items", type=int, help="at most this many items, spread evenly over the plan")
         parser.add_argument("--rounds", type=int, default=2, help="rounds of both modes, order alternating (default 2)")
+        add_device(parser)
 
     args = parse_args(__doc__.splitlines()[0], add)
     preset = DEMO.with_name(f"{args.preset}.yaml")
@@ -107,6 +109,7 @@ def main() -> None:
     config = load_config(preset)
     multiplier = args.items_per_cell or (1 if args.quick else 3)
     config = config.model_copy(update={"tasks": [t.model_copy(update={"count": t.count * multiplier}) for t in config.tasks]})
+    config = config.model_copy(update={"render": config.render.model_copy(update={"device": args.device})})
     plans = expand(config)
     if args.max_items and len(plans) > args.max_items:
         plans = plans[:: -(-len(plans) // args.max_items)]
@@ -115,7 +118,8 @@ def main() -> None:
         config = config.model_copy(update={"render": config.render.model_copy(update={"width": 160, "height": 120, "samples": 4})})
     run = Run("pipeline_overhead", args.quick, args.out,
               settings={"preset": preset.name, "render": config.render.model_dump(mode="json"), "items": len(plans),
-                        "count_multiplier": multiplier, "rounds": 1 if args.quick else args.rounds})
+                        "count_multiplier": multiplier, "rounds": 1 if args.quick else args.rounds},
+              device=args.device)
     with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
         warm = Worker(JobContext(config.seed + 1, config.render, Path(tmp) / "warm"), Path(tmp) / "warm", Path(tmp) / "w")
         warm.run(Job(plans[0], "bench"))  # bpy import, caches
@@ -129,7 +133,7 @@ def main() -> None:
         batch = None
         if not (args.quick or args.no_batch or preset != DEMO):  # another preset's whole batch is far too long
             progress("whole demo batch through `stim3d render --workers 1`")
-            batch = time_batch(preset, Path(tmp) / "batch")
+            batch = time_batch(preset, Path(tmp) / "batch", args.device)
             run.sample_load()
 
     inline, ahead = modes["inline"], modes["ahead"]

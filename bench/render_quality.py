@@ -39,7 +39,7 @@ from stim3d.scenes.items import make_item
 from stim3d.scenes.model import Item, RenderSettings
 from stim3d.scenes.placement import InfeasibleError
 
-from .common import Run, median, parse_args, print_table, progress, wait_for_quiet
+from .common import Run, add_device, median, parse_args, print_table, progress, wait_for_quiet
 
 PRESET = Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets" / "dysm3d.yaml"
 WIDTH, HEIGHT = 800, 600
@@ -114,11 +114,12 @@ def dysm3d_items(families: tuple[str, ...], width: int, height: int) -> tuple[li
     return items, "shape_count (dysm3d preset or families missing)"
 
 
-def render(item: Item, samples: int, denoise: bool, adaptive: bool, seed: int, workdir: Path, width: int, height: int) -> dict:
+def render(item: Item, samples: int, denoise: bool, adaptive: bool, seed: int, workdir: Path, width: int, height: int,
+           device: str = "cpu") -> dict:
     from stim3d.render.backends.blender import render_scene
 
     settings = RenderSettings(engine="cycles", width=width, height=height, samples=samples, denoise=denoise,
-                              adaptive_sampling=adaptive)
+                              adaptive_sampling=adaptive, device=device)  # type: ignore[arg-type]
     c0 = time.process_time()
     output = render_scene(item.scene, settings, seed, workdir)
     return {"image": output.image, "render_s": output.render_seconds, "cpu_s": time.process_time() - c0}
@@ -208,6 +209,7 @@ def main() -> None:
         parser.add_argument("--max-load", type=float, default=2.5, help="wait for the 1-minute load average to drop below this")
         parser.add_argument("--wait-minutes", type=float, default=60.0, help="longest wait for a quiet machine")
         parser.add_argument("--resummarise", type=Path, metavar="RESULTS_JSON", help="only recompute the choices of a results file")
+        add_device(parser)
 
     args = parse_args(__doc__.splitlines()[0], add)
     if args.resummarise:
@@ -226,20 +228,20 @@ def main() -> None:
                         "reference": "adaptive sampling off, no denoising, Cycles seed + 1",
                         "test_renders": "adaptive sampling on (Cycles' default threshold), OIDN on/off, threads = all cores",
                         "scenes": [it.item_id for it in items], "scene_source": source, "target_psnr_db": TARGET_PSNR,
-                        "quiet_at_start": quiet, "max_load": args.max_load})
+                        "quiet_at_start": quiet, "max_load": args.max_load}, device=args.device)
     results: dict[tuple[int, bool], list[dict]] = {(s, d): [] for s in samples for d in (False, True)}
     references = []
     with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
         workdir = Path(tmp)
-        render(items[0], 1, False, True, 0, workdir, width, height)  # import bpy, warm caches
+        render(items[0], 1, False, True, 0, workdir, width, height, args.device)  # import bpy, warm caches
         for n, item in enumerate(items, 1):
             progress(f"scene {n}/{len(items)} {item.item_id}: {reference_samples}-sample reference")
-            reference = render(item, reference_samples, False, False, item.seed + 1, workdir, width, height)
+            reference = render(item, reference_samples, False, False, item.seed + 1, workdir, width, height, args.device)
             references.append({"scene": item.item_id, "render_s": reference["render_s"], "cpu_s": reference["cpu_s"]})
             run.sample_load()
             for s in samples:
                 for denoise in (False, True):
-                    out = render(item, s, denoise, True, item.seed, workdir, width, height)
+                    out = render(item, s, denoise, True, item.seed, workdir, width, height, args.device)
                     results[(s, denoise)].append({
                         "scene": item.item_id, "psnr_db": psnr(out["image"], reference["image"]),
                         "ssim": ssim(out["image"], reference["image"]), "render_s": out["render_s"], "cpu_s": out["cpu_s"],

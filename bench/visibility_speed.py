@@ -35,7 +35,7 @@ from stim3d.scenes.placement import Bounds, Layout, resting_pose, yaw_quat
 from stim3d.scenes.primitives import unit_dimensions, world_vertices
 from stim3d.scenes.visibility import measure
 
-from .common import Run, median, parse_args, print_table, progress
+from .common import Run, add_device, median, parse_args, print_table, progress
 
 OBJECT_COUNTS = (5, 10, 20, 40)
 RESOLUTIONS = ((320, 240), (640, 480), (960, 720), (1280, 960))
@@ -99,12 +99,12 @@ def time_raycast(scene: Scene, repeats: int) -> dict:
     return {"wall_s": median(wall), "cpu_s": median(cpu), "rays_cast": rays, "rays_per_s": rays / median(wall), "repeats": repeats}
 
 
-def blender_route(scene: Scene, workdir: Path) -> dict:
+def blender_route(scene: Scene, workdir: Path, device: str = "cpu") -> dict:
     """Visible fractions from Blender: one object-index render of the scene plus one per object alone."""
     from stim3d.render.backends.blender import render_scene
 
     settings = RenderSettings(engine="cycles", width=scene.camera.width, height=scene.camera.height, samples=1,
-                              denoise=False, adaptive_sampling=False)
+                              denoise=False, adaptive_sampling=False, device=device)  # type: ignore[arg-type]
     w0, c0 = time.perf_counter(), time.process_time()
     full = render_scene(scene, settings, 0, workdir)
     render_calls = full.render_seconds
@@ -126,7 +126,7 @@ def blender_route(scene: Scene, workdir: Path) -> dict:
 def main() -> None:
     args = parse_args(
         __doc__.splitlines()[0],
-        lambda p: p.add_argument("--no-blender", action="store_true", help="time the ray cast only"),
+        lambda p: (p.add_argument("--no-blender", action="store_true", help="time the ray cast only"), add_device(p)),
     )
     counts = (5,) if args.quick else OBJECT_COUNTS
     resolutions = RESOLUTIONS[:1] if args.quick else RESOLUTIONS
@@ -134,11 +134,12 @@ def main() -> None:
     run = Run("visibility_speed", args.quick, args.out,
               settings={"object_counts": counts, "resolutions": [f"{w}x{h}" for w, h in resolutions],
                         "raycast_repeats": repeats, "min_visibility": MIN_VISIBILITY, "layout_seed": LAYOUT_SEED,
-                        "blender_route": "cycles, 1 sample, no denoising, no adaptive sampling, threads = all cores; once per scene"})
+                        "blender_route": "cycles, 1 sample, no denoising, no adaptive sampling, threads = all cores; once per scene"},
+              device=args.device)
     rows = []
     with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
         if not args.no_blender:  # import bpy and render once before timing anything
-            blender_route(at_resolution(build_scene(counts[0]), 64, 48), Path(tmp))
+            blender_route(at_resolution(build_scene(counts[0]), 64, 48), Path(tmp), args.device)
         for n_objects in counts:
             base = build_scene(n_objects)
             for width, height in resolutions:
@@ -147,7 +148,7 @@ def main() -> None:
                 row = {"objects": n_objects, "resolution": f"{width}x{height}", "pixels": width * height,
                        "raycast": time_raycast(scene, repeats)}
                 if not args.no_blender:
-                    blender = blender_route(scene, Path(tmp))
+                    blender = blender_route(scene, Path(tmp), args.device)
                     ours = {t.id: t.visibility for t in measure(scene).truths}
                     blender["max_abs_fraction_difference"] = max(abs(blender["fractions"][i] - ours[i]) for i in ours)
                     del blender["fractions"]

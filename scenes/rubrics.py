@@ -9,7 +9,9 @@ Must-Right (gate; a correct description cannot get these wrong):
 - a letters item (objects with a `letter` attribute): the letter string, the dots'
   shape and colour, instead of dot counts nobody describes;
 - an assembly (objects with a `part_of` attribute, e.g. AVA's toy car): that it is
-  there, instead of counts of its parts;
+  there, instead of counts of its parts; and the side it is seen from when the item
+  records one (`difficulty.view`, AVA orientation), without which one fixed
+  description would pass every image of that family;
 - a grid (every object has `row` and `col`, the item reports `rows` and `cols`): its size;
 - two groups (objects with `group` left/right and `rotation_deg`): which one is turned;
 - an odd-one-out grid (an object with a true `odd` attribute): the odd cell.
@@ -129,6 +131,17 @@ def _assemblies(parts: list[SceneObject]) -> tuple[list[RubricItem], str]:
                         fact={"object": k.replace("_", " "), "present": True}) for k in kinds]
     listed = " and ".join(f"a {k.replace('_', ' ')}" for k in kinds)
     return items, f"The scene shows {listed}, built from simple shapes."
+
+
+def _view(item: Item, parts: list[SceneObject]) -> tuple[list[RubricItem], str]:
+    """The side an assembly is seen from (`difficulty.view`: front, back left, top, ...), when the item has one."""
+    view = item.difficulty.get("view")
+    kinds = sorted({str(o.attributes["part_of"]).replace("_", " ") for o in parts})
+    if not isinstance(view, str) or len(kinds) != 1:
+        return [], ""
+    sentence = f"The {kinds[0]} is seen from the {view}."
+    return [RubricItem(id="view", statement=sentence, type="attribute",
+                       fact={"attribute": "view", "object": kinds[0], "value": view})], sentence
 
 
 def _grid(item: Item, objects: list[SceneObject]) -> tuple[list[RubricItem], str]:
@@ -254,6 +267,10 @@ def build_rubric(item: Item) -> Rubric:
             found, sentence = describe(group)
             must += found
             caption.append(sentence)
+    if parts:
+        found, sentence = _view(item, parts)
+        must += found
+        caption += [sentence] if sentence else []
     if rest:
         found, sentence = _counts(rest)
         must += found

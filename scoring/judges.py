@@ -264,6 +264,25 @@ def _turned(response: str, gold: str) -> tuple[bool | None, str]:
     return claim == expected, f"says {'no group is' if claim == 'none' else 'a group is'} turned (gold: {gold})"
 
 
+_SIDE = r"(?:front|back|rear)(?:[\s-]+(?:left|right))?|left|right|top|above"
+_VIEW = re.compile(rf"\b(?:seen|viewed|shown|photographed|pictured)\s+from\s+(?:the\s+)?(?:directly\s+)?(?P<side>{_SIDE})\b"
+                   rf"|\b(?P<side2>{_SIDE})\s+view\b")
+_VIEW_TALK = re.compile(r"\b(?:seen|viewed|view|facing|faces|angle|side|oriented|orientation)\b")
+
+
+def _view(response: str, gold: str) -> tuple[bool | None, str]:
+    """From which side an object is seen: "seen from the front left", "a top view"; rear = back, above = top."""
+    text = normalise(response).lower()
+    match = _VIEW.search(text)
+    if match:
+        side = re.sub(r"[\s-]+", " ", match.group("side") or match.group("side2"))
+        side = {"above": "top"}.get(side, side.replace("rear", "back"))
+        return side == gold, f"seen from the {side} (gold {gold})"
+    if _VIEW_TALK.search(text):
+        return None, "talks about the view without a side it can read"
+    return False, "never says from which side"
+
+
 def _attribute(response: str, fact: dict) -> tuple[bool | None, str]:
     kind = fact["attribute"]
     if kind == "letters":
@@ -280,6 +299,8 @@ def _attribute(response: str, fact: dict) -> tuple[bool | None, str]:
         return parsed.value == gold, f"names row {parsed.value[0]}, column {parsed.value[1]} (gold {gold})"
     if kind == "occluded":
         return _occluded(response, fact)
+    if kind == "view":
+        return _view(response, str(fact["value"]))
     return None, f"the reference judge does not know attribute {kind!r}"
 
 

@@ -92,6 +92,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from stim3d.render.batch.config import expand, load_config
     from stim3d.render.cli.presets import resolve_config
 
+    if is_suite(args.config):  # every seed preset, one line (or one JSON object per line) each
+        from stim3d.render.batch.suite import SUITE_PRESETS
+
+        return max(cmd_validate(argparse.Namespace(**{**vars(args), "config": name})) for name in SUITE_PRESETS)
     config = load_config(resolve_config(args.config))
     plans = expand(config)
     compose_one_per_task(config, plans)
@@ -118,17 +122,11 @@ def cmd_render(args: argparse.Namespace) -> int:
     from stim3d.render.cli.presets import resolve_config
 
     core_name, core = load_scoring_core(args.scoring_core)  # a bad --scoring-core fails before rendering
-    config = load_config(resolve_config(args.config))
-    overrides = {k: v for k, v in {"engine": args.engine, "samples": args.samples, "width": args.width,
-                                   "height": args.height, "depth": True if args.depth else None,
-                                   "normals": True if args.normals else None, "look": args.look}.items() if v is not None}
-    if overrides:
-        try:
-            config = config.model_copy(update={"render": config.render.model_validate({**config.render.model_dump(), **overrides})})
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            raise UsageError(f"--{error['loc'][0]} {error['input']!r}: {error['msg']}") from None
+    if is_suite(args.config):
+        from stim3d.render.cli.suite import cmd_render_suite
 
+        return cmd_render_suite(args, core_name, core)
+    config = with_overrides(load_config(resolve_config(args.config)), args)
     require_renderer(config.render.engine)
     shard = Shard.parse(args.shard) if args.shard else None
     signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops the workers like Ctrl-C does
@@ -152,6 +150,28 @@ def cmd_render(args: argparse.Namespace) -> int:
         print(f"wrote {Path(args.out) / 'records.jsonl'}")
     delivered = deliver_records(Path(args.out), core_name, core, args.core_timeout) if shard is None else True  # shards: after merge
     return 1 if report.failed or not delivered else 0
+
+def is_suite(arg: str) -> bool:
+    """`all` names the seed suite (render/batch/suite.py) unless a file of that name is in the way."""
+    from stim3d.render.batch.suite import SUITE_NAME
+
+    return arg == SUITE_NAME and not Path(arg).exists()
+
+
+def with_overrides(config: BatchConfig, args: argparse.Namespace) -> BatchConfig:
+    """The config with `render`'s command-line overrides (--engine, --samples, --width, ...) applied."""
+    overrides = {k: v for k, v in {"engine": args.engine, "samples": args.samples, "width": args.width,
+                                   "height": args.height, "depth": True if args.depth else None,
+                                   "normals": True if args.normals else None,
+                                   "look": args.look, "device": args.device}.items() if v is not None}
+    if not overrides:
+        return config
+    try:
+        return config.model_copy(update={"render": config.render.model_validate({**config.render.model_dump(), **overrides})})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise UsageError(f"--{error['loc'][0]} {error['input']!r}: {error['msg']}") from None
+
 
 def require_renderer(engine: str) -> None:
     """One line (exit 2) when this install cannot render with `engine` (the light core has no Blender)."""
@@ -227,11 +247,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="one JSON list: name, distribution, revision, params' schemas")
     p.set_defaults(func=cmd_families)
     p = sub.add_parser("validate", help="check a config and compose one item per task, without rendering")
-    p.add_argument("config", help="YAML config, a preset's name (stim3d presets), or - for standard input")
+    p.add_argument("config", help="YAML config, a preset's name (stim3d presets), - for standard input, or `all`: "
+                                  "every seed preset")
     p.add_argument("--json", action="store_true", help="one JSON object: items, per-family counts, engine, size")
     p.set_defaults(func=cmd_validate)
     p = sub.add_parser("render", help="render a config into item folders and records.jsonl")
-    p.add_argument("config", help="YAML config, a preset's name (stim3d presets), or - for standard input")
+    p.add_argument("config", help="YAML config, a preset's name (stim3d presets), - for standard input, or `all`: "
+                                  "every seed preset into OUT/<preset>/ with one OUT/suite.json")
     p.add_argument("--out", required=True, help="batch folder (created; rerunning resumes)")
     p.add_argument("--engine", choices=["cycles", "workbench", "raster"], help="override render.engine")
     p.add_argument("--samples", type=int, help="override render.samples")
@@ -239,6 +261,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--height", type=int, help="override render.height")
     p.add_argument("--depth", action="store_true", help="also write depth.npy")
     p.add_argument("--normals", action="store_true", help="also write normals.npy (camera-space normals; Cycles)")
+    p.add_argument("--device", choices=["cpu", "gpu"], help="override render.device (Cycles on the CPU or the GPU)")
     p.add_argument("--look", choices=["studio", "clevr", "photoreal"],
                    help="override render.look (a task's or variant's own look still wins; docs/looks.md)")
     p.add_argument("--force", action="store_true", help="re-render everything, even into a folder made from another config")

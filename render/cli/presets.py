@@ -57,7 +57,7 @@ def cmd_presets(args: argparse.Namespace) -> int:
     for row in rows:
         families = ", ".join(f"{n} {f}" for f, n in row["families"].items())  # type: ignore[attr-defined]
         print(f"{row['name']:<10} {row['items']:>6} items  {row['engine']} {row['width']}x{row['height']}  ({families})")
-    print("render one with: stim3d render NAME --out FOLDER")
+    print("render one with: stim3d render NAME --out FOLDER; every seed preset: stim3d render all --out FOLDER")
     return 0
 
 

@@ -1,0 +1,113 @@
+"""The whole seed suite end to end, as a user runs it: `stim3d render all` in a subprocess, timed.
+
+Every seed preset (render/batch/suite.py: dysm3d, oddgrid3d, rose3d, ava3d, rubrics3d)
+renders at its own settings into a fresh root. The subprocess is the installed
+command (`python -m stim3d`), so the figures include everything a user waits for:
+start-up, bpy import, composition, rendering, records, summaries. Per preset, the
+file keeps the items planned and rendered, failures, this run's wall time and wall
+seconds per rendered item, the batch summary's median seconds per item, the best
+constant answer per question type and the best constant description of rubric
+records, all read back from the suite's own suite.json.
+
+`--sample N` renders every N-th item of each preset (`--shard 1/N`): the seconds per
+item estimate the full run, and the file says it is a sample. `--quick` checks that
+the bench works (every 500th item at 320x240 with Workbench) and writes a scratch
+file. `--device gpu` renders Cycles on the GPU and is recorded (docs/performance.md).
+
+The full run takes about 90 minutes on two idle cores; on a shared machine, read
+the load average in the file before quoting a figure.
+
+    python -m bench.full_suite [--quick] [--sample N] [--workers 2] [--device gpu] [--engine workbench]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from stim3d.render.batch.suite import SUITE_PRESETS, SUITE_SUMMARY
+
+from .common import Run, add_device, parse_args, print_table, progress
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICK = {"sample": 500, "engine": "workbench", "width": 320, "height": 240}
+
+
+def suite_command(out: Path, sample: int | None, workers: int | None, device: str,
+                  overrides: dict[str, Any]) -> list[str]:
+    """The `stim3d render all` command line this bench runs."""
+    command = [sys.executable, "-m", "stim3d", "render", "all", "--out", str(out), "--quiet", "--device", device]
+    if sample and sample > 1:
+        command += ["--shard", f"1/{sample}"]
+    if workers:
+        command += ["--workers", str(workers)]
+    for key, value in overrides.items():
+        if value is not None:
+            command += [f"--{key}", str(value)]
+    return command
+
+
+def preset_row(row: dict[str, Any]) -> dict[str, Any]:
+    """One preset's figures from suite.json."""
+    rendered = row["rendered"]
+    return {"preset": row["preset"], "items": row["items"], "rendered": rendered, "failures": len(row["failed"]),
+            "failed": row["failed"], "wall_seconds": row["wall_seconds"],
+            "seconds_per_item": round(row["wall_seconds"] / rendered, 3) if rendered else None,
+            "median_item_seconds": (row["seconds_per_item"] or {}).get("median"),
+            "constant_baseline": row["constant_baseline"], "description_baseline": row["description_baseline"]}
+
+
+def main() -> None:
+    def add(parser):
+        parser.add_argument("--sample", type=int, metavar="N", help="render every N-th item of each preset (--shard 1/N)")
+        parser.add_argument("--workers", type=int, help="worker processes (default: the CLI's, 1)")
+        add_device(parser)
+        parser.add_argument("--engine", choices=("cycles", "workbench", "raster"), help="override every preset's engine")
+        parser.add_argument("--width", type=int, help="override every preset's width")
+        parser.add_argument("--height", type=int, help="override every preset's height")
+
+    args = parse_args(__doc__.splitlines()[0], add)
+    if args.sample is not None and args.sample < 1:
+        raise SystemExit(f"--sample {args.sample}: must be at least 1")
+    settings = {"sample": args.sample, "engine": args.engine, "width": args.width, "height": args.height}
+    if args.quick:
+        settings = {**settings, **QUICK}
+    overrides = {k: settings[k] for k in ("engine", "width", "height")}
+    run = Run("full_suite", args.quick, args.out, settings={
+        "presets": list(SUITE_PRESETS), "device": args.device, "workers": args.workers or 1,
+        "sample_every": settings["sample"] or 1, "overrides": overrides,
+        "is_sample": bool(settings["sample"] and settings["sample"] > 1),
+        "what": "stim3d render all in a subprocess, fresh root; wall time from start to exit"}, device=args.device)
+    with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
+        out = Path(tmp) / "suite"
+        command = suite_command(out, settings["sample"], args.workers, args.device, overrides)
+        progress("running: " + " ".join(command[1:]))
+        started = time.perf_counter()
+        done = subprocess.run(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                              text=True)
+        wall = time.perf_counter() - started
+        run.sample_load()
+        if not (out / SUITE_SUMMARY).is_file():
+            raise SystemExit(f"stim3d render all exited {done.returncode} without {SUITE_SUMMARY}: "
+                             f"{done.stderr.strip().splitlines()[-1:] or '(no output)'}")
+        summary = json.loads((out / SUITE_SUMMARY).read_text())
+    rows = [preset_row(row) for row in summary["presets"]]
+    figures = {"exit_code": done.returncode, "wall_seconds": round(wall, 1), "presets": rows,
+               "total": {**summary["total"], "command_wall_seconds": round(wall, 1)},
+               "suite_code": summary["code"].get("git_commit")}
+    print_table("stim3d render all" + (f", every {settings['sample']}th item" if settings["sample"] else ""),
+                ["preset", "items", "rendered", "failures", "wall s", "s/item", "median item s"],
+                [[r["preset"], r["items"], r["rendered"], r["failures"], r["wall_seconds"], r["seconds_per_item"],
+                  r["median_item_seconds"]] for r in rows])
+    print(f"command wall time {wall:.1f} s, exit code {done.returncode}")
+    run.finish(figures)
+
+
+if __name__ == "__main__":
+    main()
