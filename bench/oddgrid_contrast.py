@@ -8,6 +8,8 @@ scenes/families/odd_contrast.py), the least margin left (area ratio against the
 its row, shift over the local spacing) and how many size oddities still sit
 inside the majority's area range across the whole grid (`area_ratio_grid` on the
 wrong side of 1: recorded, not required). Labelled twins are left out (same scene).
+An item that does not compose is counted under `infeasible` with its error (so a
+full run is also the preset's feasibility at its own size).
 
     python -m bench.oddgrid_contrast [--quick]
 """
@@ -27,18 +29,24 @@ def main() -> None:
     from stim3d.render.batch.config import expand, load_config
     from stim3d.scenes.families.base import Frame
     from stim3d.scenes.items import make_item, seed_entropy
+    from stim3d.scenes.placement import InfeasibleError
 
     config = load_config(PRESET)
     frame = Frame(config.render.width, config.render.height, config.render.rays_per_pixel)
     plans = [p for p in expand(config) if not p.item_id.endswith("-labelled")]
     plans = plans[::40] if args.quick else plans
     run = Run("oddgrid_contrast", args.quick, args.out, settings={"size": f"{frame.width}x{frame.height}"})
+    infeasible: dict[str, str] = {}
     groups: dict[str, dict] = defaultdict(lambda: {"items": 0, "size_items": 0, "position_items": 0,
                                                    "redrawn_items": 0, "redraws": 0, "least_size_margin": None,
                                                    "least_shift_spacing": None, "size_inside_grid_range": 0})
     for n, plan in enumerate(plans):
-        item = make_item(plan.family, plan.params, seed_entropy(config.seed, plan.task_index, plan.item_index),
-                         plan.item_id, frame, plan.split, plan.scene_id)
+        try:
+            item = make_item(plan.family, plan.params, seed_entropy(config.seed, plan.task_index, plan.item_index),
+                             plan.item_id, frame, plan.split, plan.scene_id)
+        except InfeasibleError as exc:
+            infeasible[plan.item_id] = str(exc)
+            continue
         d = item.difficulty
         for key in (f"{plan.params['odd_types']}/{plan.params['layout']}", "all"):
             g = groups[key]
@@ -63,7 +71,8 @@ def main() -> None:
     print_table("OddGrid-3D size and position oddities against their neighbours",
                 ("type/layout", "items", "size", "position", "redrawn", "redraws", "least area margin (row)",
                  "least shift/spacing", "size inside grid range"), rows)
-    run.finish(dict(groups))
+    print(f"infeasible: {len(infeasible)} of {len(plans)}")
+    run.finish({"infeasible": infeasible, **groups})
 
 
 if __name__ == "__main__":
