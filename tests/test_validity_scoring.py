@@ -42,7 +42,8 @@ def test_the_last_stated_candidate_is_the_answer(answer_type, response, expected
 @pytest.mark.parametrize(("response", "expected"), [
     ("Yes", "yes"), ("no", "no"), ("Yes.", "yes"), ("No.", "no"), ("yes, I think so", "yes"),
     ("I would say yes", "yes"), ("The answer is no.", "no"), ("Answer: no", "no"), ("\\boxed{yes}", "yes"),
-    ("\\boxed{no}", "no"), ("No, it is not. Yes!", None),  # both words: undecidable, never a guess
+    ("\\boxed{no}", "no"), ("No, they differ.", "no"), ("no they are not the same", "no"),  # a leading "no"
+    ("No, it is not. Yes!", None),  # both words: undecidable, never a guess
 ])
 def test_yes_and_no_are_read_as_themselves_wherever_they_stand(response, expected):
     assert parse("yes_no", response).value == expected
