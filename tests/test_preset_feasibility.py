@@ -19,7 +19,8 @@ from stim3d.render.batch.config import expand, load_config
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item, seed_entropy
 
-KNOWN_BAD = {"rose3d": ("rose_grid-t0-00067", "rose_grid-t0-00178", "rose_grid-t0-00311", "rose_grid-t0-00693")}
+KNOWN_BAD = {"rose3d": ("rose_grid-t0-00067", "rose_grid-t0-00178", "rose_grid-t0-00311", "rose_grid-t0-00693"),
+             "oddgrid3d": ("odd_grid-t0-00516",)}  # 00516: its position shift measured under 0.04 of the spacing in every view
 
 
 def covering_sample(path) -> list[int]:
