@@ -75,6 +75,11 @@ def test_the_lock_descriptor_is_released_on_every_way_out(tmp_path):
     with folder_lock(tmp_path / "c"):  # and the lock can be taken again afterwards
         pass
     assert _open_fds() == before
+    with folder_lock(tmp_path / "d", shard="1/2"):  # two shards hold the folder's lock shared: the first to
+        with folder_lock(tmp_path / "d", shard="2/2"):  # leave is not the sole holder, and closes its descriptors too
+            pass
+        assert _open_fds() == before + 2  # shard 1/2's shared lock and its own shard lock
+    assert _open_fds() == before
 
 
 @pytest.mark.bpy

@@ -1,13 +1,16 @@
 """Colour and finish golds against the rendered pixels, at the presets' render settings (issue 30.4).
 
-Cycles with 8 samples and OpenImageDenoise, as scenes/presets/dysm3d.yaml,
-rose3d.yaml and oddgrid3d.yaml render (200x150 for colours, to stay quick; the
-finish check at the ROSE preset's own 640x480, see FINISH_CONFIG). For each
-object the visible pixels are those of its id in the object-index pass
-(mask.png); their per-channel median sRGB is the colour a viewer sees.
+Each family at its preset's own render settings: Cycles, 8 samples and
+OpenImageDenoise, 800x600 for shape_color_count (scenes/presets/dysm3d.yaml) and
+640x480 for ROSE, OddGrid and AVA (rose3d.yaml, oddgrid3d.yaml, ava3d.yaml). For
+each object the visible pixels are those of its id in the object-index pass
+(mask.png) in the unmarked image (image_raw.png where AVA drew its box markers);
+their per-channel median sRGB is the colour a viewer sees.
 
-- shape_color_count and ROSE colour exceptions: every object's named colour is the
-  palette colour nearest (CIEDE2000, scenes/colors.py) to its rendered pixels.
+- shape_color_count, ROSE colour exceptions and the AVA families that name a colour
+  (ava_color's answer, ava_count's and ava_localize's target): every object's named
+  colour is the palette colour nearest (CIEDE2000, scenes/colors.py) to its rendered
+  pixels, and the colour the question names is one an object shows.
 - OddGrid colour: the base colour named in the scene is the nearest palette colour of
   the majority's pixels, and the odd cell's rendered colour lies farther (CIEDE2000)
   from its neighbours' median than any neighbour does.
@@ -31,17 +34,26 @@ from PIL import Image
 
 from stim3d.render.batch.item_folder import load_item, load_mask
 from stim3d.render.cli import main
+from stim3d.render.markers import RAW_IMAGE
 from stim3d.scenes.colors import delta_e_srgb, nearest_palette_color
 
 pytestmark = pytest.mark.bpy
 
 CONFIG = """\
 seed: 30
-render: {engine: cycles, width: 200, height: 150, samples: 8, denoise: true}
+render: {engine: cycles, width: 640, height: 480, samples: 8, denoise: true}
 tasks:
-  - {family: shape_color_count, count: 1}
   - {family: rose_grid, count: 1, params: {rows: 4, cols: 4, exception: color, min_exceptions: 2, cue: false}}
   - {family: odd_grid, count: 1, params: {rows: 4, cols: 4, odd_types: color, p_none: 0.0, delta_e_range: [12, 20]}}
+  - {family: ava_color, count: 1}
+  - {family: ava_count, count: 1, params: {answer: 4, max_distractors: 4}}
+  - {family: ava_localize, count: 1}
+"""
+DYSM_CONFIG = """\
+seed: 30
+render: {engine: cycles, width: 800, height: 600, samples: 8, denoise: true}
+tasks:
+  - {family: shape_color_count, count: 1}
 """
 # A highlight covers a few pixels: at 200x150 denoising smooths a glossy torus's away (peak contrast 0.139
 # against 0.146 for a matte neighbour), at the preset's own 640x480 it stands at 2.1x its row's matte peak.
@@ -68,13 +80,19 @@ def batch(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def dysm_batch(tmp_path_factory) -> Path:
+    return render_items(tmp_path_factory.mktemp("dysm_colours"), DYSM_CONFIG)
+
+
+@pytest.fixture(scope="module")
 def finish_batch(tmp_path_factory) -> Path:
     return render_items(tmp_path_factory.mktemp("finish"), FINISH_CONFIG)
 
 
 def pixels(folder: Path) -> dict[int, np.ndarray]:
     """Object id -> (n, 3) sRGB values in [0, 1] of its visible pixels (object-index pass)."""
-    image = np.asarray(Image.open(folder / "image.png").convert("RGB")).astype(float) / 255.0
+    name = RAW_IMAGE if (folder / RAW_IMAGE).is_file() else "image.png"  # AVA's markers are drawn on image.png
+    image = np.asarray(Image.open(folder / name).convert("RGB")).astype(float) / 255.0
     mask = load_mask(folder)
     return {int(i): image[mask == i] for i in np.unique(mask) if i and (mask == i).sum() >= MIN_PIXELS}
 
@@ -83,9 +101,9 @@ def one(batch: Path, prefix: str) -> Path:
     return next(p for p in sorted(batch.iterdir()) if p.name.startswith(prefix))
 
 
-@pytest.mark.parametrize("prefix", ["shape_color_count-t0", "rose_grid-t1"])
-def test_every_named_colour_is_the_nearest_palette_colour_of_its_pixels(batch, prefix):
-    folder = one(batch, prefix)
+@pytest.mark.parametrize("prefix", ["shape_color_count-t0", "rose_grid-t0", "ava_color", "ava_count", "ava_localize"])
+def test_every_named_colour_is_the_nearest_palette_colour_of_its_pixels(batch, dysm_batch, prefix):
+    folder = one(dysm_batch if prefix.startswith("shape") else batch, prefix)
     item, seen = load_item(folder), pixels(folder)
     judged = 0
     for obj in item.scene.objects:
@@ -93,7 +111,14 @@ def test_every_named_colour_is_the_nearest_palette_colour_of_its_pixels(batch, p
             continue
         judged += 1
         assert nearest_palette_color(np.median(seen[obj.id], axis=0)) == obj.color.name, (folder.name, obj.id)
-    assert judged >= 4
+    assert judged >= (2 if prefix.startswith("ava") else 4)
+    named = item.questions[0].subject.get("color")  # AVA: the colour the question names, shown at least once
+    if prefix.startswith("ava"):
+        assert named in {nearest_palette_color(np.median(seen[o.id], axis=0)) for o in item.scene.objects
+                         if o.countable and o.id in seen}
+    if prefix == "ava_color":  # the boxed object's own pixels read as the gold
+        target = int(item.questions[0].subject["object_id"])
+        assert nearest_palette_color(np.median(seen[target], axis=0)) == item.questions[0].gold
     if prefix.startswith("rose"):  # the exceptions are judged too, and differ from the majority
         names = {o.color.name for o in item.scene.objects if o.attributes.get("exception") and o.id in seen}
         majority = {o.color.name for o in item.scene.objects if o.attributes.get("exception") is False}
@@ -101,7 +126,7 @@ def test_every_named_colour_is_the_nearest_palette_colour_of_its_pixels(batch, p
 
 
 def test_odd_grid_base_colour_and_odd_colour_under_the_renderer(batch):
-    folder = one(batch, "odd_grid-t2")
+    folder = one(batch, "odd_grid-t1")
     item, seen = load_item(folder), pixels(folder)
     odd = next(o for o in item.scene.objects if o.attributes.get("odd"))
     grid = [o for o in item.scene.objects if "row" in o.attributes and not o.attributes.get("odd") and o.id in seen]

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from stim3d.scenes.camera import geometry
 from stim3d.scenes.families.ava_common import boxes_overlap
 from stim3d.scenes.families.ava_spatial import relation_margin
 from stim3d.scenes.families.base import Frame
@@ -197,3 +198,36 @@ def test_relative_depth_gap_is_at_the_nearest_visible_points():
         near = 1 if a.depth_min < b.depth_min else 2
         assert (closer == "red") == (red == near)
     assert differed  # the centroid gap would have given other numbers
+
+
+# -- OddGrid label digits as the camera sees them ----------------------------------------------------
+
+
+@pytest.mark.parametrize("layout", ["ground", "board"])
+def test_label_digits_read_left_to_right_and_upright_in_the_image(layout):
+    """Column label 10 of a 5x10 grid: the "1"'s dots project left of the "0"'s; column label 7: the font's top bar
+    (its 5 highest dots) projects above (smaller image v) its bottom dot. A label built with the digits' order
+    or the font's rows flipped in the scene (x or y negated in label_objects) would show "01" or an upside-down 7,
+    which the font-level tests above cannot see."""
+    item = make_item("odd_grid", {"rows": 5, "cols": 10, "layout": layout, "labels": True, "p_none": 0.0},
+                     [34, 0, 0], "labels", Frame(640, 480))
+    cam = geometry(item.scene.camera)
+
+    def label(number: int) -> tuple[list, np.ndarray, np.ndarray]:
+        dots = [o for o in item.scene.objects
+                if o.attributes.get("label_axis") == "col" and o.attributes.get("label_number") == number]
+        u, v, _ = cam.project(np.array([o.location for o in dots]))
+        return dots, u, v
+
+    dots, u, _ = label(10)
+    ones = [u[i] for i, o in enumerate(dots) if o.attributes["digit_index"] == 1]
+    zeros = [u[i] for i, o in enumerate(dots) if o.attributes["digit_index"] == 2]
+    assert ones and zeros and max(ones) < min(zeros)
+    dots, _, v = label(7)
+    font = number_dots(7)  # label_objects emits the dots in the font's order
+    assert len(dots) == len(font) == 11
+    top = max(y for *_, y in font)
+    bottom = min(y for *_, y in font)
+    top_v = [v[i] for i, (*_, y) in enumerate(font) if y == top]
+    bottom_v = [v[i] for i, (*_, y) in enumerate(font) if y == bottom]
+    assert len(top_v) == 5 and len(bottom_v) == 1 and max(top_v) < min(bottom_v)

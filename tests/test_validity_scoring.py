@@ -28,6 +28,7 @@ from stim3d.scoring.rules import apply
     ("box", "First [10, 20, 30, 40], then corrected to [50, 60, 70, 80]", (50.0, 60.0, 70.0, 80.0), "text"),
     ("integer", "Answer: 3. Hmm, recounting. Answer: 5", 5, "marker"),
     ("integer", "\\boxed{3} no wait \\boxed{7}", 7, "boxed"),
+    ("integer", "COUNT(2) ... no, recounting: COUNT(4)", 4, "grammar"),  # ROSE's grammar stated twice
 ])
 def test_the_last_stated_candidate_is_the_answer(answer_type, response, expected, source):
     """A parser taking the first match (re.search instead of the last of re.finditer) answers the first candidate."""
@@ -41,7 +42,8 @@ def test_the_last_stated_candidate_is_the_answer(answer_type, response, expected
 @pytest.mark.parametrize(("response", "expected"), [
     ("Yes", "yes"), ("no", "no"), ("Yes.", "yes"), ("No.", "no"), ("yes, I think so", "yes"),
     ("I would say yes", "yes"), ("The answer is no.", "no"), ("Answer: no", "no"), ("\\boxed{yes}", "yes"),
-    ("\\boxed{no}", "no"), ("No, it is not. Yes!", None),  # both words: undecidable, never a guess
+    ("\\boxed{no}", "no"), ("No, they differ.", "no"), ("no they are not the same", "no"),  # a leading "no"
+    ("No, it is not. Yes!", None),  # both words: undecidable, never a guess
 ])
 def test_yes_and_no_are_read_as_themselves_wherever_they_stand(response, expected):
     assert parse("yes_no", response).value == expected
@@ -162,6 +164,14 @@ def test_each_mention_takes_the_number_written_before_it():
     cones = _count_item("cone", "green", 3, "count.cone.green")
     assert reference_judge("I see two red cubes, a blue sphere and three green cones.", cones)[0] is True
     assert reference_judge("I see three red cubes, a blue sphere and two green cones.", cones)[0] is False
+
+
+def test_counts_written_apart_from_their_shape_go_to_the_last_shape_named_before_them():
+    """"a cone and three spheres, two red and one blue": the colour counts follow the spheres, the last shape
+    named before them (not the cone, the first); taking the first would credit a red cone count."""
+    found = [(m.shape, m.colour, m.count)
+             for m in mentions("There is a cone and there are three spheres, two red and one blue.")]
+    assert found == [("cone", None, 1), ("sphere", None, 3), ("sphere", "red", 2), ("sphere", "blue", 1)]
 
 
 # -- ROSE: pairing tasks with the T1 count of the same scene ---------------------------------------

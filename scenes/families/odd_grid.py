@@ -22,7 +22,10 @@ The odd object records in `attributes` which attributes differ
 `rotation_deg` with its axis, `shift_share_x/y` of the pitch and `shift_m_x/y`) and
 as measured by ray casting in this view (`area_ratio`: projected area over that of
 an unchanged object in the same cell; `silhouette_change`: share of silhouette
-pixels a rotation changes; `shift_px_u/v`). The colour difference a viewer sees
+pixels a rotation changes; `shift_px_u/v`). A size or position oddity must also
+look like one against its neighbours beyond a margin, or another camera is drawn
+(`area_ratio_row`, `area_ratio_grid`, `shift_spacing_u/v` and
+`difficulty.contrast_redraws`: scenes/families/odd_contrast.py). The colour difference a viewer sees
 depends on lighting, so it is measured on the rendered image afterwards
 (`measured_delta_e` in scenes/families/odd_measure.py).
 """
@@ -36,7 +39,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ..camera import geometry
 from ..colors import COLOR_NAMES, named
-from ..model import SHAPES, Camera, Color, Question, Scene, SceneObject, round6
+from ..model import SHAPES, Camera, Color, ObjectTruth, Question, Scene, SceneObject, round6
 from ..placement import InfeasibleError, Layout, mesh_distance
 from ..primitives import axis_angle_quat, quat_to_matrix
 from ..visibility import cast_object, measure
@@ -53,6 +56,7 @@ from .odd_attributes import (
     odd_color,
     parse_odd_types,
 )
+from .odd_contrast import shift_contrast, size_contrast, visible_as_odd
 from .odd_layout import PITCH, SIZE, Plane, board_object, object_px, place_object, quat_of
 from .odd_measure import look_colour_check, measured_color_difference
 from .shared.counting import PLURAL
@@ -233,16 +237,26 @@ def layout_problem(objects: list[SceneObject], labels: list[SceneObject], camera
     return None
 
 
-def measured_differences(odd: SceneObject, objects: list[SceneObject], plane: Plane, camera: Camera, rays: int) -> dict:
-    """What the odd cell's difference looks like in this view, by ray casting (see the module docstring)."""
+def measured_differences(odd: SceneObject, objects: list[SceneObject], grid_truths: list[ObjectTruth], plane: Plane,
+                         camera: Camera, rays: int) -> dict:
+    """What the odd cell's difference looks like in this view, by ray casting (see the module docstring), with
+    a size or position oddity's contrast against its neighbours (scenes/families/odd_contrast.py)."""
     twin = next(o for o in objects if not o.attributes.get("odd"))
-    a, b = cell_centre(int(odd.attributes["row"]), int(odd.attributes["col"]), plane.rows, plane.cols, PITCH, plane.row_pitch)
+    odd_cell = int(odd.attributes["row"]), int(odd.attributes["col"])
+    a, b = cell_centre(*odd_cell, plane.rows, plane.cols, PITCH, plane.row_pitch)
     plain = place_object(odd.id, twin.shape, twin.size, plane.at(a, b), quat_to_matrix(twin.rotation_quat), twin.color, plane, {})
     cam = geometry(camera)
     found = {"area_ratio": round6(len(cast_object(odd, cam, rays).gx) / max(len(cast_object(plain, cam, rays).gx), 1))}
+    cells = [(int(o.attributes["row"]), int(o.attributes["col"])) for o in objects]
+    if "size_ratio" in odd.attributes:
+        areas = {cell: t.amodal_px for cell, t in zip(cells, grid_truths, strict=True)}
+        found.update(size_contrast(areas, odd_cell, float(odd.attributes["size_ratio"]) > 1.0))
     if "shift_m_x" in odd.attributes:
         u, v, _ = cam.project(np.array([odd.location, plain.location]))
         found.update(shift_px_u=round6(u[0] - u[1]), shift_px_v=round6(v[0] - v[1]))
+        cu, cv, _ = cam.project(np.array([plain.location if o.id == odd.id else o.location for o in objects]))
+        centres = {cell: (float(cu[i]), float(cv[i])) for i, cell in enumerate(cells)}
+        found.update(shift_contrast(centres, odd_cell, (u[0] - u[1], v[0] - v[1])))
     return found
 
 
@@ -273,7 +287,7 @@ def compose(params: OddGridParams, rng: np.random.Generator, frame: Frame) -> Co
         spec.recorded["delta_e"] = round6(delta_e)
     plane = Plane(params.layout, rows, cols)
     n = rows * cols
-    rejected = "placement"
+    rejected, redraws, measured = "placement", 0, {}
     for _ in range(LAYOUT_ATTEMPTS):
         camera = grid_camera(frame, plane, rng)
         labels = plane.labels(n + 2, np.asarray(camera.location))
@@ -297,15 +311,20 @@ def compose(params: OddGridParams, rng: np.random.Generator, frame: Frame) -> Co
             raise InfeasibleError("min_object_px", f"the smallest object is {smallest:.1f} px across (geometric mean of "
                                   f"its box's sides) < min_object_px {params.min_object_px:g} in a {rows}x{cols} grid at "
                                   f"{frame.width}x{frame.height}; use a larger image or a smaller grid")
-        if min(t.visibility for t in grid_truths) >= MIN_VISIBILITY:
+        if min(t.visibility for t in grid_truths) < MIN_VISIBILITY:
+            rejected = "min_visibility"
+            continue
+        measured = {} if odd is None else measured_differences(odd, objects, grid_truths, plane, camera,
+                                                               frame.rays_per_pixel)
+        if odd is None or visible_as_odd(measured, spec.size_ratio):
             break
-        rejected = "min_visibility"
+        rejected, redraws = "oddity_contrast", redraws + 1
     else:
         raise InfeasibleError(rejected, f"no {rows}x{cols} {params.layout} layout among {LAYOUT_ATTEMPTS} met it")
     recorded: dict = {}
     if odd is not None:
         recorded = {k: v for k, v in odd.attributes.items() if k not in ("row", "col", "odd", "odd_attributes")}
-        recorded.update(measured_differences(odd, objects, plane, camera, frame.rays_per_pixel))
+        recorded.update(measured)
         scene.objects[odd.id - 1] = odd.model_copy(update={"attributes": {**odd.attributes, **recorded}})
     odd_desc = f" in {describe(attributes)}" if params.name_attributes else ""
     question = Question(
@@ -325,6 +344,7 @@ def compose(params: OddGridParams, rng: np.random.Generator, frame: Frame) -> Co
         **difficulty_terms(rows, cols, magnitudes),
         "object_px": round6(smallest),
         "least_visibility": min(t.visibility for t in grid_truths),
+        "contrast_redraws": redraws,
     }
     if label_truths:
         difficulty["least_label_visibility"] = min(t.visibility for t in label_truths)
@@ -341,7 +361,8 @@ FAMILY = Family(
     params_model=OddGridParams,
     compose=compose,
     answer_types=("cell",),
-    revision=6,  # 6: under a look, the odd colour's measured dE is recorded and checked against delta_e_range
+    revision=7,  # 6: a look's measured odd-colour dE is recorded and checked; 7: size and position oddities measured
+    #              against their neighbours and redrawn below a margin (two branches both took 6; 7 sets them apart)
     rendered_difficulty=measured_color_difference,
     look_colour_check=look_colour_check,
 )

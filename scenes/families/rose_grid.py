@@ -18,8 +18,9 @@ more, or 3 pixels of an object so small that 3 points are less); each object
 records `row`, `col` and `exception` in its attributes.
 When the LAYOUT_ATTEMPTS drawn cameras all fail, the camera backs off upwards
 (BACKOFF_ELEVATION_DEG), then every object shrinks alike in its cell
-(BACKOFF_SCALE, recorded as `difficulty.object_scale`) before the grid is
-called infeasible; a size exception must also look like one in the image
+(BACKOFF_SCALE, recorded as `difficulty.object_scale`), then the camera moves
+farther away with a longer lens (BACKOFF_FOCAL_35MM, the camera's `fx`) before
+the grid is called infeasible; a size exception must also look like one in the image
 (pixel area against its row and the whole grid, scenes/families/rose_contrast.py;
 the ratios are on its attributes).
 `difficulty.layout_attempt` records which camera was taken (LAYOUT_ATTEMPTS and
@@ -77,6 +78,10 @@ CUE_RIM_LOSS, CUE_RIM_PX = 0.03, 3  # a tile may hide an object's bottom rim: 3 
 LAYOUT_ATTEMPTS = 12
 BACKOFF_ELEVATION_DEG = (60.0, 70.0, 80.0)  # after the drawn cameras: steeper views, less occlusion
 BACKOFF_SCALE = (1.0, 0.85, 0.7)  # then every object shrinks in its cell by this factor (ratios between them kept)
+BACKOFF_FOCAL_35MM = (70.0, 100.0)  # last, the camera backs off along its line of sight with a longer lens
+BACKOFF_FAR_ELEVATION_DEG = (50.0, 60.0, 70.0)
+LAYOUTS = LAYOUT_ATTEMPTS + len(BACKOFF_SCALE) * len(BACKOFF_ELEVATION_DEG) + len(BACKOFF_FOCAL_35MM) * len(
+    BACKOFF_FAR_ELEVATION_DEG)
 POSITION_ATTEMPTS = 64
 
 PROTOCOL = (
@@ -178,8 +183,8 @@ def plan_tasks(params: RoseGridParams, rng: np.random.Generator) -> tuple[set[Ce
 
 
 def grid_camera(frame: Frame, rows: int, cols: int, rng: np.random.Generator,
-                elevation_deg: float | None = None) -> Camera:
-    """A drawn camera, or (`elevation_deg` given) a head-on one at that elevation that draws nothing."""
+                elevation_deg: float | None = None, focal_35mm: float = FOCAL_35MM) -> Camera:
+    """A drawn camera, or (`elevation_deg` given) a head-on one at that elevation and focal length that draws nothing."""
     if elevation_deg is None:
         elevation = np.radians(rng.uniform(*ELEVATION_DEG))
         azimuth = np.radians(rng.uniform(-6.0, 6.0))
@@ -189,7 +194,7 @@ def grid_camera(frame: Frame, rows: int, cols: int, rng: np.random.Generator,
     top = max(MAJORITY_SIZE[1] * max(SIZE_FACTORS), 0.75) * PITCH
     corners = np.array([(x, y, z) for x in (-half_x, half_x) for y in (-half_y, half_y) for z in (0.0, top)])
     return framing_camera(frame, np.zeros(3), view_direction(elevation, azimuth), corners,
-                          2.0 * max(half_x, half_y) + 2.0, FOCAL_35MM, FILL)
+                          2.0 * max(half_x, half_y) + 2.0, focal_35mm, FILL)
 
 
 def _object(object_id: int, row: int, col: int, element: dict, exception: bool, rows: int, cols: int,
@@ -236,20 +241,29 @@ def _cell(obj: SceneObject) -> Cell:
 
 
 def _cameras(frame: Frame, params: RoseGridParams, rng: np.random.Generator):
-    """(camera, object scale): LAYOUT_ATTEMPTS drawn cameras, then backing off (BACKOFF_*).
+    """(camera, object scale): LAYOUT_ATTEMPTS drawn cameras, then backing off (BACKOFF_*), LAYOUTS in all.
 
     A steeper view lets a near row hide less of the row behind it and shrinks the
     perspective spread of pixel areas between rows; smaller objects in the same
     cells hide less of their neighbours and of their cue tiles. So a grid the drawn
     views cannot show (a large exception hiding its neighbour behind or its own
     tile, or a size exception lost in the rows' spread) is shown from above, then
-    with every object shrunk alike, instead of given up.
+    with every object shrunk alike, instead of given up. Last, the camera moves
+    2-3x farther away with a 70 or 100 mm lens framing the same grid: the near and
+    far rows' distances then differ by a smaller factor, so their pixel areas do
+    too, at elevations low enough that a cue tile's top face does not cover a
+    cone's rim (rose_grid-t0-00693 at 640x480 needs this: every 35 mm view steep
+    enough for its size contrast, >= 75 deg, lost the rim to the tiles).
+    These come after every earlier layout, so no grid an earlier layout shows changes.
     """
     for _ in range(LAYOUT_ATTEMPTS):
         yield grid_camera(frame, params.rows, params.cols, rng), 1.0
     for scale in BACKOFF_SCALE:
         for elevation in BACKOFF_ELEVATION_DEG:
             yield grid_camera(frame, params.rows, params.cols, rng, elevation), scale
+    for focal in BACKOFF_FOCAL_35MM:
+        for elevation in BACKOFF_FAR_ELEVATION_DEG:
+            yield grid_camera(frame, params.rows, params.cols, rng, elevation, focal), 1.0
 
 
 def _size_contrast(layout: Layout, objects: list[SceneObject], cells: dict, exceptions: set[Cell]):
@@ -320,8 +334,8 @@ def compose(params: RoseGridParams, rng: np.random.Generator, frame: Frame) -> C
         rejected["cue_visibility"] = rejected.get("cue_visibility", 0) + 1
     else:
         worst = max(rejected, key=lambda k: rejected[k]) if rejected else "placement"
-        raise InfeasibleError(worst, f"no {params.rows}x{params.cols} rose grid among "
-                              f"{LAYOUT_ATTEMPTS + len(BACKOFF_SCALE) * len(BACKOFF_ELEVATION_DEG)} layouts met it (rejected: {rejected})")
+        raise InfeasibleError(worst, f"no {params.rows}x{params.cols} rose grid among {LAYOUTS} layouts met it "
+                              f"(rejected: {rejected})")
     objects = [o.model_copy(update={"attributes": {**o.attributes, **contrast[_cell(o)]}}) if _cell(o) in contrast else o
                for o in objects]
     lights = lights_around(np.zeros(3), scale=max(1.0, camera_distance(camera, np.zeros(3)) / COUNTING_VIEW_DISTANCE))
