@@ -7,8 +7,9 @@ import json
 import logging
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import ValidationError
 
@@ -17,6 +18,9 @@ from stim3d.render.cli.common import UsageError, deliver_records, load_scoring_c
 
 if TYPE_CHECKING:
     from stim3d.render.batch.config import BatchConfig, ItemPlan
+    from stim3d.render.batch.summary import BatchReport
+
+R = TypeVar("R")
 
 
 def cmd_families(args: argparse.Namespace) -> int:
@@ -114,10 +118,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
           f"{config.render.width}x{config.render.height}{samples}")
     return 0
 
+
 def cmd_render(args: argparse.Namespace) -> int:
     from stim3d.render.batch.config import load_config
-    from stim3d.render.batch.driver import BatchInterrupted, Shard, render_batch
-    from stim3d.render.batch.executors.jobs import BatchAborted, ExecutorUnavailable
+    from stim3d.render.batch.driver import Shard, render_batch
     from stim3d.render.batch.progress import BatchProgress
     from stim3d.render.cli.presets import resolve_config
 
@@ -129,12 +133,34 @@ def cmd_render(args: argparse.Namespace) -> int:
     config = with_overrides(load_config(resolve_config(args.config)), args)
     require_renderer(config.render.engine)
     shard = Shard.parse(args.shard) if args.shard else None
-    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops the workers like Ctrl-C does
-    try:
+    def run() -> BatchReport:
         with BatchProgress(quiet=args.quiet) as progress:
-            report = render_batch(config, Path(args.out), force=args.force, progress=progress, workers=args.workers,
-                                  shard=shard, executor=args.executor, address=args.address,
-                                  recycle_after=args.recycle_after)
+            return render_batch(config, Path(args.out), force=args.force, progress=progress, workers=args.workers,
+                                shard=shard, executor=args.executor, address=args.address,
+                                recycle_after=args.recycle_after)
+
+    report = run_batch_call(run)
+    if isinstance(report, int):
+        return report
+    for line in report.summary_lines():
+        print(line)
+    if shard is None:
+        print(f"wrote {Path(args.out) / 'records.jsonl'}")
+    delivered = deliver_records(Path(args.out), core_name, core, args.core_timeout) if shard is None else True  # shards: after merge
+    return 1 if report.failed or not delivered else 0
+
+def run_batch_call(run: Callable[[], R]) -> R | int:
+    """`run()`'s report, or the exit code its stop means: 130 interrupted (finished items are kept), 1 aborted.
+
+    One place for `render` and `render all`: SIGTERM stops the workers as Ctrl-C does, and a missing
+    executor is bad input (exit 2).
+    """
+    from stim3d.render.batch.driver import BatchInterrupted
+    from stim3d.render.batch.executors.jobs import BatchAborted, ExecutorUnavailable
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return run()
     except BatchInterrupted as stop:
         print(f"stim3d: {stop}; workers stopped, finished items are kept. Rerun the same command to resume.",
               file=sys.stderr)
@@ -144,12 +170,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     except BatchAborted as exc:
         print(f"stim3d: error: {exc}", file=sys.stderr)
         return 1
-    for line in report.summary_lines():
-        print(line)
-    if shard is None:
-        print(f"wrote {Path(args.out) / 'records.jsonl'}")
-    delivered = deliver_records(Path(args.out), core_name, core, args.core_timeout) if shard is None else True  # shards: after merge
-    return 1 if report.failed or not delivered else 0
+
 
 def is_suite(arg: str) -> bool:
     """`all` names the seed suite (render/batch/suite.py) unless a file of that name is in the way."""

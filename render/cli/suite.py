@@ -14,11 +14,10 @@ from stim3d.render.cli.common import UsageError, deliver_records
 def cmd_render_suite(args: argparse.Namespace, core_name: str, core) -> int:
     """Render every seed preset into OUT/<preset>/ with the command's overrides; print one table; exit 1 on failures."""
     from stim3d.render.batch.config import load_config
-    from stim3d.render.batch.driver import BatchInterrupted, Shard
-    from stim3d.render.batch.executors.jobs import BatchAborted, ExecutorUnavailable
+    from stim3d.render.batch.driver import Shard
     from stim3d.render.batch.progress import BatchProgress
     from stim3d.render.batch.suite import SUITE_PRESETS, render_suite
-    from stim3d.render.cli.batch import require_renderer, with_overrides
+    from stim3d.render.cli.batch import require_renderer, run_batch_call, with_overrides
     from stim3d.scenes.presets import preset_path
 
     presets = []
@@ -38,19 +37,11 @@ def cmd_render_suite(args: argparse.Namespace, core_name: str, core) -> int:
         with BatchProgress(quiet=args.quiet) as progress:
             yield progress
 
-    try:
-        report = render_suite(presets, out, shard=shard, progress_for=progress_for, force=args.force,
-                              workers=args.workers, executor=args.executor, address=args.address,
-                              recycle_after=args.recycle_after)
-    except BatchInterrupted as stop:
-        print(f"stim3d: {stop}; workers stopped, finished items are kept. Rerun the same command to resume.",
-              file=sys.stderr)
-        return 130
-    except ExecutorUnavailable as exc:
-        raise UsageError(str(exc)) from None
-    except BatchAborted as exc:
-        print(f"stim3d: error: {exc}", file=sys.stderr)
-        return 1
+    report = run_batch_call(lambda: render_suite(presets, out, shard=shard, progress_for=progress_for, force=args.force,
+                                                  workers=args.workers, executor=args.executor, address=args.address,
+                                                  recycle_after=args.recycle_after))
+    if isinstance(report, int):
+        return report
     for line in report.summary_lines():
         print(line)
     print(f"wrote {out / 'suite.json'}")

@@ -119,6 +119,16 @@ def _check_object_ids(source: Path, ids: dict[str, int | None]) -> None:
             raise UsageError(f"{option} {object_id}: {item.item_id} has no object with that id (it has {present})")
 
 
+def _run_options(p: argparse.ArgumentParser, what: str) -> None:
+    """Progress and executor options, as `stim3d render` has them, for a sweep rendering `what`."""
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--workers", type=positive, default=1, metavar="N",
+                   help=f"render {what} on N worker processes (Ray: actors), as `stim3d render` does (default 1)")
+    p.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="local worker processes (default) or a Ray cluster (needs the ray extra)")
+    p.add_argument("--address", help="Ray cluster address (with --executor ray; default: start a local Ray)")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this group's subcommands to the `stim3d` parser."""
     p = sub.add_parser("sweep", help="the same scene at graded visibility levels of one object")
@@ -141,12 +151,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--plot", action="store_true", help="also write sweep_plot.png and a strip of the images per sweep")
     p.add_argument("--scores", metavar="SCORES_JSON",
                    help="the JSON 'stim3d score' wrote for these records: adds accuracy vs visibility to the plot")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
-    p.add_argument("--workers", type=positive, default=1, metavar="N",
-                   help="render levels on N worker processes (Ray: actors), as `stim3d render` does (default 1)")
-    p.add_argument("--executor", choices=["local", "ray"], default="local",
-                   help="local worker processes (default) or a Ray cluster (needs the ray extra)")
-    p.add_argument("--address", help="Ray cluster address (with --executor ray; default: start a local Ray)")
+    _run_options(p, "levels")
     p.set_defaults(func=cmd_sweep)
     p = sweeps.add_parser("look", help="one scene in every look (studio, clevr, photoreal): one item per look and a strip",
                           description="Exit code: 0 when every look of every item was rendered, 1 when some item "
@@ -159,10 +164,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", choices=["cycles", "workbench", "raster"],
                    help="override the render engine (only Cycles shows a look fully; docs/looks.md)")
     p.add_argument("--samples", type=int, help="override the render samples")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
-    p.add_argument("--workers", type=positive, default=1, metavar="N",
-                   help="render on N worker processes (Ray: actors), as `stim3d render` does (default 1)")
-    p.add_argument("--executor", choices=["local", "ray"], default="local",
-                   help="local worker processes (default) or a Ray cluster (needs the ray extra)")
-    p.add_argument("--address", help="Ray cluster address (with --executor ray; default: start a local Ray)")
+    _run_options(p, "items")
     p.set_defaults(func=cmd_sweep_look)
