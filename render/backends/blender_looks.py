@@ -11,7 +11,12 @@ the same in every look.
   look's rotation, at the look's exposure-normalised strength.
 - Ground: a Principled BSDF whose colour, roughness and bump come from Blender's
   own Brick, Noise, Voronoi and Wave textures in object coordinates (metres), one
-  builder per material in GROUND_BUILDERS. Photoreal's ground fades into a
+  builder per material in GROUND_BUILDERS. Only joints a few pixels wide (planks,
+  tiles, the fabric's weave) get a bump: a bump finer than a pixel (concrete's pores,
+  asphalt's grains) is shading noise that OpenImageDenoise cannot tell from sampling
+  noise, and it kept the DYSM scene below SSIM 0.99 at every sample count
+  (docs/looks.md, "Why photoreal missed the bar"); those grains are in the colour,
+  which the denoiser keeps through its albedo pass. Photoreal's ground fades into a
   Transparent BSDF between the look's fade radii, so camera rays there see the
   environment: the stage blends into the HDRI's own ground with no seam.
 - Objects: a Principled BSDF with the palette colour as base colour and the drawn
@@ -145,9 +150,6 @@ def _concrete(nodes: Nodes, bsdf, ground: GroundLook) -> None:
                       tuple(min(1.0, c * 1.15) for c in base[:3]) + (1.0,))
     nodes.link(color, bsdf.inputs["Base Color"])
     bsdf.inputs["Roughness"].default_value = ground.roughness
-    pores = nodes.add("ShaderNodeTexVoronoi", Scale=60.0)
-    nodes.link(nodes.coords(ground.scale_m), pores.inputs["Vector"])
-    _bump(nodes, bsdf, pores.outputs["Distance"], 0.15, 0.005 * ground.scale_m)
 
 
 def _ceramic_tiles(nodes: Nodes, bsdf, ground: GroundLook) -> None:
@@ -213,7 +215,6 @@ def _asphalt(nodes: Nodes, bsdf, ground: GroundLook) -> None:
     color = nodes.mix(0.3, speckled, noise.outputs["Color"], "MULTIPLY")
     nodes.link(color, bsdf.inputs["Base Color"])
     bsdf.inputs["Roughness"].default_value = ground.roughness
-    _bump(nodes, bsdf, grains.outputs["Distance"], 0.5, 0.2 * ground.scale_m)
 
 
 def _plain(nodes: Nodes, bsdf, ground: GroundLook) -> None:
