@@ -10,6 +10,7 @@ scratch file, never over the committed `bench/results/<name>.json`.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -65,6 +66,19 @@ def code() -> dict[str, Any]:
     identity = code_identity(set(FAMILIES))
     return {"git_commit": identity["git_commit"], "stim3d_version": identity["stim3d_version"],
             "generator_revisions": identity["generator_revisions"]}
+
+
+def renderer_fingerprint() -> str:
+    """A hash of the rendering code's source (render/backends/*.py), for caches of rendered references.
+
+    A reference cached by scene and settings alone outlives a change to how a material
+    or light is built, and a later run then compares new candidates with the old
+    picture; keyed by this too, a changed backend renders its references again.
+    """
+    digest = hashlib.sha256()
+    for path in sorted((Path(__file__).resolve().parent.parent / "stim3d" / "render" / "backends").glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def load_average() -> float:

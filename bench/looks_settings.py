@@ -12,7 +12,7 @@ look (studio, clevr, photoreal), the same composed scene in every look:
   Cycles seeds, averaged (`reference`: the halves' difference is the reference's own
   noise floor, recorded), adaptive sampling off, no denoising, light tree off (an
   unbiased sampling choice: the same converged image, less noise under an HDRI),
-  cached under the scratch folder by scene and settings (a rerun skips it). A look's own scene settings (render/backends/blender_looks.py
+  cached under the scratch folder by scene, settings and the rendering code (a rerun skips it). A look's own scene settings (render/backends/blender_looks.py
   LOOK_CYCLES: bounces, glossy filter, indirect clamp, light tree) are part of the
   look and apply to the reference and the candidates alike;
 - candidates (CANDIDATES): sample counts with OpenImageDenoise, including the dysm3d
@@ -51,7 +51,7 @@ from stim3d.scenes.items import make_item
 from stim3d.scenes.model import LOOK_NAMES, Item, RenderSettings
 from stim3d.scenes.placement import InfeasibleError
 
-from .common import QUICK_DIR, Run, median, parse_args, print_table, progress
+from .common import QUICK_DIR, Run, median, parse_args, print_table, progress, renderer_fingerprint
 from .looks_detail import detail
 from .render_quality import TARGET_PSNR, TARGET_SSIM, psnr, ssim
 
@@ -121,7 +121,7 @@ def reference(item: Item, samples: int, workdir: Path) -> dict[str, Any]:
 
     fields = {"samples": samples // 2, "denoise": False, "adaptive_sampling": False, "light_tree": False}
     world = f"|map {blender_looks.ENVIRONMENT_MAP_RESOLUTION}" if item.scene.look and item.scene.look.environment else ""
-    key = hashlib.sha256(f"{item.scene.model_dump_json()}|{fields}|{blender_looks.LOOK_CYCLES}{world}".encode()).hexdigest()
+    key = hashlib.sha256(f"{item.scene.model_dump_json()}|{fields}|{blender_looks.LOOK_CYCLES}{world}|{renderer_fingerprint()}".encode()).hexdigest()
     cached = REFERENCE_CACHE / f"{item.item_id}-{key[:16]}.npz"
     if not cached.is_file():
         start = time.perf_counter()

@@ -48,7 +48,7 @@ import numpy as np
 
 from stim3d.scenes.model import Item, RenderSettings
 
-from .common import QUICK_DIR, Run, median, parse_args, print_table, progress
+from .common import QUICK_DIR, Run, median, parse_args, print_table, progress, renderer_fingerprint
 from .render_quality import DEFAULT_FAMILIES, HEIGHT, TARGET_PSNR, TARGET_SSIM, WIDTH, dysm3d_items, psnr, ssim
 
 REFERENCE_CACHE = QUICK_DIR / "references"
@@ -125,7 +125,7 @@ def render(item: Item, samples: int, denoise: bool, adaptive: bool, overrides: d
 
 def reference_image(item: Item, samples: int, workdir: Path, device: str) -> tuple[np.ndarray, dict]:
     """The high-sample reference of `item`, from the cache when an identical one was rendered before."""
-    key = hashlib.sha256(f"{item.scene.model_dump_json()}|{samples}|{item.seed + 1}|{BASE}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(f"{item.scene.model_dump_json()}|{samples}|{item.seed + 1}|{BASE}|{renderer_fingerprint()}".encode()).hexdigest()[:16]
     cached = REFERENCE_CACHE / f"{item.item_id}-{samples}-{key}.npz"
     if cached.is_file():
         with np.load(cached) as data:
