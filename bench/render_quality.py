@@ -87,12 +87,15 @@ def ssim(image: np.ndarray, reference: np.ndarray) -> float:
 
 # -- scenes and renders ------------------------------------------------------------------------------
 
-def dysm3d_items(families: tuple[str, ...], width: int, height: int) -> tuple[list[Item], str]:
-    """One item per family from the dysm3d preset's plan (its middle item, or the next one buildable at this size)."""
-    if PRESET.is_file() and all(f in FAMILIES for f in families):
+def preset_items(families: tuple[str, ...], width: int, height: int, preset: Path = PRESET) -> tuple[list[Item], str]:
+    """One item per family from a preset's plan (its middle item, or the next one buildable at this size).
+
+    `preset` defaults to dysm3d; bench/render_settings.py passes the other seed presets.
+    """
+    if preset.is_file() and all(f in FAMILIES for f in families):
         from stim3d.render.batch.config import expand, load_config
 
-        config = load_config(PRESET)
+        config = load_config(preset)
         plans = expand(config)
         items = []
         for family in families:
@@ -105,7 +108,7 @@ def dysm3d_items(families: tuple[str, ...], width: int, height: int) -> tuple[li
                     break
                 except InfeasibleError:
                     continue
-        return items, f"{PRESET.name} (middle item of each family's task)"
+        return items, f"{preset.name} (middle item of each family's task)"
     params = {"n_shape_types": 4, "max_instances": 3}
     items = [
         make_item("shape_count", {**params, "min_visibility": level}, [9, 0, i], f"counting-{i}", Frame(width, height))
@@ -221,7 +224,7 @@ def main() -> None:
         width, height, samples, reference_samples, families = 320, 240, (4, 8), 32, families[:1]
     else:
         width, height, samples, reference_samples = WIDTH, HEIGHT, SAMPLES, REFERENCE_SAMPLES
-    items, source = dysm3d_items(families, width, height)
+    items, source = preset_items(families, width, height)
     quiet = True if args.quick else wait_for_quiet(args.max_load, args.wait_minutes)
     run = Run("render_quality", args.quick, args.out,
               settings={"resolution": f"{width}x{height}", "samples": samples, "reference_samples": reference_samples,

@@ -33,7 +33,8 @@ The bench changes Cycles settings by wrapping blender.py's `_cycles` in this pro
 only; the backend itself is not modified. On a GPU machine `--device gpu` renders the
 test variants (and the reference) on the GPU.
 
-    python -m bench.render_settings [--quick] [--reference-samples 512] [--rounds 2] [--families a,b] [--device gpu]
+    python -m bench.render_settings [--quick] [--preset dysm3d] [--reference-samples 512] [--rounds 2] [--families a,b]
+        [--variants all|short] [--device gpu]
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ import numpy as np
 from stim3d.scenes.model import Item, RenderSettings
 
 from .common import QUICK_DIR, Run, median, parse_args, print_table, progress, renderer_fingerprint
-from .render_quality import DEFAULT_FAMILIES, HEIGHT, TARGET_PSNR, TARGET_SSIM, WIDTH, dysm3d_items, psnr, ssim
+from .render_quality import DEFAULT_FAMILIES, HEIGHT, TARGET_PSNR, TARGET_SSIM, WIDTH, preset_items, psnr, ssim
 
 REFERENCE_CACHE = QUICK_DIR / "references"
 BASELINE_NAME = "8 spp + OIDN (preset before this bench)"
@@ -86,6 +87,19 @@ VARIANTS: dict[str, tuple[int, bool, dict[str, Any] | None]] = {
 }
 # Variants rendered through RenderSettings' own fields (blender.py's `_cycles` untouched): what a config sets.
 SETTINGS_UPDATES: dict[str, dict[str, Any]] = {PRESET_NAME: {"denoise_quality": "fast", "light_tree": False}}
+# `--variants short`: the other presets' setting (the baseline), the knobs that paid on DYSM 3D one at a time,
+# and the dysm3d preset's combination: what a preset could move to, at a fifth of the full set's renders.
+SHORT_VARIANTS = (BASELINE_NAME, "8 spp + OIDN, light tree off", "4 spp + OIDN", "4 spp + OIDN FAST", PRESET_NAME)
+PRESETS_DIR = Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets"
+
+
+def preset_families(path: Path) -> tuple[tuple[str, ...], int, int]:
+    """A preset's families (first appearance order) and its own render size."""
+    from stim3d.render.batch.config import load_config
+
+    config = load_config(path)
+    families = tuple(dict.fromkeys(task.family for task in config.tasks))
+    return families, config.render.width, config.render.height
 
 
 def _cycles_with(overrides: dict[str, Any] | None):
@@ -158,21 +172,33 @@ def summarise(name: str, rows: list[dict], baseline_rows: list[dict]) -> dict:
 
 def main() -> None:
     def add(parser):
-        parser.add_argument("--families", help=f"comma-separated families, one scene each (default {','.join(DEFAULT_FAMILIES)})")
+        parser.add_argument("--preset", default="dysm3d",
+                            help="seed preset whose families and size are measured (default dysm3d)")
+        parser.add_argument("--families", help="comma-separated families, one scene each (default: the preset's; "
+                                               f"for dysm3d {','.join(DEFAULT_FAMILIES)})")
+        parser.add_argument("--variants", choices=("all", "short"), default="all",
+                            help=f"short: {len(SHORT_VARIANTS)} of the {len(VARIANTS)} variants (SHORT_VARIANTS)")
         parser.add_argument("--reference-samples", type=int, default=1024, help="samples of the reference (default 1024)")
         parser.add_argument("--rounds", type=int, default=2, help="timing rounds (variant order rotates)")
         parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
 
     args = parse_args(__doc__.splitlines()[0], add)
-    families = tuple(args.families.split(",")) if args.families else DEFAULT_FAMILIES
-    width, height, reference_samples, rounds = WIDTH, HEIGHT, args.reference_samples, args.rounds
-    names = list(VARIANTS)
+    preset = PRESETS_DIR / f"{args.preset}.yaml"
+    if not preset.is_file():
+        raise SystemExit(f"--preset {args.preset}: no such seed preset in {PRESETS_DIR}")
+    own_families, width, height = preset_families(preset)
+    if args.preset == "dysm3d":
+        own_families, (width, height) = DEFAULT_FAMILIES, (WIDTH, HEIGHT)
+    families = tuple(args.families.split(",")) if args.families else own_families
+    reference_samples, rounds = args.reference_samples, args.rounds
+    names = list(VARIANTS) if args.variants == "all" else list(SHORT_VARIANTS)
     if args.quick:
         width, height, reference_samples, rounds, families = 160, 120, 16, 1, families[:1]
         names = [*names[:2], PRESET_NAME]
-    items, source = dysm3d_items(families, width, height)
+    items, source = preset_items(families, width, height, preset)
     run = Run("render_settings", args.quick, args.out,
-              settings={"resolution": f"{width}x{height}", "reference_samples": reference_samples, "rounds": rounds,
+              settings={"preset": args.preset, "resolution": f"{width}x{height}", "reference_samples": reference_samples,
+                        "rounds": rounds, "variants": args.variants,
                         "device": args.device, "reference": "adaptive sampling off, no denoising, Cycles defaults, seed + 1",
                         "baseline": BASELINE_NAME, "base_cycles": BASE, "scenes": [it.item_id for it in items],
                         "scene_source": source, "target_psnr_db": TARGET_PSNR, "target_ssim": TARGET_SSIM})
