@@ -15,9 +15,11 @@ the bench works (every 500th item at 320x240 with Workbench) and writes a scratc
 file. `--device gpu` renders Cycles on the GPU and is recorded (docs/performance.md).
 
 The full run takes about 90 minutes on two idle cores; on a shared machine, read
-the load average in the file before quoting a figure.
+the load average in the file before quoting a figure. `--root DIR` renders into DIR
+and keeps it: a run that was stopped is resumed by running the same command again
+(stim3d's batches resume), and the file then says `resumed` and times only the last run.
 
-    python -m bench.full_suite [--quick] [--sample N] [--workers 2] [--device gpu] [--engine workbench]
+    python -m bench.full_suite [--quick] [--sample N] [--workers 2] [--device gpu] [--engine workbench] [--root DIR]
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ def main() -> None:
         parser.add_argument("--engine", choices=("cycles", "workbench", "raster"), help="override every preset's engine")
         parser.add_argument("--width", type=int, help="override every preset's width")
         parser.add_argument("--height", type=int, help="override every preset's height")
+        parser.add_argument("--root", type=Path, help="render into this folder and keep it (a rerun resumes)")
 
     args = parse_args(__doc__.splitlines()[0], add)
     if args.sample is not None and args.sample < 1:
@@ -85,7 +88,8 @@ def main() -> None:
         "is_sample": bool(settings["sample"] and settings["sample"] > 1),
         "what": "stim3d render all in a subprocess, fresh root; wall time from start to exit"}, device=args.device)
     with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
-        out = Path(tmp) / "suite"
+        out = args.root.resolve() if args.root else Path(tmp) / "suite"
+        resumed = (out / SUITE_SUMMARY).is_file() or any(out.glob("*/batch.json"))
         command = suite_command(out, settings["sample"], args.workers, args.device, overrides)
         progress("running: " + " ".join(command[1:]))
         started = time.perf_counter()
@@ -100,7 +104,7 @@ def main() -> None:
     rows = [preset_row(row) for row in summary["presets"]]
     figures = {"exit_code": done.returncode, "wall_seconds": round(wall, 1), "presets": rows,
                "total": {**summary["total"], "command_wall_seconds": round(wall, 1)},
-               "suite_code": summary["code"].get("git_commit")}
+               "suite_code": summary["code"].get("git_commit"), "resumed": resumed}
     print_table("stim3d render all" + (f", every {settings['sample']}th item" if settings["sample"] else ""),
                 ["preset", "items", "rendered", "failures", "wall s", "s/item", "median item s"],
                 [[r["preset"], r["items"], r["rendered"], r["failures"], r["wall_seconds"], r["seconds_per_item"],
