@@ -196,7 +196,9 @@ def markdown(path: Path) -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     for look, f in figures["looks"].items():
         for name, c in f["by_candidate"].items():
-            print(f"| {look} | {name} | {c['seconds_per_item_median']:.2f} | {c['ratio_to_studio_median']:.2f}x | "
+            ratio = c["ratio_to_studio_median"]  # None when studio was not in the run (--looks)
+            print(f"| {look} | {name} | {c['seconds_per_item_median']:.2f} | "
+                  f"{'n/a' if ratio is None else f'{ratio:.2f}x'} | "
                   f"{c['psnr_min']:.1f} | {c['ssim_min']:.4f} | {c['colour_de_max']:.1f} | {c['object_ssim_min']:.3f} | "
                   f"{'yes' if c['meets_bar'] else 'no'} |")
     print("\n| look | reference halves PSNR min dB | SSIM min | cheapest meeting the bar on every scene |\n|---|---|---|---|")
