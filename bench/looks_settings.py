@@ -8,9 +8,10 @@ look (studio, clevr, photoreal), the same composed scene in every look:
   difference and the row/column digits), ROSE-3D's glossy `finish` exception,
   AVA-3D's orientation car (thin wheels and cabin). There is no rubric family: the
   rubric questions of scenes/rubrics.py ask about these families' scenes;
-- reference: `--reference-samples` samples (default 1024) as two halves with other
-  Cycles seeds, averaged (`reference`: the halves' difference is the reference's own
-  noise floor, recorded), adaptive sampling off, no denoising, light tree off (an
+- reference: `--reference-samples` samples (default 1024) as renders of 512 samples with
+  other Cycles seeds, averaged (`reference`: the difference of the odd and even renders'
+  means is the reference's own noise floor, recorded, and gives each candidate's SSIM
+  ceiling, `ceiling`), adaptive sampling off, no denoising, light tree off (an
   unbiased sampling choice: the same converged image, less noise under an HDRI),
   cached under the scratch folder by scene, settings and the rendering code (a rerun skips it). A look's own scene settings (render/backends/blender_looks.py
   LOOK_CYCLES: bounces, glossy filter, indirect clamp, light tree) are part of the
@@ -32,7 +33,7 @@ loaded 2-core machine the 12 references at the presets' 640x480 (7x the pixels) 
 The results file is rewritten after every scene, so a run cut short leaves figures.
 
     python -m bench.looks_settings [--quick] [--width 240 --height 180] [--reference-samples 1024]
-        [--scenes dysm,oddgrid,rose,ava] [--looks studio,clevr,photoreal]
+        [--scenes dysm,oddgrid,rose,ava] [--looks studio,clevr,photoreal] [--samples 8,16,32]
     python -m bench.looks_settings --markdown bench/results/looks_settings.json   # the docs' tables
 """
 
@@ -109,31 +110,50 @@ def render(item: Item, fields: dict[str, Any], seed: int, workdir: Path) -> tupl
     return output, time.perf_counter() - start
 
 
-def reference(item: Item, samples: int, workdir: Path) -> dict[str, Any]:
-    """The reference of `item`: two renders of samples/2 with other seeds, averaged (cached by scene and settings).
+REFERENCE_CHUNK = 512  # samples per reference render: a larger reference adds renders, reusing cached ones
 
-    Two independent halves average to a `samples`-sample estimate, and their difference
-    measures the reference's own noise: `floor_psnr`/`floor_ssim` of one half against the
-    other (a full reference is sqrt(2) less noisy than a half, so its own error against
-    the converged image is about half that difference).
+
+def reference(item: Item, samples: int, workdir: Path) -> dict[str, Any]:
+    """The reference of `item`: the mean of `samples` / REFERENCE_CHUNK renders with Cycles seeds + 1, + 2, ...
+
+    Each render is cached on its own (by scene, settings, seed and the rendering code),
+    so a 2048-sample reference renders only the two renders a 1024-sample one lacks.
+    The renders split into two halves (odd and even seeds) whose difference measures the
+    reference's own noise: `floor_psnr`/`floor_ssim` of one half against the other, and
+    `noise`, (half A - half B) / 2, an estimate of the full reference's own error (its
+    variance is the mean's), from which `ceiling` gives the best SSIM any candidate can
+    show against this reference.
     """
     from stim3d.render.backends import blender_looks
 
-    fields = {"samples": samples // 2, "denoise": False, "adaptive_sampling": False, "light_tree": False}
+    chunk = min(REFERENCE_CHUNK, samples // 2)
+    fields = {"samples": chunk, "denoise": False, "adaptive_sampling": False, "light_tree": False}
     world = f"|map {blender_looks.ENVIRONMENT_MAP_RESOLUTION}" if item.scene.look and item.scene.look.environment else ""
     key = hashlib.sha256(f"{item.scene.model_dump_json()}|{fields}|{blender_looks.LOOK_CYCLES}{world}|{renderer_fingerprint()}".encode()).hexdigest()
-    cached = REFERENCE_CACHE / f"{item.item_id}-{key[:16]}.npz"
-    if not cached.is_file():
-        start = time.perf_counter()
-        halves = [render(item, fields, item.seed + k, workdir)[0] for k in (1, 2)]
-        REFERENCE_CACHE.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(cached, a=halves[0].image, b=halves[1].image, instance_map=halves[0].instance_map,
-                            seconds=time.perf_counter() - start)
-    with np.load(cached) as data:
-        a, b = data["a"], data["b"]
-        image = np.rint((a.astype(np.float64) + b) / 2).astype(np.uint8)
-        return {"image": image, "instance_map": data["instance_map"], "seconds": round(float(data["seconds"]), 1),
-                "floor_psnr": round(psnr(a, b), 2), "floor_ssim": round(ssim(a, b), 4)}
+    images, seconds = [], 0.0
+    for k in range(1, samples // chunk + 1):
+        cached = REFERENCE_CACHE / f"{item.item_id}-{key[:16]}-seed{k}.npz"
+        if not cached.is_file():
+            output, took = render(item, fields, item.seed + k, workdir)
+            REFERENCE_CACHE.mkdir(parents=True, exist_ok=True)
+            np.savez_compressed(cached, image=output.image, instance_map=output.instance_map, seconds=took)
+        with np.load(cached) as data:
+            images.append(data["image"].astype(np.float64))
+            instance_map, seconds = data["instance_map"], seconds + float(data["seconds"])
+    a, b = np.mean(images[0::2], axis=0), np.mean(images[1::2], axis=0)
+    to8 = lambda x: np.clip(np.rint(x), 0, 255).astype(np.uint8)  # noqa: E731
+    return {"image": to8((a + b) / 2), "instance_map": instance_map, "noise": (a - b) / 2, "seconds": round(seconds, 1),
+            "floor_psnr": round(psnr(to8(a), to8(b)), 2), "floor_ssim": round(ssim(to8(a), to8(b)), 4)}
+
+
+def ceiling(candidate: np.ndarray, noise: np.ndarray) -> float:
+    """SSIM of `candidate` against itself plus the reference's own noise: what it would score were it exact.
+
+    Against a noisy reference even the converged image loses SSIM on flat surfaces
+    (there SSIM is about C2 / (C2 + noise variance)); a candidate near this ceiling
+    differs from the reference by little more than the reference's own noise.
+    """
+    return round(ssim(candidate, np.clip(np.rint(candidate + noise), 0, 255).astype(np.uint8)), 4)
 
 
 def summarise(rows: list[dict], references: list[dict], looks: tuple[str, ...], candidates: list[str]) -> dict:
@@ -156,6 +176,7 @@ def summarise(rows: list[dict], references: list[dict], looks: tuple[str, ...], 
                 "meets_bar": all(r["psnr"] >= TARGET_PSNR and r["ssim"] >= TARGET_SSIM for r in cases),
                 "colour_de_max": max(r["detail"]["colour_de_max"] for r in cases),
                 "object_ssim_min": min(r["detail"]["object_ssim_min"] for r in cases),
+                "ssim_ceiling_min": min(r["ssim_ceiling"] for r in cases),
             }
         passing = [n for n in per if per[n]["meets_bar"]]
         chosen = min(passing, key=lambda n: per[n]["seconds_per_item_median"]) if passing else None
@@ -175,9 +196,9 @@ def report(figures: dict, title: str) -> None:
     for look, f in figures["looks"].items():
         for name, c in f["by_candidate"].items():
             table.append([look, name, c["seconds_per_item_median"], c["ratio_to_studio_median"], c["psnr_min"],
-                          c["ssim_min"], c["colour_de_max"], c["object_ssim_min"], c["meets_bar"]])
-    print_table(title, ["look", "candidate", "s/item", "x studio", "PSNR min", "SSIM min", "dE max", "obj SSIM min",
-                        "bar"], table)
+                          c["ssim_min"], c["ssim_ceiling_min"], c["colour_de_max"], c["object_ssim_min"], c["meets_bar"]])
+    print_table(title, ["look", "candidate", "s/item", "x studio", "PSNR min", "SSIM min", "SSIM ceiling",
+                        "dE max", "obj SSIM min", "bar"], table)
     for look, f in figures["looks"].items():
         print(f"{look}: cheapest meeting the bar on every scene: {f['chosen']}; the reference's two halves against "
               f"each other: PSNR >= {f['reference_halves_psnr_min']} dB, SSIM >= {f['reference_halves_ssim_min']}")
@@ -192,14 +213,16 @@ def markdown(path: Path) -> None:
     print(f"*Source: `{path.as_posix()}` (commit `{code['git_commit'][:12]}`; `{document['command']}`; "
           f"{document['settings']['resolution']}; scenes {', '.join(figures['scenes_completed'])}; load average "
           f"{document['load_average']['start']} at start, {document['load_average']['max_sampled']} at most).*\n")
-    print("| look | candidate (+ OIDN) | s / item | x studio | PSNR min dB | SSIM min | colour dE max | object SSIM min | bar |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| look | candidate (+ OIDN) | s / item | x studio | PSNR min dB | SSIM min | SSIM ceiling | colour dE max "
+          "| object SSIM min | bar |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for look, f in figures["looks"].items():
         for name, c in f["by_candidate"].items():
             ratio = c["ratio_to_studio_median"]  # None when studio was not in the run (--looks)
+            ceiling_min = c.get("ssim_ceiling_min")  # absent from files written before it was measured
             print(f"| {look} | {name} | {c['seconds_per_item_median']:.2f} | "
-                  f"{'n/a' if ratio is None else f'{ratio:.2f}x'} | "
-                  f"{c['psnr_min']:.1f} | {c['ssim_min']:.4f} | {c['colour_de_max']:.1f} | {c['object_ssim_min']:.3f} | "
+                  f"{'n/a' if ratio is None else f'{ratio:.2f}x'} | {c['psnr_min']:.1f} | {c['ssim_min']:.4f} | "
+                  f"{'n/a' if ceiling_min is None else f'{ceiling_min:.4f}'} | {c['colour_de_max']:.1f} | {c['object_ssim_min']:.3f} | "
                   f"{'yes' if c['meets_bar'] else 'no'} |")
     print("\n| look | reference halves PSNR min dB | SSIM min | cheapest meeting the bar on every scene |\n|---|---|---|---|")
     for look, f in figures["looks"].items():
@@ -210,7 +233,7 @@ def markdown(path: Path) -> None:
         for look in figures["looks"]:
             row = next((r for r in figures["rows"] if r["scene"] == scene and r["look"] == look
                         and r["candidate"] in per_look.get(look, {}).get("passing", [])), None)
-            cells.append(f"{row['candidate']}: {row['psnr']} dB, {row['ssim']}" if row else "none up to 64 spp")
+            cells.append(f"{row['candidate']}: {row['psnr']} dB, {row['ssim']}" if row else "no candidate")
         print(f"| {scene} | " + " | ".join(cells) + " |")
     print("\n| scene | look | candidate | PSNR dB | SSIM | s | fine detail |\n|---|---|---|---|---|---|---|")
     shown = {look: {f["chosen"] or list(f["by_candidate"])[-1], DYSM_SETTINGS} for look, f in figures["looks"].items()}
@@ -229,6 +252,7 @@ def main() -> None:
         parser.add_argument("--reference-samples", type=int, default=1024)
         parser.add_argument("--scenes", default=",".join(SCENES), help=f"comma-separated, of {', '.join(SCENES)}")
         parser.add_argument("--looks", default=",".join(LOOK_NAMES))
+        parser.add_argument("--samples", help="only the candidates of these sample counts, comma-separated (e.g. 8,16,32)")
         parser.add_argument("--markdown", type=Path, metavar="RESULTS_JSON", help="only print docs tables of a results file")
 
     args = parse_args(__doc__.splitlines()[0], add)
@@ -242,12 +266,22 @@ def main() -> None:
         if look not in LOOK_NAMES:
             raise SystemExit(f"--looks: unknown look {look!r} (known: {', '.join(LOOK_NAMES)})")
     width, height, reference_samples = args.width, args.height, args.reference_samples
+    if reference_samples < 2 or reference_samples % min(REFERENCE_CHUNK, reference_samples // 2):
+        raise SystemExit(f"--reference-samples: {reference_samples} is not a multiple of {REFERENCE_CHUNK} "
+                         f"(or an even count below {2 * REFERENCE_CHUNK})")
     candidates = list(CANDIDATES)
+    if args.samples:
+        wanted = {int(n) for n in args.samples.split(",") if n.strip().isdigit()}
+        candidates = [n for n in candidates if CANDIDATES[n]["samples"] in wanted]
+        if not candidates:
+            raise SystemExit(f"--samples: no candidate has {args.samples} samples "
+                             f"(they have {sorted({c['samples'] for c in CANDIDATES.values()})})")
     if args.quick:
         width, height, reference_samples, scenes, candidates = 160, 120, 16, scenes[:2], candidates[:2]
     run = Run("looks_settings", args.quick, args.out, {
         "resolution": f"{width}x{height}", "reference_samples": reference_samples, "scenes": scenes, "looks": looks,
-        "reference": "mean of two renders of samples/2 (Cycles seeds + 1, + 2), adaptive sampling off, no denoising, light tree off, the look's LOOK_CYCLES",
+        "reference": f"mean of renders of {min(REFERENCE_CHUNK, reference_samples // 2)} samples (Cycles seeds + 1, + 2, ...), "
+                     "adaptive sampling off, no denoising, light tree off, the look's LOOK_CYCLES",
         "candidates": {n: CANDIDATES[n] for n in candidates}, "target_psnr_db": TARGET_PSNR, "target_ssim": TARGET_SSIM})
     rows: list[dict] = []
     references: list[dict] = []
@@ -261,7 +295,7 @@ def main() -> None:
                 progress(f"{name} ({items[look].item_id}) {look}: {reference_samples}-sample reference")
                 refs[look] = reference(items[look], reference_samples, workdir)
                 references.append({"scene": name, "look": look, "item_id": items[look].item_id,
-                                   **{k: v for k, v in refs[look].items() if k not in ("image", "instance_map")}})
+                                   **{k: v for k, v in refs[look].items() if k not in ("image", "instance_map", "noise")}})
                 run.sample_load()
             for cand in candidates:
                 for look in order:
@@ -269,10 +303,10 @@ def main() -> None:
                     image, instance_map = refs[look]["image"], refs[look]["instance_map"]
                     row = {"scene": name, "item_id": items[look].item_id, "look": look, "candidate": cand,
                            "seconds": round(seconds, 2), "psnr": round(psnr(output.image, image), 2),
-                           "ssim": round(ssim(output.image, image), 4),
+                           "ssim": round(ssim(output.image, image), 4), "ssim_ceiling": ceiling(output.image, refs[look]["noise"]),
                            "detail": detail(items[look], output.image, image, instance_map)}
                     rows.append(row)
-                    progress(f"  {name} {look} {cand}: {row['psnr']} dB, SSIM {row['ssim']}, {row['seconds']} s")
+                    progress(f"  {name} {look} {cand}: {row['psnr']} dB, SSIM {row['ssim']} (ceiling {row['ssim_ceiling']}), {row['seconds']} s")
                 run.sample_load()
             figures = {**summarise(rows, references, looks, candidates), "scenes_completed": list(scenes[:s + 1]),
                        "references": references, "rows": rows}
