@@ -9,10 +9,11 @@ scenes/looks.py ENVIRONMENT_IRRADIANCE holds and writes bench/results/looks_expo
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
+
+from .common import Run, parse_args
 
 LUMA = np.array([0.2126, 0.7152, 0.0722])
 
@@ -40,13 +41,13 @@ def upward_irradiance(path: Path) -> float:
 
 
 def main() -> None:
+    args = parse_args(__doc__.splitlines()[0])
+    run = Run("looks_exposure", args.quick, args.out, {"luminance": "Rec.709 (0.2126, 0.7152, 0.0722)"})
     folder = environment_folder()
     table = {path.stem: round(upward_irradiance(path), 4) for path in sorted(folder.glob("*.exr"))}
     for name, value in table.items():
         print(f"{name:10s} {value:8.4f}")
-    out = Path(__file__).parent / "results" / "looks_exposure.json"
-    out.write_text(json.dumps({"upward_irradiance": table, "maps": sorted(table)}, indent=2) + "\n")
-    print(f"wrote {out}")
+    run.finish({'upward_irradiance': table, 'maps': sorted(table)})
 
 
 if __name__ == "__main__":
