@@ -169,3 +169,37 @@ def test_workers_leave_nothing_in_the_temporary_folder(tmp_path):
                     env={"TMPDIR": str(tmpdir)})
     assert result.returncode == 0, result.stderr
     assert list(tmpdir.iterdir()) == []
+
+
+EXTENSIONS_LOADED_BY_A_RENDER = """
+import importlib.machinery, json, sys
+from stim3d import api
+from stim3d.render.batch.executors.jobs import import_backend
+from stim3d.scenes.model import RenderSettings
+
+def extensions():
+    return {name for name, module in list(sys.modules.items())
+            if (getattr(module, "__file__", None) or "").endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))}
+
+settings = RenderSettings(engine=sys.argv[1], width=64, height=48, samples=2)
+import_backend(settings)
+before = extensions()
+item = api.compose("shape_count", {"max_instances": 2}, seed=3, width=64, height=48)
+api.render_items([item], sys.argv[2], settings)
+print(json.dumps(sorted(extensions() - before)))
+"""
+
+
+@pytest.mark.bpy
+@pytest.mark.parametrize("engine", ["workbench", "cycles"])
+def test_a_worker_loads_every_extension_module_before_it_composes_ahead(tmp_path, engine):
+    """After import_backend (worker start) a render loads no new extension module.
+
+    A worker composes its next item on a thread (Embree) while it renders; a worker whose
+    first render loaded bpy then hung for good in the dynamic loader. So nothing a render
+    needs may be first loaded after the worker starts: the list of new ones must be empty.
+    """
+    result = subprocess.run([sys.executable, "-c", EXTENSIONS_LOADED_BY_A_RENDER, engine, str(tmp_path / "out")],
+                            capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == []
