@@ -320,6 +320,24 @@ def _read_passes(path: Path, names: list[str], shape: tuple[int, int]) -> dict[s
     return found
 
 
+def preload() -> None:
+    """Load bpy and every module a render loads, including what Blender's first factory reset pulls in.
+
+    A batch worker calls this at start (render/batch/executors/jobs.py import_backend), before it
+    composes on a second thread: an extension module first loaded while the other thread runs Embree
+    or Cycles can hang the worker in the dynamic loader. bpy is imported lazily everywhere else so
+    that importing stim3d stays light; the reset loads Blender's extensions add-on (urllib, ssl).
+    """
+    import bpy
+    import OpenEXR  # noqa: F401
+    from PIL import Image  # noqa: F401
+
+    from stim3d.render.backends import blender_scene  # noqa: F401
+
+    with _stdout_to(Path(os.devnull)):
+        bpy.ops.wm.read_factory_settings(use_empty=True)
+
+
 def render_scene(scene: Scene, settings: RenderSettings, seed: int, workdir: Path) -> RenderOutput:
     """Render `scene` with Blender (Cycles or Workbench) into `workdir`; see the module docstring."""
     if settings.engine not in ENGINES:

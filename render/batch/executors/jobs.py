@@ -155,12 +155,23 @@ class Worker:
 
 
 def import_backend(settings: RenderSettings) -> None:
-    """Import the heavy backend once, at worker start, so item timings do not include it."""
+    """Load the backend and every extension module a render loads, once, at worker start, before any thread.
+
+    Item timings then exclude it, and, more important, no extension module is first loaded
+    while the other thread works (Worker composes ahead with Embree during the render): a
+    worker whose first render loaded bpy while Embree cast rays hung for good in the dynamic
+    loader, once in about 130 worker starts of a whole-suite run.
+    """
     from stim3d.render.batch import produce  # noqa: F401
 
     if settings.engine == "raster":
-        from stim3d.render.backends import raster  # noqa: F401
+        from stim3d.render.backends import raster
+
+        try:
+            raster._pyrender()
+        except RuntimeError:
+            pass  # no EGL here: every item's render reports it, in one line, as before
     else:
-        from stim3d.render.backends import blender  # noqa: F401
+        from stim3d.render.backends import blender
 
-
+        blender.preload()
