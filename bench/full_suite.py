@@ -86,7 +86,8 @@ def main() -> None:
         "presets": list(SUITE_PRESETS), "device": args.device, "workers": args.workers or 1,
         "sample_every": settings["sample"] or 1, "overrides": overrides,
         "is_sample": bool(settings["sample"] and settings["sample"] > 1),
-        "what": "stim3d render all in a subprocess, fresh root; wall time from start to exit"}, device=args.device)
+        "what": f"stim3d render all in a subprocess, {'kept root --root' if args.root else 'fresh root'}; "
+                "wall time from start to exit"}, device=args.device)
     with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
         out = args.root.resolve() if args.root else Path(tmp) / "suite"
         resumed = (out / SUITE_SUMMARY).is_file() or any(out.glob("*/batch.json"))
