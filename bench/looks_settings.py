@@ -271,7 +271,7 @@ def main() -> None:
                          f"(or an even count below {2 * REFERENCE_CHUNK})")
     candidates = list(CANDIDATES)
     if args.samples:
-        wanted = {int(n) for n in args.samples.split(",") if n.strip().isdigit()}
+        wanted = {int(n) for n in (part.strip() for part in args.samples.split(",")) if n.isdigit()}
         candidates = [n for n in candidates if CANDIDATES[n]["samples"] in wanted]
         if not candidates:
             raise SystemExit(f"--samples: no candidate has {args.samples} samples "
