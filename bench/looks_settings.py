@@ -113,6 +113,16 @@ def render(item: Item, fields: dict[str, Any], seed: int, workdir: Path) -> tupl
 REFERENCE_CHUNK = 512  # samples per reference render: a larger reference adds renders, reusing cached ones
 
 
+def reference_chunk(samples: int) -> int:
+    """Samples per render of a `samples`-sample reference (at least two renders, so it has two halves)."""
+    return min(REFERENCE_CHUNK, samples // 2)
+
+
+def to_uint8(image: np.ndarray) -> np.ndarray:
+    """A float image (8-bit levels) rounded and clipped back to 8 bits."""
+    return np.clip(np.rint(image), 0, 255).astype(np.uint8)
+
+
 def reference(item: Item, samples: int, workdir: Path) -> dict[str, Any]:
     """The reference of `item`: the mean of `samples` / REFERENCE_CHUNK renders with Cycles seeds + 1, + 2, ...
 
@@ -126,7 +136,7 @@ def reference(item: Item, samples: int, workdir: Path) -> dict[str, Any]:
     """
     from stim3d.render.backends import blender_looks
 
-    chunk = min(REFERENCE_CHUNK, samples // 2)
+    chunk = reference_chunk(samples)
     fields = {"samples": chunk, "denoise": False, "adaptive_sampling": False, "light_tree": False}
     world = f"|map {blender_looks.ENVIRONMENT_MAP_RESOLUTION}" if item.scene.look and item.scene.look.environment else ""
     key = hashlib.sha256(f"{item.scene.model_dump_json()}|{fields}|{blender_looks.LOOK_CYCLES}{world}|{renderer_fingerprint()}".encode()).hexdigest()
@@ -141,9 +151,10 @@ def reference(item: Item, samples: int, workdir: Path) -> dict[str, Any]:
             images.append(data["image"].astype(np.float64))
             instance_map, seconds = data["instance_map"], seconds + float(data["seconds"])
     a, b = np.mean(images[0::2], axis=0), np.mean(images[1::2], axis=0)
-    to8 = lambda x: np.clip(np.rint(x), 0, 255).astype(np.uint8)  # noqa: E731
-    return {"image": to8((a + b) / 2), "instance_map": instance_map, "noise": (a - b) / 2, "seconds": round(seconds, 1),
-            "floor_psnr": round(psnr(to8(a), to8(b)), 2), "floor_ssim": round(ssim(to8(a), to8(b)), 4)}
+    half_a, half_b = to_uint8(a), to_uint8(b)
+    return {"image": to_uint8((a + b) / 2), "instance_map": instance_map, "noise": (a - b) / 2,
+            "seconds": round(seconds, 1), "floor_psnr": round(psnr(half_a, half_b), 2),
+            "floor_ssim": round(ssim(half_a, half_b), 4)}
 
 
 def ceiling(candidate: np.ndarray, noise: np.ndarray) -> float:
@@ -153,7 +164,7 @@ def ceiling(candidate: np.ndarray, noise: np.ndarray) -> float:
     (there SSIM is about C2 / (C2 + noise variance)); a candidate near this ceiling
     differs from the reference by little more than the reference's own noise.
     """
-    return round(ssim(candidate, np.clip(np.rint(candidate + noise), 0, 255).astype(np.uint8)), 4)
+    return round(ssim(candidate, to_uint8(candidate + noise)), 4)
 
 
 def summarise(rows: list[dict], references: list[dict], looks: tuple[str, ...], candidates: list[str]) -> dict:
@@ -266,7 +277,7 @@ def main() -> None:
         if look not in LOOK_NAMES:
             raise SystemExit(f"--looks: unknown look {look!r} (known: {', '.join(LOOK_NAMES)})")
     width, height, reference_samples = args.width, args.height, args.reference_samples
-    if reference_samples < 2 or reference_samples % min(REFERENCE_CHUNK, reference_samples // 2):
+    if reference_samples < 2 or reference_samples % reference_chunk(reference_samples):
         raise SystemExit(f"--reference-samples: {reference_samples} is not a multiple of {REFERENCE_CHUNK} "
                          f"(or an even count below {2 * REFERENCE_CHUNK})")
     candidates = list(CANDIDATES)
@@ -280,7 +291,7 @@ def main() -> None:
         width, height, reference_samples, scenes, candidates = 160, 120, 16, scenes[:2], candidates[:2]
     run = Run("looks_settings", args.quick, args.out, {
         "resolution": f"{width}x{height}", "reference_samples": reference_samples, "scenes": scenes, "looks": looks,
-        "reference": f"mean of renders of {min(REFERENCE_CHUNK, reference_samples // 2)} samples (Cycles seeds + 1, + 2, ...), "
+        "reference": f"mean of renders of {reference_chunk(reference_samples)} samples (Cycles seeds + 1, + 2, ...), "
                      "adaptive sampling off, no denoising, light tree off, the look's LOOK_CYCLES",
         "candidates": {n: CANDIDATES[n] for n in candidates}, "target_psnr_db": TARGET_PSNR, "target_ssim": TARGET_SSIM})
     rows: list[dict] = []

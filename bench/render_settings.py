@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from stim3d.scenes.model import Item, RenderSettings
+from stim3d.scenes.presets import preset_names, preset_path
 
 from .common import QUICK_DIR, Run, median, parse_args, print_table, progress, renderer_fingerprint
 from .render_quality import DEFAULT_FAMILIES, HEIGHT, TARGET_PSNR, TARGET_SSIM, WIDTH, preset_items, psnr, ssim
@@ -90,7 +91,6 @@ SETTINGS_UPDATES: dict[str, dict[str, Any]] = {PRESET_NAME: {"denoise_quality": 
 # `--variants short`: the other presets' setting (the baseline), the knobs that paid on DYSM 3D one at a time,
 # and the dysm3d preset's combination: what a preset could move to, at a fifth of the full set's renders.
 SHORT_VARIANTS = (BASELINE_NAME, "8 spp + OIDN, light tree off", "4 spp + OIDN", "4 spp + OIDN FAST", PRESET_NAME)
-PRESETS_DIR = Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets"
 
 
 def preset_families(path: Path) -> tuple[tuple[str, ...], int, int]:
@@ -183,12 +183,13 @@ def main() -> None:
         parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
 
     args = parse_args(__doc__.splitlines()[0], add)
-    preset = PRESETS_DIR / f"{args.preset}.yaml"
-    if not preset.is_file():
-        raise SystemExit(f"--preset {args.preset}: no such seed preset in {PRESETS_DIR}")
-    own_families, width, height = preset_families(preset)
-    if args.preset == "dysm3d":
-        own_families, (width, height) = DEFAULT_FAMILIES, (WIDTH, HEIGHT)
+    preset = preset_path(args.preset)
+    if preset is None:
+        raise SystemExit(f"--preset {args.preset}: no such preset (known: {', '.join(preset_names())})")
+    if args.preset == "dysm3d":  # the families and size this bench has always measured DYSM 3D at
+        own_families, width, height = DEFAULT_FAMILIES, WIDTH, HEIGHT
+    else:
+        own_families, width, height = preset_families(preset)
     families = tuple(args.families.split(",")) if args.families else own_families
     reference_samples, rounds = args.reference_samples, args.rounds
     names = list(VARIANTS) if args.variants == "all" else list(SHORT_VARIANTS)

@@ -61,6 +61,18 @@ def _pyrender():
     return pyrender
 
 
+def preload() -> None:
+    """Load pyrender (and OpenGL) now, as blender.preload does for bpy, for a batch worker at start.
+
+    Without EGL nothing is loaded and nothing is raised here: each item's render reports
+    it then, in one line, as it would without a preload.
+    """
+    try:
+        _pyrender()
+    except RuntimeError:
+        pass
+
+
 def _renderer(pyrender, width: int, height: int):
     key = (width, height)
     if key not in _RENDERERS:

@@ -167,10 +167,7 @@ def import_backend(settings: RenderSettings) -> None:
     if settings.engine == "raster":
         from stim3d.render.backends import raster
 
-        try:
-            raster._pyrender()
-        except RuntimeError:
-            pass  # no EGL here: every item's render reports it, in one line, as before
+        raster.preload()
     else:
         from stim3d.render.backends import blender
 
