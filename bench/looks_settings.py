@@ -6,8 +6,10 @@ look (studio, clevr, photoreal), the same composed scene in every look:
 - scenes: the middle item of a task of each seed preset (SCENES): DYSM 3D's
   shape_count, OddGrid-3D's labelled board with a colour odd cell (the ~5-dE
   difference and the row/column digits), ROSE-3D's glossy `finish` exception,
-  AVA-3D's orientation car (thin wheels and cabin). There is no rubric family: the
-  rubric questions of scenes/rubrics.py ask about these families' scenes;
+  AVA-3D's orientation car (thin wheels and cabin), and Rubrics-3D's letters scene (the
+  rubric questions of scenes/rubrics.py ask about every family's scenes; letters built
+  from small primitives are the DYSM families' finest detail, and rubrics3d renders
+  them at 640x480, below dysm3d's 800x600);
 - reference: `--reference-samples` samples (default 1024) as renders of 512 samples with
   other Cycles seeds, averaged (`reference`: the difference of the odd and even renders'
   means is the reference's own noise floor, recorded, and gives each candidate's SSIM
@@ -33,7 +35,7 @@ loaded 2-core machine the 12 references at the presets' 640x480 (7x the pixels) 
 The results file is rewritten after every scene, so a run cut short leaves figures.
 
     python -m bench.looks_settings [--quick] [--width 240 --height 180] [--reference-samples 1024]
-        [--scenes dysm,oddgrid,rose,ava] [--looks studio,clevr,photoreal] [--samples 8,16,32]
+        [--scenes dysm,oddgrid,rose,ava,rubrics] [--looks studio,clevr,photoreal] [--samples 8,16,32]
     python -m bench.looks_settings --markdown bench/results/looks_settings.json   # the docs' tables
 """
 
@@ -64,14 +66,18 @@ SCENES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "oddgrid": ("oddgrid3d", "odd_grid", {"odd_types": "color", "labels": True}),
     "rose": ("rose3d", "rose_grid", {"exception": "finish", "cue": False}),
     "ava": ("ava3d", "ava_orientation", {}),
+    "rubrics": ("rubrics3d", "letters", {}),
 }
 DYSM_SETTINGS = "4 spp, OIDN fast, light tree off (dysm3d preset)"
 PRESET_SETTINGS = "8 spp, OIDN high, light tree on (oddgrid3d/rose3d/ava3d presets)"
 # name -> RenderSettings fields (width, height and seed come from the scene)
 CANDIDATES: dict[str, dict[str, Any]] = {
     DYSM_SETTINGS: {"samples": 4, "denoise_quality": "fast", "light_tree": False},
+    "4 spp, OIDN high, light tree off": {"samples": 4, "light_tree": False},
     PRESET_SETTINGS: {"samples": 8},
     "8 spp, OIDN high, light tree off": {"samples": 8, "light_tree": False},
+    "8 spp, OIDN balanced, light tree off": {"samples": 8, "denoise_quality": "balanced", "light_tree": False},
+    "8 spp, OIDN fast, light tree off": {"samples": 8, "denoise_quality": "fast", "light_tree": False},
     "16 spp, OIDN high, light tree off": {"samples": 16, "light_tree": False},
     "32 spp, OIDN high, light tree off": {"samples": 32, "light_tree": False},
     "64 spp, OIDN high, light tree off": {"samples": 64, "light_tree": False},
