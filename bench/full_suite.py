@@ -14,10 +14,14 @@ item estimate the full run, and the file says it is a sample. `--quick` checks t
 the bench works (every 500th item at 320x240 with Workbench) and writes a scratch
 file. `--device gpu` renders Cycles on the GPU and is recorded (docs/performance.md).
 
-The full run takes about 90 minutes on two idle cores; on a shared machine, read
-the load average in the file before quoting a figure. `--root DIR` renders into DIR
-and keeps it: a run that was stopped is resumed by running the same command again
-(stim3d's batches resume), and the file then says `resumed` and times only the last run.
+The full Cycles run takes hours on two cores (docs/performance.md, "The whole seed
+suite"); on a shared machine, read the load average in the file before quoting a
+figure. `--root DIR` renders into DIR and keeps it: a run that was stopped is resumed
+by running the same command again (stim3d's batches resume). The file then says
+`resumed`; its per-preset figures time the last run, and `runs` lists every run
+against that root that wrote this results file (commit, wall seconds, items
+rendered), so `all_runs` gives the whole suite's wall time over runs cut short by
+the end of a session.
 
     python -m bench.full_suite [--quick] [--sample N] [--workers 2] [--device gpu] [--engine workbench] [--root DIR]
 """
@@ -65,6 +69,17 @@ def preset_row(row: dict[str, Any]) -> dict[str, Any]:
             "constant_baseline": row["constant_baseline"], "description_baseline": row["description_baseline"]}
 
 
+def earlier_runs(results: Path, root: Path) -> list[dict[str, Any]]:
+    """The runs an earlier invocation wrote to `results` against the same kept `root`; none for another root."""
+    try:
+        document = json.loads(results.read_text())
+    except (OSError, ValueError):
+        return []
+    if document.get("settings", {}).get("root") != str(root):
+        return []
+    return list(document.get("figures", {}).get("runs", []))
+
+
 def main() -> None:
     def add(parser):
         parser.add_argument("--sample", type=int, metavar="N", help="render every N-th item of each preset (--shard 1/N)")
@@ -86,6 +101,7 @@ def main() -> None:
         "presets": list(SUITE_PRESETS), "device": args.device, "workers": args.workers or 1,
         "sample_every": settings["sample"] or 1, "overrides": overrides,
         "is_sample": bool(settings["sample"] and settings["sample"] > 1),
+        "root": str(args.root.resolve()) if args.root else None,
         "what": f"stim3d render all in a subprocess, {'kept root --root' if args.root else 'fresh root'}; "
                 "wall time from start to exit"}, device=args.device)
     with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
@@ -103,14 +119,22 @@ def main() -> None:
                              f"{done.stderr.strip().splitlines()[-1:] or '(no output)'}")
         summary = json.loads((out / SUITE_SUMMARY).read_text())
     rows = [preset_row(row) for row in summary["presets"]]
+    runs = earlier_runs(run.path(), out) if args.root else []
+    runs.append({"commit": run.code["git_commit"], "wall_seconds": round(wall, 1),
+                 "rendered": summary["total"]["rendered"], "exit_code": done.returncode})
+    all_wall, all_rendered = sum(r["wall_seconds"] for r in runs), sum(r["rendered"] for r in runs)
     figures = {"exit_code": done.returncode, "wall_seconds": round(wall, 1), "presets": rows,
                "total": {**summary["total"], "command_wall_seconds": round(wall, 1)},
-               "suite_code": summary["code"].get("git_commit"), "resumed": resumed}
+               "suite_code": summary["code"].get("git_commit"), "resumed": resumed, "runs": runs,
+               "all_runs": {"runs": len(runs), "wall_seconds": round(all_wall, 1), "rendered": all_rendered,
+                            "seconds_per_item": round(all_wall / all_rendered, 3) if all_rendered else None}}
     print_table("stim3d render all" + (f", every {settings['sample']}th item" if settings["sample"] else ""),
                 ["preset", "items", "rendered", "failures", "wall s", "s/item", "median item s"],
                 [[r["preset"], r["items"], r["rendered"], r["failures"], r["wall_seconds"], r["seconds_per_item"],
                   r["median_item_seconds"]] for r in rows])
     print(f"command wall time {wall:.1f} s, exit code {done.returncode}")
+    if len(runs) > 1:
+        print(f"all {len(runs)} runs against {out}: {all_rendered} items rendered in {all_wall:.1f} s")
     run.finish(figures)
 
 

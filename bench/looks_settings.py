@@ -94,15 +94,22 @@ def scene_items(name: str, width: int, height: int, looks: tuple[str, ...]) -> d
     if not plans:
         raise SystemExit(f"no plan of {preset} matches {family} {wanted}")
     middle = len(plans) // 2
-    for plan in plans[middle:] + plans[:middle]:  # the middle one, or the next that fits the frame
+    for plan in plans[middle:] + plans[:middle]:  # the middle one, or the next that fits the frame and has the detail
         entropy = [config.seed, plan.task_index, plan.item_index]
         try:
-            return {look: make_item(plan.family, plan.params, entropy, plan.item_id, Frame(width, height),
-                                    look=look)  # type: ignore[arg-type]
-                    for look in looks}
+            items = {look: make_item(plan.family, plan.params, entropy, plan.item_id, Frame(width, height),
+                                     look=look)  # type: ignore[arg-type]
+                     for look in looks}
         except InfeasibleError:
             continue
+        if has_detail(family, next(iter(items.values()))):
+            return items
     raise SystemExit(f"no plan of {preset} matching {family} {wanted} fits {width}x{height}")
+
+
+def has_detail(family: str, item: Item) -> bool:
+    """Whether `item` has the detail its scene is chosen for: an OddGrid board its odd cell (a tenth have none)."""
+    return family != "odd_grid" or any(o.attributes.get("odd") for o in item.scene.objects)
 
 
 def render(item: Item, fields: dict[str, Any], seed: int, workdir: Path) -> tuple[Any, float]:
