@@ -299,6 +299,45 @@ def readme_summary() -> str:
             f"are on the same page. Every figure, with the result file, commit, machine and load it "
             f"comes from: [docs/performance.md](docs/performance.md).")
 
+# preset -> (results file, scene, the detail figures that scene's questions depend on) for "Cycles settings per family"
+FAMILY_SETTINGS = {
+    "oddgrid3d": ("looks_settings_oddgrid_studio_640x480", "oddgrid", ("odd_de", "label_contrast", "label_ssim")),
+    "rose3d": ("looks_settings_studio_640x480", "rose", ("glossy_highlight",)),
+    "ava3d": ("looks_settings_studio_640x480", "ava", ("thin_parts_ssim_min", "colour_de_max")),
+    "rubrics3d": ("looks_settings_studio_640x480", "rubrics", ("object_ssim_min", "colour_de_max")),
+}
+
+
+def family_settings() -> str:
+    """Per 640x480 preset: every candidate on its family's scene, the detail it depends on, and the preset's choice."""
+    from stim3d.render.batch.config import load_config
+    from stim3d.scenes.presets import preset_path
+
+    parts = []
+    for preset, (name, scene, keys) in FAMILY_SETTINGS.items():
+        doc = load(name)
+        settings = load_config(preset_path(preset)).render.model_dump(mode="json")  # type: ignore[arg-type]
+        rows = []
+        for r in (r for r in doc["figures"]["rows"] if r["scene"] == scene):
+            fields = doc["settings"]["candidates"][r["candidate"]]  # as the run defined it
+            chosen = all(settings[k] == v for k, v in fields.items()) and settings["light_tree"] == fields.get(
+                "light_tree", True) and settings["denoise_quality"] == fields.get("denoise_quality", "high")
+            detail = ", ".join(f"{k} {r['detail'][k]}" + (f" (ref. {r['detail'][k + '_reference']})"
+                                                          if k + "_reference" in r["detail"] else "")
+                               for k in keys if k in r["detail"])
+            passes = r["psnr"] >= doc["settings"]["target_psnr_db"] and r["ssim"] >= doc["settings"]["target_ssim"]
+            rows.append([f"**{r['candidate']}**" if chosen else r["candidate"], f"{r['seconds']:.2f}",
+                         f"{r['psnr']:.1f}", f"{r['ssim']:.4f}", f"{r['ssim_ceiling']:.4f}", detail,
+                         "yes" if passes else "no"])
+        item = next(r["item_id"] for r in doc["figures"]["rows"] if r["scene"] == scene)
+        parts += [f"**{preset}** ({scene} scene `{item}`, {doc['settings']['resolution']}, "
+                  f"{doc['settings']['reference_samples']}-sample reference). " + source(name, doc),
+                  table(["candidate (+ OIDN)", "s / item", "PSNR dB", "SSIM", "SSIM ceiling", "fine detail", "bar"],
+                        rows)]
+    parts.append("In bold, each preset's setting now; \"(oddgrid3d/rose3d/ava3d presets)\" names those presets' "
+                 "setting when these runs were made (and rubrics3d's).")
+    return "\n\n".join(parts)
+
 
 BLOCKS = {
     "perf-visibility-accuracy": visibility_accuracy,
@@ -312,6 +351,7 @@ BLOCKS = {
     "perf-readme-summary": readme_summary,
     "perf-full-preset": full_preset,
     "perf-render-settings": render_settings,
+    "perf-family-settings": family_settings,
     "perf-throughput": throughput,
     "perf-item-overhead": item_overhead,
     "perf-pipeline-overhead-dysm3d": lambda: pipeline_overhead("pipeline_overhead_dysm3d"),
