@@ -339,6 +339,28 @@ def family_settings() -> str:
     return "\n\n".join(parts)
 
 
+def suite_sample() -> str:
+    """Every N-th item of every seed preset through `stim3d render all`, and each preset's time at that rate."""
+    from stim3d.render.batch.config import expand, load_config
+    from stim3d.scenes.presets import preset_path
+
+    doc = load("full_suite_sample100")
+    f = doc["figures"]
+    rows, total_items, total_seconds = [], 0, 0.0
+    for r in f["presets"]:
+        items = len(expand(load_config(preset_path(r["preset"]))))  # type: ignore[arg-type]
+        seconds = items * r["seconds_per_item"]
+        total_items, total_seconds = total_items + items, total_seconds + seconds
+        rows.append([r["preset"], f"{items:,}", str(r["rendered"]), str(r["failures"]), f"{r['seconds_per_item']:.2f}",
+                     f"{seconds / 3600:.1f} h"])
+    rows.append(["all", f"{total_items:,}", str(f["total"]["rendered"]), str(f["total"]["failed"]),
+                 f"{total_seconds / total_items:.2f}", f"{total_seconds / 3600:.1f} h"])
+    workers = doc["settings"]["workers"]
+    return "\n\n".join([source("full_suite_sample100", doc), table(
+        ["preset", "items in the preset", "sampled", "failed", f"s per item ({workers} workers, all-in)",
+         "preset at that rate"], rows)])
+
+
 BLOCKS = {
     "perf-visibility-accuracy": visibility_accuracy,
     "perf-visibility-speed": visibility_speed,
@@ -352,6 +374,7 @@ BLOCKS = {
     "perf-full-preset": full_preset,
     "perf-render-settings": render_settings,
     "perf-family-settings": family_settings,
+    "perf-suite-sample": suite_sample,
     "perf-throughput": throughput,
     "perf-item-overhead": item_overhead,
     "perf-pipeline-overhead-dysm3d": lambda: pipeline_overhead("pipeline_overhead_dysm3d"),

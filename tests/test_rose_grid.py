@@ -127,6 +127,17 @@ def test_golds_and_cases_recomputed_from_the_recorded_cells(pairs):
     assert all(seen[("kind", kind)] > 0 for kind in ("row", "rows", "column", "columns", "rectangle"))
 
 
+def test_a_finish_exception_stands_on_a_shape_whose_highlight_shows(pairs):
+    """A glossy cube or cylinder looks like its matte neighbours (bench/rose_finish.py): finish scenes avoid them,
+    and the other exceptions still draw from every primitive."""
+    finish = [base for (base, _), e in zip(pairs, EXCEPTIONS * 6) if e == "finish"]
+    extra = [pair(i, exception="finish")[0] for i in range(30, 42)]
+    shapes = {o.shape for item in finish + extra for o in grid_cells(item).values()}
+    assert shapes and shapes <= {"sphere", "cone"}, shapes
+    others = {o.shape for (base, _), e in zip(pairs, EXCEPTIONS * 6) if e == "color" for o in grid_cells(base).values()}
+    assert others & {"cube", "cylinder"}, others
+
+
 def test_variants_share_the_scene_and_split_the_tasks(pairs):
     for base, cue in pairs:
         assert [q.subject["task"] for q in base.questions] == ["T1", "T2", "T3", "T5"]
