@@ -30,8 +30,8 @@ from stim3d.scenes.placement import InfeasibleError
 
 from .common import Run, add_device, median, parse_args, print_table, progress
 
-MARGIN = 1.5  # tests/test_validity_colors.py GLOSS_MARGIN
-MIN_PIXELS = 12  # as tests/test_validity_colors.py
+MARGIN = 1.5  # the margin tests/test_validity_colors.py holds a rendered finish scene to
+MIN_PIXELS = 12  # fewer visible pixels carry too little to judge (as tests/test_validity_colors.py)
 
 
 def finish_scenes(shape: str, count: int, width: int, height: int) -> list[Item]:
