@@ -15,6 +15,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -59,13 +60,32 @@ def machine() -> dict[str, Any]:
 
 
 def code() -> dict[str, Any]:
-    """Which code was measured: the git commit of the checkout (None for an install), version, generator revisions."""
+    """Which code was measured: the git commit of the checkout (None for an install), version, generator revisions.
+
+    A results file written into bench/results/ does not change the code measured, so
+    it does not make the checkout `-dirty` here: several benches run one after another
+    in one clean checkout all record its commit.
+    """
     from stim3d.render.provenance import code_identity
     from stim3d.scenes.families import FAMILIES
 
     identity = code_identity(set(FAMILIES))
-    return {"git_commit": identity["git_commit"], "stim3d_version": identity["stim3d_version"],
+    commit = identity["git_commit"]
+    if commit and commit.endswith("-dirty") and not _dirty_outside_results():
+        commit = commit.removesuffix("-dirty")
+    return {"git_commit": commit, "stim3d_version": identity["stim3d_version"],
             "generator_revisions": identity["generator_revisions"]}
+
+
+def _dirty_outside_results() -> bool:
+    """Whether tracked files other than bench/results/ differ from the commit (True when git cannot tell)."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        changed = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                  ":(exclude)bench/results"], capture_output=True, text=True, timeout=30, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return True
+    return bool(changed.stdout.strip())
 
 
 def renderer_fingerprint() -> str:
