@@ -319,9 +319,9 @@ def family_settings() -> str:
         settings = load_config(preset_path(preset)).render.model_dump(mode="json")  # type: ignore[arg-type]
         rows = []
         for r in (r for r in doc["figures"]["rows"] if r["scene"] == scene):
-            fields = doc["settings"]["candidates"][r["candidate"]]  # as the run defined it
-            chosen = all(settings[k] == v for k, v in fields.items()) and settings["light_tree"] == fields.get(
-                "light_tree", True) and settings["denoise_quality"] == fields.get("denoise_quality", "high")
+            fields = {"denoise_quality": "high", "light_tree": True,  # RenderSettings' defaults, unless the run set them
+                      **doc["settings"]["candidates"][r["candidate"]]}
+            chosen = all(settings[k] == v for k, v in fields.items())
             detail = ", ".join(f"{k} {r['detail'][k]}" + (f" (ref. {r['detail'][k + '_reference']})"
                                                           if k + "_reference" in r["detail"] else "")
                                for k in keys if k in r["detail"])
