@@ -35,7 +35,7 @@ loaded 2-core machine the 12 references at the presets' 640x480 (7x the pixels) 
 The results file is rewritten after every scene, so a run cut short leaves figures.
 
     python -m bench.looks_settings [--quick] [--width 240 --height 180] [--reference-samples 1024]
-        [--scenes dysm,oddgrid,rose,ava,rubrics] [--looks studio,clevr,photoreal] [--samples 8,16,32]
+        [--scenes dysm,oddgrid,rose,ava,rubrics] [--looks studio,clevr,photoreal] [--samples 8,16,32] [--device gpu]
     python -m bench.looks_settings --markdown bench/results/looks_settings.json   # the docs' tables
 """
 
@@ -54,7 +54,7 @@ from stim3d.scenes.items import make_item
 from stim3d.scenes.model import LOOK_NAMES, Item, RenderSettings
 from stim3d.scenes.placement import InfeasibleError
 
-from .common import QUICK_DIR, Run, median, parse_args, print_table, progress, renderer_fingerprint
+from .common import QUICK_DIR, Run, add_device, median, parse_args, print_table, progress, renderer_fingerprint
 from .looks_detail import detail
 from .render_quality import TARGET_PSNR, TARGET_SSIM, psnr, ssim
 
@@ -112,12 +112,12 @@ def has_detail(family: str, item: Item) -> bool:
     return family != "odd_grid" or any(o.attributes.get("odd") for o in item.scene.objects)
 
 
-def render(item: Item, fields: dict[str, Any], seed: int, workdir: Path) -> tuple[Any, float]:
+def render(item: Item, fields: dict[str, Any], seed: int, workdir: Path, device: str = "cpu") -> tuple[Any, float]:
     """One render of `item` with RenderSettings `fields`; the output and wall seconds of render_scene."""
     from stim3d.render.backends import blender
 
     camera = item.scene.camera
-    settings = RenderSettings(width=camera.width, height=camera.height, **fields)
+    settings = RenderSettings(width=camera.width, height=camera.height, device=device, **fields)
     start = time.perf_counter()
     output = blender.render_scene(item.scene, settings, seed, workdir)
     return output, time.perf_counter() - start
@@ -136,7 +136,7 @@ def to_uint8(image: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(image), 0, 255).astype(np.uint8)
 
 
-def reference(item: Item, samples: int, workdir: Path) -> dict[str, Any]:
+def reference(item: Item, samples: int, workdir: Path, device: str = "cpu") -> dict[str, Any]:
     """The reference of `item`: the mean of `samples` / REFERENCE_CHUNK renders with Cycles seeds + 1, + 2, ...
 
     Each render is cached on its own (by scene, settings, seed and the rendering code),
@@ -152,12 +152,13 @@ def reference(item: Item, samples: int, workdir: Path) -> dict[str, Any]:
     chunk = reference_chunk(samples)
     fields = {"samples": chunk, "denoise": False, "adaptive_sampling": False, "light_tree": False}
     world = f"|map {blender_looks.ENVIRONMENT_MAP_RESOLUTION}" if item.scene.look and item.scene.look.environment else ""
-    key = hashlib.sha256(f"{item.scene.model_dump_json()}|{fields}|{blender_looks.LOOK_CYCLES}{world}|{renderer_fingerprint()}".encode()).hexdigest()
+    on = "" if device == "cpu" else f"|{device}"  # CPU references keep the keys they were cached under
+    key = hashlib.sha256(f"{item.scene.model_dump_json()}|{fields}|{blender_looks.LOOK_CYCLES}{world}|{renderer_fingerprint()}{on}".encode()).hexdigest()
     images, seconds = [], 0.0
     for k in range(1, samples // chunk + 1):
         cached = REFERENCE_CACHE / f"{item.item_id}-{key[:16]}-seed{k}.npz"
         if not cached.is_file():
-            output, took = render(item, fields, item.seed + k, workdir)
+            output, took = render(item, fields, item.seed + k, workdir, device)
             REFERENCE_CACHE.mkdir(parents=True, exist_ok=True)
             np.savez_compressed(cached, image=output.image, instance_map=output.instance_map, seconds=took)
         with np.load(cached) as data:
@@ -277,6 +278,7 @@ def main() -> None:
         parser.add_argument("--scenes", default=",".join(SCENES), help=f"comma-separated, of {', '.join(SCENES)}")
         parser.add_argument("--looks", default=",".join(LOOK_NAMES))
         parser.add_argument("--samples", help="only the candidates of these sample counts, comma-separated (e.g. 8,16,32)")
+        add_device(parser)
         parser.add_argument("--markdown", type=Path, metavar="RESULTS_JSON", help="only print docs tables of a results file")
 
     args = parse_args(__doc__.splitlines()[0], add)
@@ -306,7 +308,8 @@ def main() -> None:
         "resolution": f"{width}x{height}", "reference_samples": reference_samples, "scenes": scenes, "looks": looks,
         "reference": f"mean of renders of {reference_chunk(reference_samples)} samples (Cycles seeds + 1, + 2, ...), "
                      "adaptive sampling off, no denoising, light tree off, the look's LOOK_CYCLES",
-        "candidates": {n: CANDIDATES[n] for n in candidates}, "target_psnr_db": TARGET_PSNR, "target_ssim": TARGET_SSIM})
+        "candidates": {n: CANDIDATES[n] for n in candidates}, "target_psnr_db": TARGET_PSNR, "target_ssim": TARGET_SSIM},
+        device=args.device)
     rows: list[dict] = []
     references: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
@@ -317,13 +320,13 @@ def main() -> None:
             refs = {}
             for look in order:
                 progress(f"{name} ({items[look].item_id}) {look}: {reference_samples}-sample reference")
-                refs[look] = reference(items[look], reference_samples, workdir)
+                refs[look] = reference(items[look], reference_samples, workdir, args.device)
                 references.append({"scene": name, "look": look, "item_id": items[look].item_id,
                                    **{k: v for k, v in refs[look].items() if k not in ("image", "instance_map", "noise")}})
                 run.sample_load()
             for cand in candidates:
                 for look in order:
-                    output, seconds = render(items[look], CANDIDATES[cand], items[look].seed, workdir)
+                    output, seconds = render(items[look], CANDIDATES[cand], items[look].seed, workdir, args.device)
                     image, instance_map = refs[look]["image"], refs[look]["instance_map"]
                     row = {"scene": name, "item_id": items[look].item_id, "look": look, "candidate": cand,
                            "seconds": round(seconds, 2), "psnr": round(psnr(output.image, image), 2),

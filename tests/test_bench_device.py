@@ -15,7 +15,7 @@ from bench.common import Run
 
 ROOT = Path(__file__).resolve().parents[1]
 # Every bench that renders with Cycles (render_settings and throughput had --device before this list).
-RENDERING = ["batch_memory", "batch_throughput", "full_preset", "full_suite", "item_overhead", "mask_agreement",
+RENDERING = ["batch_memory", "batch_throughput", "full_preset", "full_suite", "item_overhead", "looks_settings", "mask_agreement",
              "pipeline_overhead", "render_quality", "render_settings", "rose_finish", "throughput", "visibility_speed"]
 
 
