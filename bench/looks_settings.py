@@ -53,13 +53,13 @@ from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.model import LOOK_NAMES, Item, RenderSettings
 from stim3d.scenes.placement import InfeasibleError
+from stim3d.scenes.presets import preset_path
 
 from .common import QUICK_DIR, Run, add_device, median, parse_args, print_table, progress, renderer_fingerprint
 from .looks_detail import detail
 from .render_quality import TARGET_PSNR, TARGET_SSIM, psnr, ssim
 
 REFERENCE_CACHE = QUICK_DIR / "looks_references"
-PRESETS = Path(__file__).resolve().parent.parent / "stim3d" / "scenes" / "presets"
 # name -> (preset, family, params the plan must have): the middle such plan of the preset is the scene.
 SCENES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "dysm": ("dysm3d", "shape_count", {}),
@@ -89,7 +89,7 @@ def scene_items(name: str, width: int, height: int, looks: tuple[str, ...]) -> d
     from stim3d.render.batch.config import expand, load_config
 
     preset, family, wanted = SCENES[name]
-    config = load_config(PRESETS / f"{preset}.yaml")
+    config = load_config(preset_path(preset))  # type: ignore[arg-type]  # SCENES names shipped presets only
     plans = [p for p in expand(config) if p.family == family and all(p.params.get(k) == v for k, v in wanted.items())]
     if not plans:
         raise SystemExit(f"no plan of {preset} matches {family} {wanted}")

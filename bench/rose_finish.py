@@ -9,9 +9,9 @@ luminance of its pixels in the object-index pass) over the largest peak contrast
 the matte objects in its row: objects of one row stand at one distance and see the
 lights alike. tests/test_validity_colors.py holds one scene to a margin of 1.5.
 
-The shape is forced by setting scenes/families/rose_grid.py FINISH_SHAPES in this
-process only; the family draws the majority from FINISH_SHAPES, which this
-measurement chose.
+The shape is forced by setting scenes/families/rose_grid.py FINISH_SHAPES while the
+scenes are composed (restored after); the family draws the majority from
+FINISH_SHAPES, which this measurement chose.
 
     python -m bench.rose_finish [--quick] [--scenes 6] [--shapes sphere,cone,torus,cube,cylinder] [--device gpu]
 """
@@ -38,16 +38,19 @@ def finish_scenes(shape: str, count: int, width: int, height: int) -> list[Item]
     """`count` rose_grid finish scenes whose majority is `shape`, over the preset's grid sizes."""
     from stim3d.scenes.families import rose_grid
 
-    rose_grid.FINISH_SHAPES = (shape,)  # this process only
+    shipped, rose_grid.FINISH_SHAPES = rose_grid.FINISH_SHAPES, (shape,)  # while composing, then restored
     items = []
-    for i in range(count):
-        params = {"exception": "finish", "rows": 4 + i % 5, "cols": 4 + (i * 2) % 5, "min_exceptions": 1,
-                  "max_exceptions": 4, "cue": False}
-        try:
-            items.append(make_item("rose_grid", params, [29, SHAPES.index(shape), i], f"finish-{shape}-{i}",
-                                   Frame(width, height)))
-        except InfeasibleError:
-            continue
+    try:
+        for i in range(count):
+            params = {"exception": "finish", "rows": 4 + i % 5, "cols": 4 + (i * 2) % 5, "min_exceptions": 1,
+                      "max_exceptions": 4, "cue": False}
+            try:
+                items.append(make_item("rose_grid", params, [29, SHAPES.index(shape), i], f"finish-{shape}-{i}",
+                                       Frame(width, height)))
+            except InfeasibleError:
+                continue
+    finally:
+        rose_grid.FINISH_SHAPES = shipped
     return items
 
 
