@@ -17,19 +17,23 @@ file. `--device gpu` renders Cycles on the GPU and is recorded (docs/performance
 The full Cycles run takes hours on two cores (docs/performance.md, "The whole seed
 suite"); on a shared machine, read the load average in the file before quoting a
 figure. `--root DIR` renders into DIR and keeps it: a run that was stopped is resumed
-by running the same command again (stim3d's batches resume). The file then says
-`resumed`; its per-preset figures time the last run, and `runs` lists every run
-against that root that wrote this results file (commit, wall seconds, items
-rendered), so `all_runs` gives the whole suite's wall time over runs cut short by
-the end of a session.
+by running the same command again (stim3d's batches resume). `--stop-after MINUTES`
+stops the suite with SIGTERM at that time, as a user's Ctrl-C would; stim3d still
+writes suite.json, naming the preset it stopped in. The file then says `resumed` when
+the root held earlier work; its per-preset figures time the last run, and `runs`
+lists every run against that root that wrote this results file (commit, wall seconds,
+items rendered, per preset), so `all_runs` gives the whole suite's wall time and each
+preset's seconds per item over runs cut short by the end of a session, and `complete`
+says whether every planned item is now rendered.
 
-    python -m bench.full_suite [--quick] [--sample N] [--workers 2] [--device gpu] [--engine workbench] [--root DIR]
+    python -m bench.full_suite [--quick] [--sample N] [--workers 2] [--device gpu] [--engine workbench] [--root DIR] [--stop-after MINUTES]
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -69,6 +73,45 @@ def preset_row(row: dict[str, Any]) -> dict[str, Any]:
             "constant_baseline": row["constant_baseline"], "description_baseline": row["description_baseline"]}
 
 
+def run_suite(command: list[str], stop_after: float | None) -> tuple[int, float, bool]:
+    """Run the suite command; SIGTERM it after `stop_after` minutes. Its exit code, wall seconds and whether it was stopped."""
+    started = time.perf_counter()
+    child = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    stopped = False
+    try:
+        _, stderr = child.communicate(timeout=stop_after * 60 if stop_after else None)
+    except subprocess.TimeoutExpired:
+        stopped = True
+        child.send_signal(signal.SIGTERM)  # stim3d stops its workers, keeps finished items and writes suite.json
+        _, stderr = child.communicate(timeout=120)
+    wall = time.perf_counter() - started
+    if child.returncode not in (0, 1, 130):
+        raise SystemExit(f"stim3d render all exited {child.returncode}: "
+                         f"{stderr.strip().splitlines()[-1:] or '(no output)'}")
+    return child.returncode, wall, stopped
+
+
+def summary_stamp(root: Path) -> int | None:
+    """suite.json's modification time in ns (None when absent): a kept root's summary from an earlier run is never read as this run's."""
+    try:
+        return (root / SUITE_SUMMARY).stat().st_mtime_ns
+    except FileNotFoundError:
+        return None
+
+
+def per_preset(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each preset's wall seconds and items rendered summed over `runs`, and their ratio."""
+    totals: dict[str, list[float]] = {}
+    for one in runs:
+        for name, figures in one.get("presets", {}).items():
+            wall, rendered = totals.setdefault(name, [0.0, 0])
+            totals[name] = [wall + figures["wall_seconds"], rendered + figures["rendered"]]
+    return [{"preset": name, "wall_seconds": round(wall, 1), "rendered": int(rendered),
+             "seconds_per_item": round(wall / rendered, 3) if rendered else None}
+            for name, (wall, rendered) in totals.items()]
+
+
 def earlier_runs(results: Path, root: Path) -> list[dict[str, Any]]:
     """The runs an earlier invocation wrote to `results` against the same kept `root`; none for another root."""
     try:
@@ -89,10 +132,14 @@ def main() -> None:
         parser.add_argument("--width", type=int, help="override every preset's width")
         parser.add_argument("--height", type=int, help="override every preset's height")
         parser.add_argument("--root", type=Path, help="render into this folder and keep it (a rerun resumes)")
+        parser.add_argument("--stop-after", type=float, metavar="MINUTES",
+                            help="stop the suite (SIGTERM) after this many minutes; with --root, rerun to go on")
 
     args = parse_args(__doc__.splitlines()[0], add)
     if args.sample is not None and args.sample < 1:
         raise SystemExit(f"--sample {args.sample}: must be at least 1")
+    if args.stop_after is not None and args.stop_after <= 0:
+        raise SystemExit(f"--stop-after {args.stop_after}: must be a positive number of minutes")
     settings = {"sample": args.sample, "engine": args.engine, "width": args.width, "height": args.height}
     if args.quick:
         settings = {**settings, **QUICK}
@@ -109,32 +156,35 @@ def main() -> None:
         resumed = (out / SUITE_SUMMARY).is_file() or any(out.glob("*/batch.json"))
         command = suite_command(out, settings["sample"], args.workers, args.device, overrides)
         progress("running: " + " ".join(command[1:]))
-        started = time.perf_counter()
-        done = subprocess.run(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
-                              text=True)
-        wall = time.perf_counter() - started
+        before = summary_stamp(out)
+        exit_code, wall, stopped = run_suite(command, args.stop_after)
         run.sample_load()
-        if not (out / SUITE_SUMMARY).is_file():
-            raise SystemExit(f"stim3d render all exited {done.returncode} without {SUITE_SUMMARY}: "
-                             f"{done.stderr.strip().splitlines()[-1:] or '(no output)'}")
+        if summary_stamp(out) in (None, before):
+            raise SystemExit(f"stim3d render all exited {exit_code} without writing {SUITE_SUMMARY}")
         summary = json.loads((out / SUITE_SUMMARY).read_text())
     rows = [preset_row(row) for row in summary["presets"]]
     runs = earlier_runs(run.path(), out) if args.root else []
     runs.append({"commit": run.code["git_commit"], "wall_seconds": round(wall, 1),
-                 "rendered": summary["total"]["rendered"], "exit_code": done.returncode})
+                 "rendered": summary["total"]["rendered"], "exit_code": exit_code, "stopped_in": summary["interrupted"],
+                 "presets": {r["preset"]: {"wall_seconds": r["wall_seconds"], "rendered": r["rendered"]} for r in rows}})
     all_wall, all_rendered = sum(r["wall_seconds"] for r in runs), sum(r["rendered"] for r in runs)
-    figures = {"exit_code": done.returncode, "wall_seconds": round(wall, 1), "presets": rows,
-               "total": {**summary["total"], "command_wall_seconds": round(wall, 1)},
+    complete = summary["interrupted"] is None and len(rows) == len(SUITE_PRESETS) and all(
+        r["rendered"] + row["skipped"] == r["items"] for r, row in zip(rows, summary["presets"]))
+    figures = {"exit_code": exit_code, "stopped": stopped, "complete": complete, "wall_seconds": round(wall, 1),
+               "presets": rows, "total": {**summary["total"], "command_wall_seconds": round(wall, 1)},
                "suite_code": summary["code"].get("git_commit"), "resumed": resumed, "runs": runs,
                "all_runs": {"runs": len(runs), "wall_seconds": round(all_wall, 1), "rendered": all_rendered,
-                            "seconds_per_item": round(all_wall / all_rendered, 3) if all_rendered else None}}
+                            "seconds_per_item": round(all_wall / all_rendered, 3) if all_rendered else None,
+                            "presets": per_preset(runs)}}
     print_table("stim3d render all" + (f", every {settings['sample']}th item" if settings["sample"] else ""),
                 ["preset", "items", "rendered", "failures", "wall s", "s/item", "median item s"],
                 [[r["preset"], r["items"], r["rendered"], r["failures"], r["wall_seconds"], r["seconds_per_item"],
                   r["median_item_seconds"]] for r in rows])
-    print(f"command wall time {wall:.1f} s, exit code {done.returncode}")
+    print(f"command wall time {wall:.1f} s, exit code {exit_code}"
+          + (f"; stopped after {args.stop_after:g} min in {summary['interrupted']}" if stopped else ""))
     if len(runs) > 1:
-        print(f"all {len(runs)} runs against {out}: {all_rendered} items rendered in {all_wall:.1f} s")
+        print(f"all {len(runs)} runs against {out}: {all_rendered} items rendered in {all_wall:.1f} s"
+              + ("" if complete else "; the suite is not complete yet: rerun the same command"))
     run.finish(figures)
 
 

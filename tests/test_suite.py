@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from stim3d.render.batch.config import expand, load_config
 from stim3d.render.batch.suite import SUITE_PRESETS, SUITE_SUMMARY
 from stim3d.scenes.presets import preset_names, preset_path
+from tests.batch_support import complete_items, start_stim3d, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARD = 1000  # every 1000th item of each preset: 9 items in all
@@ -61,6 +63,35 @@ def test_render_all_writes_a_folder_per_preset_and_one_summary_and_resumes(tmp_p
     assert again.returncode == 0, again.stderr[-2000:]
     totals = json.loads((out / SUITE_SUMMARY).read_text())["total"]
     assert (totals["rendered"], totals["skipped"]) == (0, 9)
+
+
+@pytest.mark.raster
+def test_an_interrupted_suite_says_in_suite_json_how_far_it_got_and_a_rerun_finishes(tmp_path):
+    out = tmp_path / "suite"
+    # 10 dysm3d items, then 32 of oddgrid3d: time to stop inside the second. At the presets' own 640x480, as
+    # the labelled 7x7 OddGrid boards need; at 320x240 one of them cannot keep its smallest object 10 px across.
+    tiny = ["--engine", "raster", "--width", "640", "--height", "480", "--shard", "1/50"]
+    run = start_stim3d("render", "all", "--out", str(out), *tiny, "--quiet")
+    assert wait_until(lambda: len(complete_items(out / "oddgrid3d")) >= 1 or run.poll() is not None, timeout=600)
+    run.send_signal(signal.SIGTERM)
+    _, stderr = run.communicate(timeout=60)
+    assert run.returncode == 130, stderr[-2000:]
+    assert "stim3d: oddgrid3d: interrupted after" in stderr and "Traceback" not in stderr
+    stopped = json.loads((out / SUITE_SUMMARY).read_text())
+    assert stopped["interrupted"] == "oddgrid3d"
+    assert [p["preset"] for p in stopped["presets"]] == ["dysm3d", "oddgrid3d"]  # the later presets never started
+    dysm, odd = stopped["presets"]
+    assert dysm["rendered"] == len(complete_items(out / "dysm3d")) == 10
+    assert 1 <= odd["rendered"] == len(complete_items(out / "oddgrid3d")) < odd["items"] == 32
+    assert odd["wall_seconds"] > 0
+
+    rerun = stim3d("render", "all", "--out", str(out), *tiny)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    finished = json.loads((out / SUITE_SUMMARY).read_text())
+    assert finished["interrupted"] is None
+    rows = {p["preset"]: p for p in finished["presets"]}
+    assert list(rows) == list(SUITE_PRESETS)
+    assert (rows["oddgrid3d"]["skipped"], rows["oddgrid3d"]["rendered"]) == (odd["rendered"], 32 - odd["rendered"])
 
 
 def test_render_all_refuses_a_linked_preset_folder_and_a_bad_shard_in_one_line(tmp_path):

@@ -25,7 +25,7 @@ from typing import Any
 
 from stim3d.provenance import code_identity
 from stim3d.render.batch.config import BatchConfig, expand
-from stim3d.render.batch.driver import Shard, render_batch
+from stim3d.render.batch.driver import BatchInterrupted, Shard, render_batch
 from stim3d.render.batch.folder import BatchFolder, LinkRefused, is_link
 from stim3d.render.batch.keys import expected_keys
 from stim3d.render.batch.summary import BatchReport
@@ -52,19 +52,28 @@ class PresetResult:
                 **self.report.to_json(), "description_baseline": self.description_baselines}
 
 
+class SuiteInterrupted(BatchInterrupted):
+    """A Ctrl-C or SIGTERM stopped the suite inside one preset; suite.json says how far it got."""
+
+    def __init__(self, preset: str, stop: BatchInterrupted):
+        super().__init__(stop.report)
+        self.args = (f"{preset}: {self.args[0]}",)
+
+
 @dataclass
 class SuiteReport:
     """Every preset's result, in suite order."""
 
     presets: list[PresetResult] = field(default_factory=list)
     shard: str | None = None
+    interrupted: str | None = None  # the preset a Ctrl-C or SIGTERM stopped; the presets after it did not start
 
     @property
     def failed(self) -> int:
         return sum(len(p.report.failed) for p in self.presets)
 
     def to_json(self) -> dict[str, Any]:
-        return {"presets": [p.to_json() for p in self.presets], "shard": self.shard,
+        return {"presets": [p.to_json() for p in self.presets], "shard": self.shard, "interrupted": self.interrupted,
                 "total": {"items": sum(p.report.total for p in self.presets),
                           "rendered": sum(p.report.rendered for p in self.presets),
                           "skipped": sum(p.report.skipped for p in self.presets), "failed": self.failed,
@@ -103,7 +112,10 @@ def render_suite(presets: Sequence[tuple[str, BatchConfig]], root: Path, *, shar
 
     `progress_for(name)` is entered as each preset starts and left when it ends; what it
     yields is that preset's progress callback (the command line's display). A preset folder or suite.json that is a
-    symbolic link is refused before anything is rendered (docs/hardening.md).
+    symbolic link is refused before anything is rendered (docs/hardening.md). A Ctrl-C or SIGTERM
+    still writes suite.json, with `interrupted` naming the preset it stopped and that preset's
+    partial figures, so a suite rendered over several sittings can be timed (bench/full_suite.py);
+    then SuiteInterrupted is raised.
     """
     root = Path(root)
     for path in [root / SUITE_SUMMARY, *(root / name for name, _ in presets)]:
@@ -112,12 +124,18 @@ def render_suite(presets: Sequence[tuple[str, BatchConfig]], root: Path, *, shar
                               "one (docs/hardening.md): replace it with a real folder or file")
     root.mkdir(parents=True, exist_ok=True)
     report = SuiteReport(shard=str(shard) if shard else None)
+    families = {task.family for _, config in presets for task in config.tasks}
     for name, config in presets:
         started = time.perf_counter()
-        with (progress_for(name) if progress_for else nullcontext()) as progress:
-            batch = render_batch(config, root / name, shard=shard, progress=progress, **batch_options)
+        try:
+            with (progress_for(name) if progress_for else nullcontext()) as progress:
+                batch = render_batch(config, root / name, shard=shard, progress=progress, **batch_options)
+        except BatchInterrupted as stop:
+            report.presets.append(PresetResult(name, stop.report, time.perf_counter() - started))
+            report.interrupted = name
+            write_json_atomic(root / SUITE_SUMMARY, {**report.to_json(), "code": code_identity(families)})
+            raise SuiteInterrupted(name, stop) from None
         wall = time.perf_counter() - started
         report.presets.append(PresetResult(name, batch, wall, description_baselines(config, root / name, shard)))
-    families = {task.family for _, config in presets for task in config.tasks}
     write_json_atomic(root / SUITE_SUMMARY, {**report.to_json(), "code": code_identity(families)})
     return report
