@@ -2,7 +2,8 @@
 
 Each family at its shipped preset's own render settings, read from the preset file
 (scenes/presets/dysm3d.yaml for shape_color_count, rose3d.yaml, oddgrid3d.yaml and
-ava3d.yaml), so a change of a preset's samples or denoiser is checked here. For
+ava3d.yaml, and rubrics3d.yaml for shape_color_count at its smaller size), so a change of a
+preset's samples or denoiser, or of a task's own, is checked here. For
 each object the visible pixels are those of its id in the object-index pass
 (mask.png) in the unmarked image (image_raw.png where AVA drew its box markers);
 their per-channel median sRGB is the colour a viewer sees.
@@ -36,7 +37,7 @@ from PIL import Image
 
 from bench.rose_finish import MARGIN as GLOSS_MARGIN
 from bench.rose_finish import highlight_ratios
-from stim3d.render.batch.config import load_config
+from stim3d.render.batch.config import expand, load_config
 from stim3d.render.batch.item_folder import load_item, load_mask
 from stim3d.render.cli import main
 from stim3d.render.markers import RAW_IMAGE
@@ -67,9 +68,12 @@ DYSM_TASKS = """\
 MIN_PIXELS = 12  # fewer visible pixels carry too little colour to judge
 
 
-def at_preset_settings(preset: str, tasks: str) -> str:
-    """A config of `tasks` rendered with the shipped preset's own `render:` settings (Cycles, size, samples, OIDN)."""
-    render = load_config(preset_path(preset)).render.model_dump(mode="json", exclude_defaults=True)
+def at_preset_settings(preset: str, tasks: str, family: str) -> str:
+    """A config of `tasks` rendered with the settings the shipped preset gives `family` (Cycles, size, samples,
+    OIDN): its `render:`, with the family's task's own sampling over it (rubrics3d sets some per task)."""
+    config = load_config(preset_path(preset))
+    plan = next(plan for plan in expand(config) if plan.family.startswith(family))
+    render = plan.settings(config.render).model_dump(mode="json", exclude_defaults=True)
     return f"seed: 30\nrender: {json.dumps(render)}\ntasks:\n{tasks}"
 
 
@@ -84,10 +88,14 @@ def render_items(folder: Path, config: str) -> Path:
 def batches(tmp_path_factory) -> dict[str, Path]:
     """Each family's items at its preset's settings: family-name prefix -> items folder."""
     rendered = {}
-    for name, preset, tasks in (("rose3d", "rose3d", ROSE_TASKS), ("finish", "rose3d", FINISH_TASKS),
-                                ("oddgrid3d", "oddgrid3d", ODD_TASKS), ("ava3d", "ava3d", AVA_TASKS),
-                                ("dysm3d", "dysm3d", DYSM_TASKS)):
-        rendered[name] = render_items(tmp_path_factory.mktemp(name), at_preset_settings(preset, tasks))
+    for name, preset, tasks, family in (
+            ("rose3d", "rose3d", ROSE_TASKS, "rose_grid"), ("finish", "rose3d", FINISH_TASKS, "rose_grid"),
+            ("oddgrid3d", "oddgrid3d", ODD_TASKS, "odd_grid"), ("ava3d", "ava3d", AVA_TASKS, "ava"),
+            ("dysm3d", "dysm3d", DYSM_TASKS, "shape_color_count"),
+            # rubrics3d gives the other families their own presets' settings at their size; the DYSM ones
+            # render at 640x480 there, smaller than dysm3d's 800x600
+            ("rubrics3d", "rubrics3d", DYSM_TASKS, "shape_color_count")):
+        rendered[name] = render_items(tmp_path_factory.mktemp(name), at_preset_settings(preset, tasks, family))
     return rendered
 
 
@@ -108,9 +116,11 @@ def one(batches: dict[str, Path], prefix: str, batch: str | None = None) -> Path
     return next(p for p in sorted(batches[batch].iterdir()) if p.name.startswith(prefix))
 
 
-@pytest.mark.parametrize("prefix", ["shape_color_count-t0", "rose_grid-t0", "ava_color", "ava_count", "ava_localize"])
-def test_every_named_colour_is_the_nearest_palette_colour_of_its_pixels(batches, prefix):
-    folder = one(batches, prefix)
+@pytest.mark.parametrize(("prefix", "batch"), [("shape_color_count-t0", None), ("shape_color_count-t0", "rubrics3d"),
+                                               ("rose_grid-t0", None), ("ava_color", None), ("ava_count", None),
+                                               ("ava_localize", None)])
+def test_every_named_colour_is_the_nearest_palette_colour_of_its_pixels(batches, prefix, batch):
+    folder = one(batches, prefix, batch)
     item, seen = load_item(folder), pixels(folder)
     judged = 0
     for obj in item.scene.objects:

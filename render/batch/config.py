@@ -18,6 +18,10 @@ its own over the same grid (round-robin from the first combination, answers
 scheduled per split), so every split is drawn from the same parameter distribution;
 item indices run on across the splits, so their seeds, and so their scenes, are
 disjoint. Item ids name the split: `<family>-t<task>-<split>-<index>`.
+
+A task may render with its own sampling: `render: {samples: 8, denoise_quality:
+balanced}` over the batch's `render:` (TaskRender), so one batch of several families
+gives each the cheapest setting measured for it (scenes/presets/rubrics3d.yaml).
 """
 
 from __future__ import annotations
@@ -68,6 +72,34 @@ class ConfigError(ValueError):
     """A user's mistake in a config: one line naming the field, the value and what is allowed."""
 
 
+class TaskRender(BaseModel):
+    """A task's own sampling over the batch's `render:`. Only how Cycles samples and denoises: size, engine,
+    device and look stay the batch's (a look has its own task field), so every item of a batch is framed,
+    validated and scheduled alike and only its noise budget differs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    samples: int | None = Field(None, ge=1, le=65536, strict=True)
+    denoise: bool | None = Field(None, strict=True)
+    denoise_quality: Literal["high", "balanced", "fast"] | None = None
+    light_tree: bool | None = Field(None, strict=True)
+    adaptive_sampling: bool | None = Field(None, strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _only_sampling(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            other = [str(k) for k in data if k not in cls.model_fields]
+            if other:
+                raise ValueError(f"a task's render sets only {', '.join(cls.model_fields)}; "
+                                 f"{', '.join(map(shown, other))} belong(s) in the batch's render")
+        return data
+
+    def overrides(self) -> dict[str, Any]:
+        """The fields the task sets: what it changes in the batch's settings."""
+        return self.model_dump(exclude_none=True)
+
+
 class TaskConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -89,6 +121,9 @@ class TaskConfig(BaseModel):
     look: LookName | None = Field(
         None, description="the task's look (studio, clevr, photoreal); default: render.look. A variant may set "
         "`look:` among its overrides, so one scene renders in several looks with a shared scene_id")
+    render: TaskRender | None = Field(
+        None, description="the task's own samples, denoise, denoise_quality, light_tree and adaptive_sampling "
+        "over the batch's render (the rest stays the batch's)")
     questions: list[Literal["default", "describe"]] = Field(
         default_factory=lambda: ["default"], min_length=1,  # type: ignore[arg-type]
         description="question sets of every item: default (the family's own questions) and/or describe "
@@ -112,6 +147,8 @@ class TaskConfig(BaseModel):
             data.pop("splits", None)
         if self.look is None:
             data.pop("look", None)
+        if self.render is None:
+            data.pop("render", None)
         return data
 
     @field_validator("splits")
@@ -211,6 +248,11 @@ class ItemPlan:
     scene_id: str | None = None  # set for variants: the id their shared scene goes by
     questions: tuple[str, ...] = ("default",)  # the task's question sets (scenes/items.py make_item)
     look: LookName | None = None  # the task's or variant's look; None: the render config's (render.look)
+    render: dict[str, Any] | None = None  # the task's own sampling (TaskRender); None: the batch's
+
+    def settings(self, batch: RenderSettings) -> RenderSettings:
+        """The settings this item renders with: the batch's, with the task's own sampling over them."""
+        return batch.model_copy(update=self.render) if self.render else batch
 
 
 def _format_error(source: str, error: Mapping[str, Any], prefix: str = "") -> str:
@@ -381,13 +423,14 @@ def expand(config: BatchConfig) -> list[ItemPlan]:
                 params = combinations[j % len(combinations)]
                 if answers is not None:
                     params = {**params, ANSWER_KEY: answers[j]}
+                render = (task.render.overrides() or None) if task.render else None
                 if not task.variants:
                     plans.append(ItemPlan(base_id, task.family, params, t, i, split, questions=tuple(task.questions),
-                                          look=task.look))
+                                          look=task.look, render=render))
                 for name, overrides in task.variants.items():
                     changes, look = split_look(overrides)
                     plans.append(ItemPlan(f"{base_id}-{name}", task.family, {**params, **changes}, t, i, split,
                                           scene_id=base_id, questions=tuple(task.questions),
-                                          look=look if look is not None else task.look))
+                                          look=look if look is not None else task.look, render=render))
             first += count
     return plans

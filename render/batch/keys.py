@@ -26,9 +26,10 @@ def _short(payload: str) -> str:
 
 
 def item_key(plan: ItemPlan, batch_seed: int, settings: RenderSettings) -> str:
-    """A batch item: its family, parameters, entropy, split, render settings and the code that makes it."""
+    """A batch item: its family, parameters, entropy, split, render settings (the task's own sampling over the
+    batch's, so a task without it keeps the key it always had) and the code that makes it."""
     payload = {"family": plan.family, "params": plan.params, "entropy": [batch_seed, plan.task_index, plan.item_index],
-               "split": plan.split, "render": settings.model_dump(mode="json"),
+               "split": plan.split, "render": plan.settings(settings).model_dump(mode="json"),
                "code": code_identity({plan.family}, with_commit=False)}
     if plan.questions != ("default",):  # only then: keys of items without a describe question stay as they were
         payload["questions"] = list(plan.questions)

@@ -188,5 +188,6 @@ def produce_item(plan: ItemPlan, batch_seed: int, settings: RenderSettings, out:
 
     Raises InfeasibleError for impossible constraints."""
     composed = composed or compose_item(plan, batch_seed, settings)
-    return render_item(composed.item, settings, out, workdir, key, {"compose_and_visibility": composed.seconds},
+    return render_item(composed.item, plan.settings(settings), out, workdir, key,
+                       {"compose_and_visibility": composed.seconds},
                        raycast_map=composed.raycast_map)

@@ -9,7 +9,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -17,7 +17,7 @@ from stim3d.render.batch.folder import ITEM_JSON
 from stim3d.render.cli.common import UsageError, deliver_records, load_scoring_core, positive, seconds
 
 if TYPE_CHECKING:
-    from stim3d.render.batch.config import BatchConfig, ItemPlan
+    from stim3d.render.batch.config import BatchConfig, ItemPlan, TaskConfig
     from stim3d.render.batch.summary import BatchReport
 
 R = TypeVar("R")
@@ -113,7 +113,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
                           "height": config.render.height,
                           "samples": config.render.samples if config.render.engine == "cycles" else None}))
         return 0
-    samples = f", {config.render.samples} samples" if config.render.engine == "cycles" else ""  # others take none
+    counts = sorted({plan.settings(config.render).samples for plan in plans})  # a task may sample on its own
+    span = f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else f"{counts[0]}"
+    samples = f", {span} samples" if config.render.engine == "cycles" else ""  # others take none
     print(f"{args.config}: valid; {len(plans)} items ({summary}); engine {config.render.engine} "
           f"{config.render.width}x{config.render.height}{samples}")
     return 0
@@ -188,10 +190,19 @@ def with_overrides(config: BatchConfig, args: argparse.Namespace) -> BatchConfig
     if not overrides:
         return config
     try:
-        return config.model_copy(update={"render": config.render.model_validate({**config.render.model_dump(), **overrides})})
+        render = config.render.model_validate({**config.render.model_dump(), **overrides})
     except ValidationError as exc:
         error = exc.errors()[0]
         raise UsageError(f"--{error['loc'][0]} {error['input']!r}: {error['msg']}") from None
+    return config.model_copy(update={"render": render, "tasks": [without_sampling(task, overrides) for task in config.tasks]})
+
+
+def without_sampling(task: TaskConfig, overrides: dict[str, Any]) -> TaskConfig:
+    """The task without its own values of the overridden fields: `--samples 4` means every item, whatever a task sets."""
+    if task.render is None or not set(task.render.overrides()) & set(overrides):
+        return task
+    kept = {k: v for k, v in task.render.overrides().items() if k not in overrides}
+    return task.model_copy(update={"render": task.render.model_validate(kept) if kept else None})
 
 
 def require_renderer(engine: str) -> None:

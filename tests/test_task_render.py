@@ -1,0 +1,82 @@
+"""A task's own sampling (`render:` inside a task, render/batch/config.py TaskRender) reaches Cycles.
+
+One batch of several families gives each the cheapest setting measured for it
+(scenes/presets/rubrics3d.yaml). Checked on the pixels: the task that samples more
+renders a quieter background than its neighbour task at the batch's setting; and on
+the batch: the keys of tasks without their own sampling stay what they were, and
+`--samples` on the command line overrides every task.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from stim3d.render.batch.config import ConfigError, expand, parse_config
+from stim3d.render.batch.item_folder import load_item, load_mask
+from stim3d.render.batch.keys import expected_keys
+from stim3d.render.cli import main
+from stim3d.render.cli.batch import with_overrides
+
+TASK = {"family": "shape_count", "count": 1, "params": {"n_shape_types": 1, "max_instances": 1}}
+BATCH = {"seed": 4, "render": {"engine": "cycles", "width": 64, "height": 48, "samples": 1, "denoise": False},
+         "tasks": [TASK, {**TASK, "render": {"samples": 48}}]}
+
+
+def test_a_task_samples_on_its_own_and_the_other_tasks_keep_their_keys():
+    config = parse_config(BATCH)
+    noisy, clean = expand(config)
+    assert (noisy.settings(config.render).samples, clean.settings(config.render).samples) == (1, 48)
+    assert clean.settings(config.render).denoise is False  # what the task leaves out stays the batch's
+    alone = parse_config({**BATCH, "tasks": [TASK]})
+    assert expected_keys(config)[noisy.item_id] == expected_keys(alone)[noisy.item_id]
+    same = parse_config({**BATCH, "tasks": [TASK, TASK]})  # the second task without its own sampling
+    assert expected_keys(config)[clean.item_id] != expected_keys(same)[clean.item_id]
+
+
+def test_samples_on_the_command_line_override_every_task():
+    config = parse_config({**BATCH, "tasks": [TASK, {**TASK, "render": {"samples": 48, "denoise_quality": "fast"}}]})
+    args = argparse.Namespace(engine=None, samples=2, width=None, height=None, depth=False, normals=False, look=None,
+                              device=None)
+    overridden = with_overrides(config, args)
+    plans = expand(overridden)
+    assert [p.settings(overridden.render).samples for p in plans] == [2, 2]
+    assert plans[1].settings(overridden.render).denoise_quality == "fast"  # not overridden: the task's own
+
+
+@pytest.mark.parametrize(("render", "named"), [
+    ({"width": 320}, "a task's render sets only samples, denoise, denoise_quality, light_tree, adaptive_sampling"),
+    ({"samples": 0}, "greater than or equal to 1"),
+    ({"samples": True}, "valid integer"),
+    ({"denoise_quality": "ultra"}, "'high', 'balanced' or 'fast'"),
+])
+def test_a_bad_task_render_is_one_line_naming_the_field(render, named):
+    with pytest.raises(ConfigError) as caught:
+        parse_config({**BATCH, "tasks": [{**TASK, "render": render}]}, "c.yaml")
+    lines = str(caught.value).splitlines()
+    assert len(lines) == 1 and lines[0].startswith("c.yaml: tasks[0].render") and named in lines[0], lines
+
+
+def background_noise(folder: Path) -> float:
+    """Mean absolute difference between horizontal neighbours over the background (object index 0)."""
+    image = np.asarray(Image.open(folder / "image.png").convert("RGB")).astype(float)
+    mask = load_mask(folder)
+    both = (mask[:, 1:] == 0) & (mask[:, :-1] == 0)
+    return float(np.abs(image[:, 1:] - image[:, :-1]).sum(axis=2)[both].mean())
+
+
+@pytest.mark.bpy
+def test_the_task_that_samples_more_renders_a_quieter_image(tmp_path):
+    (tmp_path / "c.json").write_text(json.dumps(BATCH))
+    out = tmp_path / "out"
+    assert main(["render", str(tmp_path / "c.json"), "--out", str(out), "--quiet"]) == 0
+    noisy, clean = (out / "items" / plan.item_id for plan in expand(parse_config(BATCH)))
+    assert (load_item(noisy).provenance.samples, load_item(clean).provenance.samples) == (1, 48)
+    assert background_noise(clean) < 0.5 * background_noise(noisy)
+    assert main(["render", str(tmp_path / "c.json"), "--out", str(out), "--quiet"]) == 0  # resumes: nothing redone
+    assert json.loads((out / "summary.json").read_text())["rendered"] == 0
