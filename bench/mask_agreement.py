@@ -24,11 +24,11 @@ from stim3d.render.batch.item_folder import load_item, load_mask
 from stim3d.render.batch.produce import produce_item
 from stim3d.scenes.model import RenderSettings
 from stim3d.scenes.placement import InfeasibleError
+from stim3d.scenes.presets import preset_path
 from stim3d.scenes.visibility import measure
 
 from .common import Run, add_device, median, parse_args, print_table, progress
 
-PRESETS = Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets"
 WIDTH, HEIGHT, SAMPLES = 320, 240, 8
 
 
@@ -57,9 +57,8 @@ def main() -> None:
     args = parse_args(__doc__.splitlines()[0], lambda p: (
         p.add_argument("--items", type=int, help="items (default 50; --quick 4)"), add_device(p)))
     n_items = args.items or (4 if args.quick else 50)
-    preset = PRESETS / "dysm3d.yaml"
-    if not preset.is_file():
-        preset = PRESETS / "demo.yaml"
+    preset = preset_path("dysm3d") or preset_path("demo")
+    assert preset is not None, "no dysm3d or demo preset installed"
     config = load_config(preset)
     settings = RenderSettings(engine="cycles", width=WIDTH, height=HEIGHT, samples=SAMPLES, denoise=False,
                               device=args.device)

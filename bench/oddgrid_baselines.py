@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import sys
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import numpy as np
 
 from stim3d.render.batch.config import expand, load_config
 from stim3d.scenes.families import get_family
 from stim3d.scenes.families.odd_grid import draw_plan
+from stim3d.scenes.presets import preset_path
 from stim3d.scoring.rules import cell_distance, cell_tolerance
 
-PRESET = str(Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets" / "oddgrid3d.yaml")
+PRESET = str(preset_path("oddgrid3d"))
 TYPES = ("color", "size", "rotation", "position", "2-type", "3-type", "4-type")
 
 

@@ -23,13 +23,14 @@ from functools import lru_cache
 from pathlib import Path
 
 from bench.common import Run, parse_args, print_table, progress
+from stim3d.scenes.presets import preset_names, preset_path
 
-PRESETS_DIR = Path(__file__).resolve().parent.parent / "stim3d" / "scenes" / "presets"
 SIZES = ((640, 480), (800, 600))  # the sizes a user is likely to pick, besides the preset's own
 
 
 def preset_paths() -> list[Path]:
-    return sorted(PRESETS_DIR.glob("*.yaml"))
+    """Every shipped preset's file, by name (scenes/presets/__init__.py)."""
+    return [path for name in preset_names() if (path := preset_path(name)) is not None]
 
 
 @lru_cache(maxsize=8)
