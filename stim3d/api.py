@@ -122,6 +122,7 @@ def render_batch(
     executor: Executor = "local",
     address: str | None = None,
     progress: ProgressFn | None = None,
+    item_timeout: float | None = None,
 ) -> BatchReport:
     """Render a config (a YAML path, a dict or a `BatchConfig`) into the batch folder `out`.
 
@@ -148,6 +149,9 @@ def render_batch(
         The Ray cluster to join (``HEAD:6379``); a local Ray when omitted.
     progress : callable, optional
         Called with a `ProgressEvent` at the start and after every item.
+    item_timeout : float, optional
+        Seconds one item may take; its worker is then killed and the item retried once, then reported
+        failed, so a hung render cannot hold the batch (default: no limit).
 
     Returns
     -------
@@ -168,7 +172,8 @@ def render_batch(
     else:
         raise ConfigError(f"config: expected a YAML path, a mapping or a BatchConfig, got {type(config).__name__}")
     return _render_batch(parsed, Path(out), force=force, progress=progress, workers=workers,
-                         shard=Shard.parse(shard) if shard else None, executor=executor, address=address)
+                         shard=Shard.parse(shard) if shard else None, executor=executor, address=address,
+                         item_timeout=item_timeout)
 
 
 def render_items(

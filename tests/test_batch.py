@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from collections import deque
 from types import SimpleNamespace
 
@@ -30,7 +31,8 @@ class ScriptedPool:
     """Workers that do what `script[item_id]` says: a list of behaviours, one per attempt.
 
     Behaviours: "ok", "crash" (the worker dies), "error" (an exception), "infeasible",
-    "dead_on_start" (the worker dies before it is ready). Records which worker ran what.
+    "hang" (no answer ever comes), "dead_on_start" (the worker dies before it is ready).
+    Records which worker ran what, and which were stopped or killed.
     """
 
     def __init__(self, script: dict[str, list[str]] | None = None, dead_on_start: bool = False):
@@ -41,6 +43,7 @@ class ScriptedPool:
         self.ran: dict[int, list[str]] = {}  # worker -> item ids it was given, in order
         self.ahead: dict[str, str | None] = {}  # item id -> the item reserved as that worker's next
         self.stopped: list[int] = []
+        self.killed: list[int] = []
 
     def start(self) -> int:
         handle, self.started = self.started, self.started + 1
@@ -56,17 +59,26 @@ class ScriptedPool:
             self.events.append(WorkerEvent(handle, "died", reason="worker process killed by SIGABRT"))
         elif behaviour == "error":
             self.events.append(WorkerEvent(handle, "done", Outcome(job.item_id, "error", reason="RuntimeError: boom")))
+        elif behaviour == "hang":
+            pass
         elif behaviour == "infeasible":
             self.events.append(WorkerEvent(handle, "done", Outcome(job.item_id, "infeasible",
                                                               reason="constraint 'min_visibility' could not be met")))
         else:
             self.events.append(WorkerEvent(handle, "done", Outcome(job.item_id, "rendered", seconds=1.0)))
 
-    def wait(self) -> list[WorkerEvent]:
+    def wait(self, timeout: float | None = None) -> list[WorkerEvent]:
+        if not self.events:  # only hung workers left: the time runs out
+            assert timeout is not None, "waiting forever on a hung worker"
+            time.sleep(timeout)
+            return []
         return [self.events.popleft()]
 
     def stop(self, handle: int) -> None:
         self.stopped.append(handle)
+
+    def kill(self, handle: int) -> None:
+        self.killed.append(handle)
 
     def shutdown(self) -> None:
         pass
@@ -76,9 +88,10 @@ def jobs(n: int) -> list[Job]:
     return [Job(ItemPlan(f"item-{i}", "shape_count", {}, 0, i, "test"), key="k") for i in range(n)]
 
 
-def run(pool: ScriptedPool, n: int, workers: int = 1, recycle_after: int = 50) -> dict[str, Outcome]:
+def run(pool: ScriptedPool, n: int, workers: int = 1, recycle_after: int = 50,
+        item_timeout: float | None = None) -> dict[str, Outcome]:
     outcomes: dict[str, Outcome] = {}
-    schedule(pool, jobs(n), workers, recycle_after, lambda o: outcomes.__setitem__(o.item_id, o))
+    schedule(pool, jobs(n), workers, recycle_after, lambda o: outcomes.__setitem__(o.item_id, o), item_timeout)
     return outcomes
 
 
@@ -105,6 +118,24 @@ def test_an_exception_is_retried_in_a_fresh_worker_and_the_old_one_retired():
     assert outcomes["item-1"].status == "error" and outcomes["item-1"].attempts == 2
     assert "RuntimeError: boom" in outcomes["item-1"].reason
     assert len(pool.stopped) >= 2  # each worker that raised was replaced
+
+
+def test_a_hung_item_is_killed_at_the_timeout_and_renders_on_its_retry():
+    pool = ScriptedPool({"item-1": ["hang", "ok"]})
+    outcomes = run(pool, 4, workers=2, item_timeout=0.05)
+    assert all(o.status == "rendered" for o in outcomes.values()) and outcomes["item-1"].attempts == 2
+    hung = next(w for w, items in pool.ran.items() if "item-1" in items)
+    assert pool.killed == [hung]  # killed, not asked: a hung worker would not answer
+    retry = [w for w, items in pool.ran.items() if "item-1" in items][1]
+    assert pool.ran[retry][0] == "item-1"  # the retry ran first in a fresh worker
+
+
+def test_an_item_that_hangs_twice_is_reported_with_the_timeout_and_the_batch_goes_on():
+    pool = ScriptedPool({"item-0": ["hang", "hang"]})
+    outcomes = run(pool, 3, workers=1, item_timeout=0.05)
+    assert outcomes["item-0"].status == "error" and outcomes["item-0"].attempts == 2
+    assert outcomes["item-0"].reason == "took longer than the item timeout (0.05 s); its worker was stopped"
+    assert outcomes["item-1"].status == outcomes["item-2"].status == "rendered" and len(pool.killed) == 2
 
 
 def test_an_infeasible_item_is_reported_at_once_naming_the_constraint():

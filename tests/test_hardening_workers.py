@@ -59,7 +59,7 @@ class CountingPool(ScriptedPool):
         super().stop(handle)
         self.live.discard(handle)
 
-    def wait(self) -> list[WorkerEvent]:
+    def wait(self, timeout: float | None = None) -> list[WorkerEvent]:
         return [self.events.popleft()]
 
 
@@ -156,6 +156,30 @@ def test_killed_workers_are_replaced_within_the_limit_and_retries_are_counted(tm
     assert summary["retries"] == 4 and all(summary["attempts"][i] == 2 for i in faulty)
     assert "retried after a worker died or raised: 4" in stdout
     assert "retried 4" in stderr.splitlines()[-1]  # the progress line counts them too
+
+
+def test_a_hung_item_costs_its_timeout_not_the_batch(tmp_path):
+    config = tmp_path / "batch.yaml"
+    config.write_text(RASTER_CONFIG)
+    out = tmp_path / "out"
+    hung = "shape_count-t0-00003"  # its worker sleeps as a hung render would (the STIM3D_HANG_ITEM hook)
+    started = time.monotonic()
+    done = stim3d("render", str(config), "--out", str(out), "--workers", "2", "--item-timeout", "5", "--quiet",
+                  env={**os.environ, "STIM3D_HANG_ITEM": hung})
+    assert done.returncode == 1, done.stderr  # that item failed; the batch finished
+    assert time.monotonic() - started < 120  # two timeouts and nine items, not the hook's ten minutes
+    summary = json.loads((out / "summary.json").read_text())
+    assert list(summary["failed"]) == [hung] and summary["rendered"] == 9
+    assert summary["failed"][hung] == {"reason": "took longer than the item timeout (5 s); its worker was stopped",
+                                       "attempts": 2}
+    assert f"failed {hung}: took longer than the item timeout (5 s)" in done.stderr
+
+
+def test_a_bad_item_timeout_is_one_line(tmp_path):
+    done = stim3d("render", "demo", "--out", str(tmp_path / "out"), "--item-timeout", "0")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "stim3d: error: argument --item-timeout: '0': give a positive number of seconds (see 'stim3d render --help')"]
 
 
 @pytest.mark.bpy

@@ -115,6 +115,7 @@ def render_batch(
     executor: Executor = "local",
     address: str | None = None,
     recycle_after: int = DEFAULT_RECYCLE_AFTER,
+    item_timeout: float | None = None,
 ) -> BatchReport:
     """Render every planned item (of `shard`, if given) not already complete; write the batch-level files.
 
@@ -133,6 +134,8 @@ def render_batch(
         raise ConfigError(f"workers = {workers}: must be at least 1")
     if recycle_after < 1:
         raise ConfigError(f"recycle_after = {recycle_after}: must be at least 1")
+    if item_timeout is not None and not item_timeout > 0:
+        raise ConfigError(f"item_timeout = {item_timeout}: must be a positive number of seconds")
     if executor not in ("local", "ray"):
         raise ConfigError(f"executor = {executor!r}: allowed: local, ray")
     if executor == "ray":
@@ -140,11 +143,13 @@ def render_batch(
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: exists and is not a folder")
     with folder_lock(out, str(shard) if shard else None):
-        return _render_locked(config, out, force, progress, workers, shard, executor, address, recycle_after)
+        return _render_locked(config, out, force, progress, workers, shard, executor, address, recycle_after,
+                              item_timeout)
 
 
 def _render_locked(config: BatchConfig, out: Path, force: bool, progress: ProgressFn | None, workers: int | None,
-                   shard: Shard | None, executor: Executor, address: str | None, recycle_after: int) -> BatchReport:
+                   shard: Shard | None, executor: Executor, address: str | None, recycle_after: int,
+                   item_timeout: float | None) -> BatchReport:
     """render_batch's work, with the folder locked."""
     batch = BatchFolder(out)
     batch.refuse_links()
@@ -192,7 +197,7 @@ def _render_locked(config: BatchConfig, out: Path, force: bool, progress: Progre
 
     try:
         used = run_jobs(todo, config.seed, config.render, out, on_outcome, workers=workers, executor=executor,
-                        address=address, recycle_after=recycle_after)
+                        address=address, recycle_after=recycle_after, item_timeout=item_timeout)
         report.workers = used or report.workers
     except KeyboardInterrupt:
         batch.remove_temporaries({job.item_id for job in todo})

@@ -139,7 +139,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         with BatchProgress(quiet=args.quiet) as progress:
             return render_batch(config, Path(args.out), force=args.force, progress=progress, workers=args.workers,
                                 shard=shard, executor=args.executor, address=args.address,
-                                recycle_after=args.recycle_after)
+                                recycle_after=args.recycle_after, item_timeout=args.item_timeout)
 
     report = run_batch_call(run)
     if isinstance(report, int):
@@ -309,6 +309,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--address", help="Ray cluster address (with --executor ray; default: start a local Ray)")
     p.add_argument("--recycle-after", type=positive, default=50, metavar="N",
                    help="replace a worker process after N items so Blender memory cannot creep (default 50)")
+    p.add_argument("--item-timeout", type=seconds, metavar="SECONDS",
+                   help="kill a worker whose item takes longer and count the item as a failed attempt (retried "
+                        "once, then reported), so a hung render cannot hold the batch (default: no limit)")
     p.add_argument("--scoring-core", metavar="NAME|MODULE:FUNCTION",
                    help="scoring core that receives the records when the batch finishes: a name registered in the "
                         "entry-point group stim3d.scoring_cores, or module:function (default: builtin)")

@@ -39,7 +39,7 @@ def cmd_render_suite(args: argparse.Namespace, core_name: str, core) -> int:
 
     report = run_batch_call(lambda: render_suite(presets, out, shard=shard, progress_for=progress_for, force=args.force,
                                                   workers=args.workers, executor=args.executor, address=args.address,
-                                                  recycle_after=args.recycle_after))
+                                                  recycle_after=args.recycle_after, item_timeout=args.item_timeout))
     if isinstance(report, int):
         return report
     for line in report.summary_lines():

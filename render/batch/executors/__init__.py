@@ -20,6 +20,9 @@ laptop and on a cluster:
   several start-up deaths in a row stop the run (`BatchAborted`);
 - an item whose constraints cannot be met (`InfeasibleError`) is deterministic, so
   it is reported failed at once, naming the constraint;
+- with an item timeout, a worker whose item runs longer is killed and the item
+  counts as a failed attempt (retried once in a fresh worker, then reported), so a
+  hung render cannot hold the batch;
 - a worker is recycled (stopped, replaced) after `recycle_after` items, so Blender
   memory cannot creep over a long batch;
 - if the first items of a run all fail by a crash or an error and none renders,
@@ -38,8 +41,9 @@ identical to the local executor's.
 
 Test-only fault hook: when the environment variable `STIM3D_FAULT_ITEM` holds an
 item id (or several, comma-separated), the worker that receives that item calls
-`os.abort()` before rendering it. It exists so tests can prove that a dying
-worker costs only its item; never set it outside tests.
+`os.abort()` before rendering it; with `STIM3D_HANG_ITEM` it sleeps instead, as a
+hung render would. They exist so tests can prove that a dying or hung worker costs
+only its item; never set them outside tests.
 """
 
 from collections.abc import Callable
@@ -71,7 +75,7 @@ Executor = Literal["local", "ray"]
 
 def run_jobs(jobs: list[Job], seed: int, settings: RenderSettings, out: Path, on_outcome: Callable[[Outcome], None], *,
              workers: int | None = None, executor: Executor = "local", address: str | None = None,
-             recycle_after: int = DEFAULT_RECYCLE_AFTER) -> int:
+             recycle_after: int = DEFAULT_RECYCLE_AFTER, item_timeout: float | None = None) -> int:
     """Render `jobs` into `out` on the chosen executor; returns the number of workers used (the one dispatch).
 
     Local: min(`workers` (default 1), jobs) processes, each with cores / workers Cycles
@@ -80,9 +84,10 @@ def run_jobs(jobs: list[Job], seed: int, settings: RenderSettings, out: Path, on
     if not jobs:
         return 0
     if executor == "ray":
-        return run_ray(jobs, JobContext(seed, settings, out), workers, recycle_after, on_outcome, address=address)
+        return run_ray(jobs, JobContext(seed, settings, out), workers, recycle_after, on_outcome, address=address,
+                       item_timeout=item_timeout)
     count = min(workers or 1, len(jobs))
     threads = threads_per_worker(settings, available_cpus(), count)
     run_local(jobs, JobContext(seed, settings.model_copy(update={"threads": threads}), out), count, recycle_after,
-              on_outcome)
+              on_outcome, item_timeout)
     return count

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from stim3d.render.batch.produce import Composed
 
 FAULT_ENV = "STIM3D_FAULT_ITEM"
+HANG_ENV = "STIM3D_HANG_ITEM"
+HANG_SECONDS = 600  # a test's hung item sleeps this long: far past any item timeout a test sets, yet bounded
 MAX_ATTEMPTS = 2  # the first try and one retry in a fresh worker
 ABORT_AFTER_FIRST_FAILURES = 3
 STARTUP_DEATHS_ALLOWED = 3
@@ -111,6 +113,8 @@ class Worker:
 
         if job.item_id in os.environ.get(FAULT_ENV, "").split(","):  # test-only, see the package docstring
             os.abort()
+        if job.item_id in os.environ.get(HANG_ENV, "").split(","):  # test-only: a render that never ends
+            time.sleep(HANG_SECONDS)
         started = time.perf_counter()
         workdir = self._scratch / job.item_id
         try:

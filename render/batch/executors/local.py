@@ -173,10 +173,10 @@ class LocalPool:
         except (BrokenPipeError, OSError):
             pass  # its sentinel fires next and the job counts as a crash of that worker
 
-    def wait(self) -> list[WorkerEvent]:
+    def wait(self, timeout: float | None = None) -> list[WorkerEvent]:
         conn_of = {conn: h for h, conn in self._conns.items()}
         sentinel_of = {self._procs[h].sentinel: h for h in self._procs}
-        ready = wait([*conn_of, *sentinel_of])
+        ready = wait([*conn_of, *sentinel_of], timeout)
         events: list[WorkerEvent] = []
         touched = sorted({conn_of.get(r, sentinel_of.get(r)) for r in ready})  # type: ignore[call-overload]
         for handle in touched:
@@ -208,6 +208,12 @@ class LocalPool:
             proc.join()
         self._forget(handle)
 
+    def kill(self, handle: int) -> None:
+        proc = self._procs[handle]
+        proc.kill()
+        proc.join()
+        self._forget(handle)
+
     def _forget(self, handle: int) -> None:
         self._conns.pop(handle).close()
         self._procs.pop(handle)
@@ -230,8 +236,8 @@ class LocalPool:
 
 
 def run_local(jobs: list[Job], context: JobContext, workers: int, recycle_after: int,
-              on_outcome: Callable[[Outcome], None]) -> None:
-    """Render `jobs` on `workers` local processes (see the module docstring)."""
-    schedule(LocalPool(context), jobs, workers, recycle_after, on_outcome)
+              on_outcome: Callable[[Outcome], None], item_timeout: float | None = None) -> None:
+    """Render `jobs` on `workers` local processes (see the package docstring)."""
+    schedule(LocalPool(context), jobs, workers, recycle_after, on_outcome, item_timeout)
 
 

@@ -89,10 +89,12 @@ class RayPool:
     def submit(self, handle: int, job: Job) -> None:
         self._inflight[self._actors[handle].render.remote(job)] = (handle, "done")
 
-    def wait(self) -> list[WorkerEvent]:
+    def wait(self, timeout: float | None = None) -> list[WorkerEvent]:
         ray = self._ray
         refs = list(self._inflight)
-        ready, _ = ray.wait(refs, num_returns=1)
+        ready, _ = ray.wait(refs, num_returns=1, timeout=timeout)
+        if not ready:
+            return []
         ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0) if len(refs) > 1 else (ready, None)
         events = []
         for ref in ready:
@@ -111,6 +113,9 @@ class RayPool:
 
     def stop(self, handle: int) -> None:
         self._forget(handle)
+
+    def kill(self, handle: int) -> None:
+        self._forget(handle)  # ray.kill ends the actor at once, a render in progress too
 
     def _forget(self, handle: int) -> None:
         actor = self._actors.pop(handle, None)
@@ -183,7 +188,8 @@ def ray_capacity(ray: Any) -> tuple[int, int]:
 
 
 def run_ray(jobs: list[Job], context: JobContext, workers: int | None, recycle_after: int,
-            on_outcome: Callable[[Outcome], None], address: str | None = None) -> int:
+            on_outcome: Callable[[Outcome], None], address: str | None = None,
+            item_timeout: float | None = None) -> int:
     """Render `jobs` on Ray actors; returns the number of actors used.
 
     `workers` actors (default: one per node-sized share of `threads` CPUs, i.e. the
@@ -201,7 +207,7 @@ def run_ray(jobs: list[Job], context: JobContext, workers: int | None, recycle_a
         threads = min(threads, largest)
         settings = context.settings.model_copy(update={"threads": threads})
         pool = RayPool(ray, JobContext(context.batch_seed, settings, context.out), cpus_per_actor=threads)
-        schedule(pool, jobs, workers, recycle_after, on_outcome)
+        schedule(pool, jobs, workers, recycle_after, on_outcome, item_timeout)
         return workers
     finally:
         if started:

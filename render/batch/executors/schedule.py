@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -31,8 +32,9 @@ class WorkerPool(Protocol):
 
     def start(self) -> int: ...
     def submit(self, handle: int, job: Job) -> None: ...
-    def wait(self) -> list[WorkerEvent]: ...
+    def wait(self, timeout: float | None = None) -> list[WorkerEvent]: ...  # [] when `timeout` s pass first
     def stop(self, handle: int) -> None: ...
+    def kill(self, handle: int) -> None: ...  # at once, whatever it is doing; no event follows
     def shutdown(self) -> None: ...
 
 
@@ -43,6 +45,7 @@ class Slot:
     bound: Job | None = None  # a retry that must run in this fresh worker
     next: Job | None = None  # reserved for this worker's next turn; it composes it while rendering `job`
     done: int = 0
+    sent: float = 0.0  # time.monotonic() when `job` was sent: the item timeout counts from here
 
 
 @dataclass
@@ -51,6 +54,7 @@ class Schedule:
     workers: int
     recycle_after: int
     on_outcome: Callable[[Outcome], None]
+    item_timeout: float | None = None  # seconds one attempt may take before its worker is stopped; None: no limit
     pending: deque[Job] = field(default_factory=deque)
     retries: deque[Job] = field(default_factory=deque)  # jobs waiting for a fresh worker of their own
     slots: dict[int, Slot] = field(default_factory=dict)
@@ -146,6 +150,29 @@ class Schedule:
             elif slot.state == "busy" and slot.job is not None:
                 self.attempt_failed(slot.job, Outcome(slot.job.item_id, "crashed", reason=event.reason))
 
+    def time_left(self) -> float | None:
+        """Seconds until the first busy worker's item runs out of time (None: no limit or nothing busy)."""
+        if self.item_timeout is None:
+            return None
+        sent = [slot.sent for slot in self.slots.values() if slot.state == "busy"]
+        return max(0.0, min(sent) + self.item_timeout - time.monotonic()) if sent else None
+
+    def expire(self) -> None:
+        """Stop each worker whose item has run past the item timeout; the item counts as a failed attempt.
+
+        A hung render (a driver stuck, a scene Cycles never finishes) would otherwise hold the batch
+        forever. The worker is killed, not asked: a hung one would not answer.
+        """
+        if self.item_timeout is None:
+            return
+        now = time.monotonic()
+        for handle, slot in list(self.slots.items()):
+            if slot.state == "busy" and slot.job is not None and now - slot.sent >= self.item_timeout:
+                self.pool.kill(handle)
+                self.unreserve(self.slots.pop(handle))
+                self.attempt_failed(slot.job, Outcome(slot.job.item_id, "error", reason=(
+                    f"took longer than the item timeout ({self.item_timeout:g} s); its worker was stopped")))
+
     def assign(self) -> None:
         for handle, slot in list(self.slots.items()):
             if slot.state != "idle":
@@ -167,7 +194,7 @@ class Schedule:
             if job is None:
                 self.retire(handle)
                 continue
-            slot.state, slot.job, slot.bound = "busy", job, None
+            slot.state, slot.job, slot.bound, slot.sent = "busy", job, None, time.monotonic()
             self.pool.submit(handle, self.reserve(slot, job))
         # Every worker counts against `workers`, a retry's fresh worker included: it takes the place
         # of the worker that died or was retired, and waits when no place is free.
@@ -181,16 +208,17 @@ class Schedule:
         try:
             self.assign()
             while self.outstanding():
-                for event in self.pool.wait():
+                for event in self.pool.wait(self.time_left()):
                     self.handle(event)
+                self.expire()
                 self.assign()
         finally:
             self.pool.shutdown()
 
 
 def schedule(pool: WorkerPool, jobs: Iterable[Job], workers: int, recycle_after: int,
-             on_outcome: Callable[[Outcome], None]) -> None:
-    """Run `jobs` on `pool` with the policy in the module docstring; `on_outcome` gets each item's final result."""
-    Schedule(pool, max(1, workers), max(1, recycle_after), on_outcome).run(jobs)
+             on_outcome: Callable[[Outcome], None], item_timeout: float | None = None) -> None:
+    """Run `jobs` on `pool` with the policy in the package docstring; `on_outcome` gets each item's final result."""
+    Schedule(pool, max(1, workers), max(1, recycle_after), on_outcome, item_timeout).run(jobs)
 
 
