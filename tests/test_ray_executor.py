@@ -6,6 +6,7 @@ Needs the `ray` extra; skipped (with the reason) where Ray is not installed.
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -35,3 +36,16 @@ def test_an_unreachable_ray_address_is_one_clear_line(tmp_path):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "no Ray cluster reachable at '127.0.0.1:1'" in lines[0], result.stderr
     assert not (tmp_path / "out").exists()  # refused before anything was written
+
+
+def test_a_hung_ray_actor_is_killed_at_the_item_timeout(tmp_path):
+    config = tmp_path / "batch.yaml"
+    config.write_text("seed: 5\nrender: {engine: raster, width: 64, height: 48}\n"
+                      "tasks:\n  - {family: shape_count, count: 4, params: {max_instances: 2}}\n")
+    hung = "shape_count-t0-00001"  # the actor sleeps as a hung render would (STIM3D_HANG_ITEM, inherited by Ray)
+    result = stim3d("render", str(config), "--out", str(tmp_path / "out"), "--executor", "ray", "--workers", "2",
+                    "--item-timeout", "5", "--quiet", env={**os.environ, "STIM3D_HANG_ITEM": hung}, timeout=240)
+    assert result.returncode == 1, result.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert list(summary["failed"]) == [hung] and summary["rendered"] == 3
+    assert summary["failed"][hung]["reason"].startswith("took longer than the item timeout (5 s)")
