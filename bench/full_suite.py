@@ -66,7 +66,8 @@ def suite_command(out: Path, sample: int | None, workers: int | None, device: st
 def preset_row(row: dict[str, Any]) -> dict[str, Any]:
     """One preset's figures from suite.json."""
     rendered = row["rendered"]
-    return {"preset": row["preset"], "items": row["items"], "rendered": rendered, "failures": len(row["failed"]),
+    return {"preset": row["preset"], "items": row["items"], "rendered": rendered, "skipped": row["skipped"],
+            "failures": len(row["failed"]),
             "failed": row["failed"], "wall_seconds": row["wall_seconds"],
             "seconds_per_item": round(row["wall_seconds"] / rendered, 3) if rendered else None,
             "median_item_seconds": (row["seconds_per_item"] or {}).get("median"),
