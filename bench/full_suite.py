@@ -37,7 +37,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -75,21 +77,35 @@ def preset_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_suite(command: list[str], stop_after: float | None) -> tuple[int, float, bool]:
-    """Run the suite command; SIGTERM it after `stop_after` minutes. Its exit code, wall seconds and whether it was stopped."""
+    """Run the suite command; SIGTERM it after `stop_after` minutes. Its exit code, wall seconds and whether it was stopped.
+
+    The suite's progress (stim3d's --quiet status line every 30 s, each preset's start, failures) is passed
+    through to this bench's stderr, so a run of hours shows where it is; the last lines are kept for an error.
+    """
     started = time.perf_counter()
     child = subprocess.Popen(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    last: deque[str] = deque(maxlen=5)
+
+    def relay() -> None:
+        assert child.stderr is not None
+        for line in child.stderr:
+            last.append(line.rstrip())
+            print(line, end="", file=sys.stderr, flush=True)
+
+    relaying = threading.Thread(target=relay, daemon=True)
+    relaying.start()
     stopped = False
     try:
-        _, stderr = child.communicate(timeout=stop_after * 60 if stop_after else None)
+        child.wait(timeout=stop_after * 60 if stop_after else None)
     except subprocess.TimeoutExpired:
         stopped = True
         child.send_signal(signal.SIGTERM)  # stim3d stops its workers, keeps finished items and writes suite.json
-        _, stderr = child.communicate(timeout=120)
+        child.wait(timeout=120)
+    relaying.join(timeout=10)
     wall = time.perf_counter() - started
     if child.returncode not in (0, 1, 130):
-        raise SystemExit(f"stim3d render all exited {child.returncode}: "
-                         f"{stderr.strip().splitlines()[-1:] or '(no output)'}")
+        raise SystemExit(f"stim3d render all exited {child.returncode}: {last[-1] if last else '(no output)'}")
     return child.returncode, wall, stopped
 
 
