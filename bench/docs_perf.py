@@ -361,6 +361,39 @@ def suite_sample() -> str:
          "preset at that rate"], rows)])
 
 
+def suite_full() -> str:
+    """The full Cycles suite, rendered over one or more runs against one kept root: per preset, what is done so far."""
+    from stim3d.render.batch.config import expand, load_config
+    from stim3d.render.batch.suite import SUITE_PRESETS
+    from stim3d.scenes.presets import preset_path
+
+    doc = load("full_suite")
+    f = doc["figures"]
+    summed = {r["preset"]: r for r in f["all_runs"]["presets"]}
+    failed = {r["preset"]: r["failures"] for r in f["presets"]}  # the last run's: earlier failures were retried
+    rows = []
+    for name in SUITE_PRESETS:
+        items = len(expand(load_config(preset_path(name))))  # type: ignore[arg-type]
+        done = summed.get(name)
+        if not done or not done["rendered"]:
+            rows.append([name, f"{items:,}", "0", "-", "-", "-"])
+            continue
+        rows.append([name, f"{items:,}", f"{done['rendered']:,}", str(failed.get(name, 0)),
+                     f"{done['wall_seconds'] / 60:.0f} min", f"{done['seconds_per_item']:.2f}"])
+    runs = f["runs"]
+    stopped = [r for r in runs if r.get("stopped_in")]
+    state = ("complete: every planned item rendered" if f["complete"] else
+             f"not complete: the last run stopped in {runs[-1]['stopped_in']}" if runs[-1].get("stopped_in")
+             else "not complete")
+    summary = (f"{len(runs)} run(s) against one root, {f['all_runs']['rendered']:,} items rendered in "
+               f"{f['all_runs']['wall_seconds'] / 3600:.2f} h of wall time ({f['all_runs']['seconds_per_item']:.2f} s "
+               f"per item); {len(stopped)} stopped by `--stop-after`; {state}. Commits: "
+               + ", ".join(f"`{r['commit'][:12]}`" for r in runs) + ".")
+    return "\n\n".join([source("full_suite", doc), table(
+        ["preset", "items in the preset", "rendered so far", "failed", "wall time so far", "s per item (all-in)"],
+        rows), summary])
+
+
 BLOCKS = {
     "perf-visibility-accuracy": visibility_accuracy,
     "perf-visibility-speed": visibility_speed,
@@ -375,6 +408,7 @@ BLOCKS = {
     "perf-render-settings": render_settings,
     "perf-family-settings": family_settings,
     "perf-suite-sample": suite_sample,
+    "perf-suite-full": suite_full,
     "perf-throughput": throughput,
     "perf-item-overhead": item_overhead,
     "perf-pipeline-overhead-dysm3d": lambda: pipeline_overhead("pipeline_overhead_dysm3d"),
