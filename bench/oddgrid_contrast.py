@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections import defaultdict
 
 from bench.common import Run, parse_args, print_table, progress
-from bench.preset_feasibility import PRESETS_DIR
+from stim3d.scenes.presets import preset_path
 
-PRESET = PRESETS_DIR / "oddgrid3d.yaml"
+PRESET = preset_path("oddgrid3d")
 
 
 def main() -> None:

@@ -18,13 +18,13 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from bench.preset_feasibility import PRESETS_DIR
 from stim3d.render.batch.config import expand, load_config
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item, seed_entropy
+from stim3d.scenes.presets import preset_path
 
-PRESET = PRESETS_DIR / "oddgrid3d.yaml"
+PRESET = preset_path("oddgrid3d")
 TOLERANCE = 0.2  # share of the nearest spacing a label's centre may sit off its line (nearest needs < 0.5)
 
 
