@@ -339,16 +339,21 @@ def family_settings() -> str:
     return "\n\n".join(parts)
 
 
-def suite_sample() -> str:
-    """Every N-th item of every seed preset through `stim3d render all`, and each preset's time at that rate."""
+def preset_items(name: str) -> int:
+    """How many items the shipped preset `name` plans."""
     from stim3d.render.batch.config import expand, load_config
     from stim3d.scenes.presets import preset_path
 
+    return len(expand(load_config(preset_path(name))))  # type: ignore[arg-type]
+
+
+def suite_sample() -> str:
+    """Every N-th item of every seed preset through `stim3d render all`, and each preset's time at that rate."""
     doc = load("full_suite_sample100")
     f = doc["figures"]
     rows, total_items, total_seconds = [], 0, 0.0
     for r in f["presets"]:
-        items = len(expand(load_config(preset_path(r["preset"]))))  # type: ignore[arg-type]
+        items = preset_items(r["preset"])
         seconds = items * r["seconds_per_item"]
         total_items, total_seconds = total_items + items, total_seconds + seconds
         rows.append([r["preset"], f"{items:,}", str(r["rendered"]), str(r["failures"]), f"{r['seconds_per_item']:.2f}",
@@ -363,9 +368,7 @@ def suite_sample() -> str:
 
 def suite_full() -> str:
     """The full Cycles suite, rendered over one or more runs against one kept root: per preset, what is done so far."""
-    from stim3d.render.batch.config import expand, load_config
     from stim3d.render.batch.suite import SUITE_PRESETS
-    from stim3d.scenes.presets import preset_path
 
     doc = load("full_suite")
     f = doc["figures"]
@@ -373,7 +376,7 @@ def suite_full() -> str:
     failed = {r["preset"]: r["failures"] for r in f["presets"]}  # the last run's: earlier failures were retried
     rows = []
     for name in SUITE_PRESETS:
-        items = len(expand(load_config(preset_path(name))))  # type: ignore[arg-type]
+        items = preset_items(name)
         done = summed.get(name)
         if not done or not done["rendered"]:
             rows.append([name, f"{items:,}", "0", "-", "-", "-"])

@@ -125,6 +125,10 @@ def render_suite(presets: Sequence[tuple[str, BatchConfig]], root: Path, *, shar
     root.mkdir(parents=True, exist_ok=True)
     report = SuiteReport(shard=str(shard) if shard else None)
     families = {task.family for _, config in presets for task in config.tasks}
+
+    def write_summary() -> None:
+        write_json_atomic(root / SUITE_SUMMARY, {**report.to_json(), "code": code_identity(families)})
+
     for name, config in presets:
         started = time.perf_counter()
         try:
@@ -133,9 +137,9 @@ def render_suite(presets: Sequence[tuple[str, BatchConfig]], root: Path, *, shar
         except BatchInterrupted as stop:
             report.presets.append(PresetResult(name, stop.report, time.perf_counter() - started))
             report.interrupted = name
-            write_json_atomic(root / SUITE_SUMMARY, {**report.to_json(), "code": code_identity(families)})
+            write_summary()
             raise SuiteInterrupted(name, stop) from None
         wall = time.perf_counter() - started
         report.presets.append(PresetResult(name, batch, wall, description_baselines(config, root / name, shard)))
-    write_json_atomic(root / SUITE_SUMMARY, {**report.to_json(), "code": code_identity(families)})
+    write_summary()
     return report
