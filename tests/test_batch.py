@@ -31,13 +31,15 @@ class ScriptedPool:
     """Workers that do what `script[item_id]` says: a list of behaviours, one per attempt.
 
     Behaviours: "ok", "crash" (the worker dies), "error" (an exception), "infeasible",
-    "hang" (no answer ever comes), "dead_on_start" (the worker dies before it is ready).
-    Records which worker ran what, and which were stopped or killed.
+    "hang" (no answer ever comes). Workers: `dead_on_start` (each dies before it is ready),
+    `hung_starts` (the first N never get ready). Records which worker ran what, and which were
+    stopped or killed.
     """
 
-    def __init__(self, script: dict[str, list[str]] | None = None, dead_on_start: bool = False):
+    def __init__(self, script: dict[str, list[str]] | None = None, dead_on_start: bool = False, hung_starts: int = 0):
         self.script = {k: deque(v) for k, v in (script or {}).items()}
         self.dead_on_start = dead_on_start
+        self.hung_starts = hung_starts
         self.events: deque[WorkerEvent] = deque()
         self.started = 0
         self.ran: dict[int, list[str]] = {}  # worker -> item ids it was given, in order
@@ -48,6 +50,8 @@ class ScriptedPool:
     def start(self) -> int:
         handle, self.started = self.started, self.started + 1
         self.ran[handle] = []
+        if handle < self.hung_starts:
+            return handle  # no event ever comes
         self.events.append(WorkerEvent(handle, "died", reason="exit code 1") if self.dead_on_start else WorkerEvent(handle, "ready"))
         return handle
 
@@ -89,9 +93,10 @@ def jobs(n: int) -> list[Job]:
 
 
 def run(pool: ScriptedPool, n: int, workers: int = 1, recycle_after: int = 50,
-        item_timeout: float | None = None) -> dict[str, Outcome]:
+        item_timeout: float | None = None, startup_timeout: float = 600.0) -> dict[str, Outcome]:
     outcomes: dict[str, Outcome] = {}
-    schedule(pool, jobs(n), workers, recycle_after, lambda o: outcomes.__setitem__(o.item_id, o), item_timeout)
+    schedule(pool, jobs(n), workers, recycle_after, lambda o: outcomes.__setitem__(o.item_id, o), item_timeout,
+             startup_timeout)
     return outcomes
 
 
@@ -136,6 +141,19 @@ def test_an_item_that_hangs_twice_is_reported_with_the_timeout_and_the_batch_goe
     assert outcomes["item-0"].status == "error" and outcomes["item-0"].attempts == 2
     assert outcomes["item-0"].reason == "took longer than the item timeout (0.05 s); its worker was stopped"
     assert outcomes["item-1"].status == outcomes["item-2"].status == "rendered" and len(pool.killed) == 2
+
+
+def test_a_worker_hung_while_starting_is_killed_and_replaced_and_the_batch_renders():
+    pool = ScriptedPool(hung_starts=1)
+    outcomes = run(pool, 4, workers=1, startup_timeout=0.05)  # no item timeout: start-ups are timed anyway
+    assert all(o.status == "rendered" and o.attempts == 1 for o in outcomes.values()) and len(outcomes) == 4
+    assert pool.killed == [0] and pool.ran[0] == []  # the hung worker was given nothing
+
+
+def test_workers_that_never_get_ready_stop_the_batch_with_one_line():
+    with pytest.raises(BatchAborted) as caught:
+        run(ScriptedPool(hung_starts=99), 3, startup_timeout=0.05)
+    assert str(caught.value) == "a worker process could not start (3 tries): not ready after 0.05 s; it was stopped"
 
 
 def test_an_infeasible_item_is_reported_at_once_naming_the_constraint():

@@ -19,8 +19,10 @@ import numpy as np
 import pytest
 
 from stim3d.render.batch.executors import schedule
-from stim3d.render.batch.executors.jobs import BatchAborted, Outcome
+from stim3d.render.batch.executors.jobs import BatchAborted, JobContext, Outcome
+from stim3d.render.batch.executors.local import LocalPool
 from stim3d.render.batch.executors.schedule import WorkerEvent
+from stim3d.scenes.model import RenderSettings
 from tests.batch_support import ROOT, children_of, stim3d
 from tests.test_batch import ScriptedPool, jobs
 
@@ -173,6 +175,19 @@ def test_a_hung_item_costs_its_timeout_not_the_batch(tmp_path):
     assert summary["failed"][hung] == {"reason": "took longer than the item timeout (5 s); its worker was stopped",
                                        "attempts": 2}
     assert f"failed {hung}: took longer than the item timeout (5 s)" in done.stderr
+
+
+def test_a_worker_that_hangs_while_starting_is_killed_and_cannot_hold_the_batch(tmp_path, monkeypatch):
+    """Real worker processes that never get ready (the STIM3D_HANG_STARTUP hook): each is killed at the
+    start-up timeout, and three in a row stop the run with one line instead of waiting forever."""
+    monkeypatch.setenv("STIM3D_HANG_STARTUP", "1")
+    context = JobContext(0, RenderSettings(engine="raster", width=64, height=48), tmp_path / "out")
+    started = time.monotonic()
+    with pytest.raises(BatchAborted) as caught:
+        schedule(LocalPool(context), jobs(2), 1, 50, lambda outcome: None, startup_timeout=3)
+    assert str(caught.value) == "a worker process could not start (3 tries): not ready after 3 s; it was stopped"
+    assert time.monotonic() - started < 60  # three timeouts, not the hook's ten minutes
+    assert _worker_pids(os.getpid()) == []  # each hung worker was killed, not left behind
 
 
 def test_a_bad_item_timeout_is_one_line(tmp_path):

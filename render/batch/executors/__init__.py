@@ -17,7 +17,9 @@ laptop and on a cluster:
   the fresh worker takes the place of the one that died: never more than `workers`
   processes exist at once (a retry waits for a free place);
 - one worker dying while it starts up is not fatal while others start fine;
-  several start-up deaths in a row stop the run (`BatchAborted`);
+  several start-up deaths in a row stop the run (`BatchAborted`); a worker not
+  ready after `STARTUP_TIMEOUT` seconds (a hang while loading bpy) is killed and
+  counts as a start-up death;
 - an item whose constraints cannot be met (`InfeasibleError`) is deterministic, so
   it is reported failed at once, naming the constraint;
 - with an item timeout, a worker whose item runs longer is killed and the item
@@ -42,8 +44,9 @@ identical to the local executor's.
 Test-only fault hook: when the environment variable `STIM3D_FAULT_ITEM` holds an
 item id (or several, comma-separated), the worker that receives that item calls
 `os.abort()` before rendering it; with `STIM3D_HANG_ITEM` it sleeps instead, as a
-hung render would. They exist so tests can prove that a dying or hung worker costs
-only its item; never set them outside tests.
+hung render would, and with `STIM3D_HANG_STARTUP` set every worker sleeps before it
+is ready. They exist so tests can prove that a dying or hung worker costs only its
+item and that a hung start-up cannot hold a batch; never set them outside tests.
 """
 
 from collections.abc import Callable

@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 
 FAULT_ENV = "STIM3D_FAULT_ITEM"
 HANG_ENV = "STIM3D_HANG_ITEM"
-HANG_SECONDS = 600  # a test's hung item sleeps this long: far past any item timeout a test sets, yet bounded
+HANG_STARTUP_ENV = "STIM3D_HANG_STARTUP"
+HANG_SECONDS = 600  # a test's hung item or start-up sleeps this long: far past any timeout a test sets, yet bounded
+STARTUP_TIMEOUT = 600.0  # seconds a worker may take to get ready; importing bpy takes about 2 s here
 MAX_ATTEMPTS = 2  # the first try and one retry in a fresh worker
 ABORT_AFTER_FIRST_FAILURES = 3
 STARTUP_DEATHS_ALLOWED = 3
@@ -168,6 +170,8 @@ def import_backend(settings: RenderSettings) -> None:
     """
     from stim3d.render.batch import produce  # noqa: F401
 
+    if os.environ.get(HANG_STARTUP_ENV):  # test-only: a start-up that never ends
+        time.sleep(HANG_SECONDS)
     if settings.engine == "raster":
         from stim3d.render.backends import raster
 

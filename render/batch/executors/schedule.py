@@ -12,6 +12,7 @@ from stim3d.render.batch.executors.jobs import (
     ABORT_AFTER_FIRST_FAILURES,
     MAX_ATTEMPTS,
     STARTUP_DEATHS_ALLOWED,
+    STARTUP_TIMEOUT,
     BatchAborted,
     Job,
     Outcome,
@@ -45,7 +46,7 @@ class Slot:
     bound: Job | None = None  # a retry that must run in this fresh worker
     next: Job | None = None  # reserved for this worker's next turn; it composes it while rendering `job`
     done: int = 0
-    sent: float = 0.0  # time.monotonic() when `job` was sent: the item timeout counts from here
+    since: float = field(default_factory=time.monotonic)  # worker start, then each send: timeouts count from here
 
 
 @dataclass
@@ -55,6 +56,7 @@ class Schedule:
     recycle_after: int
     on_outcome: Callable[[Outcome], None]
     item_timeout: float | None = None  # seconds one attempt may take before its worker is stopped; None: no limit
+    startup_timeout: float = STARTUP_TIMEOUT  # seconds a worker may take to get ready before it is stopped
     pending: deque[Job] = field(default_factory=deque)
     retries: deque[Job] = field(default_factory=deque)  # jobs waiting for a fresh worker of their own
     slots: dict[int, Slot] = field(default_factory=dict)
@@ -140,36 +142,53 @@ class Schedule:
         else:  # died
             self.unreserve(self.slots.pop(event.handle))
             if slot.state == "starting":
-                # One death while starting (an out-of-memory kill, a signal) is not a broken setup while
-                # other workers start fine; several in a row with no worker getting ready is.
-                self.startup_deaths += 1
-                if self.startup_deaths >= STARTUP_DEATHS_ALLOWED:
-                    raise BatchAborted(f"a worker process could not start ({self.startup_deaths} tries): {event.reason}")
-                if slot.bound:
-                    self.retries.appendleft(slot.bound)
+                self.startup_failed(slot, event.reason)
             elif slot.state == "busy" and slot.job is not None:
                 self.attempt_failed(slot.job, Outcome(slot.job.item_id, "crashed", reason=event.reason))
 
+    def startup_failed(self, slot: Slot, reason: str) -> None:
+        """A worker died or hung before it was ready.
+
+        One such death (an out-of-memory kill, a signal) is not a broken setup while other workers
+        start fine; several in a row with no worker getting ready is.
+        """
+        self.startup_deaths += 1
+        if self.startup_deaths >= STARTUP_DEATHS_ALLOWED:
+            raise BatchAborted(f"a worker process could not start ({self.startup_deaths} tries): {reason}")
+        if slot.bound:
+            self.retries.appendleft(slot.bound)
+
+    def deadline(self, slot: Slot) -> float | None:
+        """When `slot` runs out of time (time.monotonic()): its start-up, or its item under the item timeout."""
+        if slot.state == "starting":
+            return slot.since + self.startup_timeout
+        if slot.state == "busy" and self.item_timeout is not None:
+            return slot.since + self.item_timeout
+        return None
+
     def time_left(self) -> float | None:
-        """Seconds until the first busy worker's item runs out of time (None: no limit or nothing busy)."""
-        if self.item_timeout is None:
-            return None
-        sent = [slot.sent for slot in self.slots.values() if slot.state == "busy"]
-        return max(0.0, min(sent) + self.item_timeout - time.monotonic()) if sent else None
+        """Seconds until the first worker runs out of time (None: nothing is timed)."""
+        deadlines = [d for d in map(self.deadline, self.slots.values()) if d is not None]
+        return max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
 
     def expire(self) -> None:
-        """Stop each worker whose item has run past the item timeout; the item counts as a failed attempt.
+        """Stop each worker that has run out of time: a start-up or an item that takes too long.
 
-        A hung render (a driver stuck, a scene Cycles never finishes) would otherwise hold the batch
-        forever. The worker is killed, not asked: a hung one would not answer.
+        A hung render (a driver stuck, a scene Cycles never finishes) or a hung start-up (a deadlock
+        while loading bpy) would otherwise hold the batch forever. The worker is killed, not asked: a
+        hung one would not answer. A hung item counts as a failed attempt; a hung start-up as a
+        start-up death.
         """
-        if self.item_timeout is None:
-            return
         now = time.monotonic()
         for handle, slot in list(self.slots.items()):
-            if slot.state == "busy" and slot.job is not None and now - slot.sent >= self.item_timeout:
-                self.pool.kill(handle)
-                self.unreserve(self.slots.pop(handle))
+            deadline = self.deadline(slot)
+            if deadline is None or now < deadline:
+                continue
+            self.pool.kill(handle)
+            self.unreserve(self.slots.pop(handle))
+            if slot.state == "starting":
+                self.startup_failed(slot, f"not ready after {self.startup_timeout:g} s; it was stopped")
+            elif slot.job is not None:
                 self.attempt_failed(slot.job, Outcome(slot.job.item_id, "error", reason=(
                     f"took longer than the item timeout ({self.item_timeout:g} s); its worker was stopped")))
 
@@ -194,7 +213,7 @@ class Schedule:
             if job is None:
                 self.retire(handle)
                 continue
-            slot.state, slot.job, slot.bound, slot.sent = "busy", job, None, time.monotonic()
+            slot.state, slot.job, slot.bound, slot.since = "busy", job, None, time.monotonic()
             self.pool.submit(handle, self.reserve(slot, job))
         # Every worker counts against `workers`, a retry's fresh worker included: it takes the place
         # of the worker that died or was retired, and waits when no place is free.
@@ -217,8 +236,9 @@ class Schedule:
 
 
 def schedule(pool: WorkerPool, jobs: Iterable[Job], workers: int, recycle_after: int,
-             on_outcome: Callable[[Outcome], None], item_timeout: float | None = None) -> None:
+             on_outcome: Callable[[Outcome], None], item_timeout: float | None = None,
+             startup_timeout: float = STARTUP_TIMEOUT) -> None:
     """Run `jobs` on `pool` with the policy in the package docstring; `on_outcome` gets each item's final result."""
-    Schedule(pool, max(1, workers), max(1, recycle_after), on_outcome, item_timeout).run(jobs)
+    Schedule(pool, max(1, workers), max(1, recycle_after), on_outcome, item_timeout, startup_timeout).run(jobs)
 
 
