@@ -287,7 +287,7 @@ def readme_summary() -> str:
     whole = load("full_preset")["figures"]
     return (f"The whole {whole['items']}-item DYSM 3D preset at 800x600 renders in {whole['wall_minutes_end_to_end']:.1f} "
             f"minutes end to end on two CPU cores ({whole['seconds_per_item_all_in']:.2f} s per item, everything "
-            f"included). Ray-cast visibility is within {accuracy['mean_abs_error']:.4f} on average of a 4x4-rays-per-pixel "
+            f"included). {suite_sentence()} Ray-cast visibility is within {accuracy['mean_abs_error']:.4f} on average of a 4x4-rays-per-pixel "
             f"reference and {min(ratios):.0f}-{max(ratios):.0f} times faster than getting the same fractions from "
             f"Blender; the DYSM preset renders at {preset['samples']} samples with OIDN's fast mode and no light tree, "
             f"{preset['speedup_vs_baseline_render']:.1f}x less render time than {chosen['samples']} samples with OIDN "
@@ -298,6 +298,21 @@ def readme_summary() -> str:
             f"costs only the time of its item, tested in CI); items per minute per core and what 100,000 items cost "
             f"are on the same page. Every figure, with the result file, commit, machine and load it "
             f"comes from: [docs/performance.md](docs/performance.md).")
+
+def suite_sentence() -> str:
+    """What the README says of the full Cycles suite: its total when complete, how far it got otherwise."""
+    from stim3d.render.batch.suite import SUITE_PRESETS
+
+    runs = load("full_suite")["figures"]
+    done = runs["all_runs"]
+    planned = sum(preset_items(name) for name in SUITE_PRESETS)
+    hours = f"{done['wall_seconds'] / 3600:.1f} h of wall time on the same machine"
+    if runs["complete"]:
+        return (f"The whole seed suite, all {len(SUITE_PRESETS)} presets ({planned:,} images, each at its preset's "
+                f"size and settings), rendered with Cycles in {hours}, 0 failed, over {done['runs']} resumed runs.")
+    return (f"The whole seed suite ({len(SUITE_PRESETS)} presets, {planned:,} images) is being rendered with Cycles "
+            f"over resumed runs: {done['rendered']:,} images so far in {hours}.")
+
 
 # preset -> (results file, scene, the detail figures that scene's questions depend on) for "Cycles settings per family"
 FAMILY_SETTINGS = {
