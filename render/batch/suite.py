@@ -36,6 +36,24 @@ SUITE_PRESETS = ("dysm3d", "oddgrid3d", "rose3d", "ava3d", "rubrics3d")  # the s
 SUITE_SUMMARY = "suite.json"
 
 
+def select_presets(names: str | None) -> tuple[str, ...]:
+    """The seed presets a comma-separated `--presets` names, in suite order (all of them for None).
+
+    A part of the suite renders into the same layout (`ROOT/<preset>/`, one suite.json naming
+    only those presets), so a suite too long for one sitting can be split by preset
+    (bench/full_suite.py). An unknown or repeated name is a ValueError naming it.
+    """
+    if names is None:
+        return SUITE_PRESETS
+    chosen = [n.strip() for n in names.split(",")]
+    for name in chosen:
+        if name not in SUITE_PRESETS:
+            raise ValueError(f"{name!r} is not a seed preset (the suite's are {', '.join(SUITE_PRESETS)})")
+        if chosen.count(name) > 1:
+            raise ValueError(f"{name!r} is named twice")
+    return tuple(n for n in SUITE_PRESETS if n in chosen)
+
+
 @dataclass
 class PresetResult:
     """One preset's part of a suite run: its batch report and this run's wall time."""

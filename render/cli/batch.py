@@ -128,6 +128,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     from stim3d.render.cli.presets import resolve_config
 
     core_name, core = load_scoring_core(args.scoring_core)  # a bad --scoring-core fails before rendering
+    if args.presets is not None and not is_suite(args.config):
+        raise UsageError(f"--presets goes with `stim3d render all`, not with a config ({args.config})")
     if is_suite(args.config):
         from stim3d.render.cli.suite import cmd_render_suite
 
@@ -296,6 +298,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", choices=["cpu", "gpu"], help="override render.device (Cycles on the CPU or the GPU)")
     p.add_argument("--look", choices=["studio", "clevr", "photoreal"],
                    help="override render.look (a task's or variant's own look still wins; docs/looks.md)")
+    p.add_argument("--presets", metavar="NAME,...",
+                   help="with `all`: render only these seed presets (comma-separated), each into OUT/<preset>/")
     p.add_argument("--force", action="store_true", help="re-render everything, even into a folder made from another config")
     p.add_argument("--quiet", action="store_true",
                    help="no live bar or per-item lines: failures and a status line every 30 s (for logs)")

@@ -12,16 +12,20 @@ from stim3d.render.cli.common import UsageError, deliver_records
 
 
 def cmd_render_suite(args: argparse.Namespace, core_name: str, core) -> int:
-    """Render every seed preset into OUT/<preset>/ with the command's overrides; print one table; exit 1 on failures."""
+    """Render every seed preset (or --presets) into OUT/<preset>/ with the command's overrides; print one table; exit 1 on failures."""
     from stim3d.render.batch.config import load_config
     from stim3d.render.batch.driver import Shard
     from stim3d.render.batch.progress import BatchProgress
-    from stim3d.render.batch.suite import SUITE_PRESETS, render_suite
+    from stim3d.render.batch.suite import render_suite, select_presets
     from stim3d.render.cli.batch import require_renderer, run_batch_call, with_overrides
     from stim3d.scenes.presets import preset_path
 
+    try:
+        names = select_presets(args.presets)
+    except ValueError as exc:
+        raise UsageError(f"--presets {args.presets!r}: {exc}") from None
     presets = []
-    for name in SUITE_PRESETS:
+    for name in names:
         path = preset_path(name)
         if path is None:  # an install that lacks a seed preset is broken: say which
             raise UsageError(f"render all: the seed preset {name} is not installed")
