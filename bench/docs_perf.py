@@ -382,33 +382,43 @@ def suite_sample() -> str:
 
 
 def suite_full() -> str:
-    """The full Cycles suite, rendered over one or more runs against one kept root: per preset, what is done so far."""
+    """The full Cycles suite over one or more runs (and roots): per preset, the root that got furthest with it."""
     from stim3d.render.batch.suite import SUITE_PRESETS
 
     doc = load("full_suite")
     f = doc["figures"]
     summed = {r["preset"]: r for r in f["all_runs"]["presets"]}
-    failed = {r["preset"]: r["failures"] for r in f["presets"]}  # the last run's: earlier failures were retried
     rows = []
     for name in SUITE_PRESETS:
         items = preset_items(name)
         done = summed.get(name)
         if not done or not done["rendered"]:
-            rows.append([name, f"{items:,}", "0", "-", "-", "-"])
+            rows.append([name, f"{items:,}", "0", "-", "-", "-", "-"])
             continue
-        rows.append([name, f"{items:,}", f"{done['rendered']:,}", str(failed.get(name, 0)),
-                     f"{done['wall_seconds'] / 60:.0f} min", f"{done['seconds_per_item']:.2f}"])
+        rows.append([name, f"{items:,}", f"{done['rendered']:,}", str(done["failures"]),
+                     f"{done['wall_seconds'] / 60:.0f} min", f"{done['seconds_per_item']:.2f}",
+                     ", ".join(f"`{c[:12]}`" for c in done["commits"])])
     runs = f["runs"]
+    roots = {r["root"] for r in runs}
     stopped = [r for r in runs if r.get("stopped_in")]
-    state = ("complete: every planned item rendered" if f["complete"] else
+    counted = sum(p["runs"] for p in summed.values())
+    dropped = sum(figures["rendered"] for r in runs for name, figures in r["presets"].items()
+                  if summed[name]["root"] != r["root"])
+    state = ("complete: every planned item rendered, 0 failed" if f["complete"] else
              f"not complete: the last run stopped in {runs[-1]['stopped_in']}" if runs[-1].get("stopped_in")
              else "not complete")
-    summary = (f"{len(runs)} run(s) against one root, {f['all_runs']['rendered']:,} items rendered in "
-               f"{f['all_runs']['wall_seconds'] / 3600:.2f} h of wall time ({f['all_runs']['seconds_per_item']:.2f} s "
-               f"per item); {len(stopped)} stopped by `--stop-after`; {state}. Commits: "
-               + ", ".join(f"`{r['commit'][:12]}`" for r in runs) + ".")
+    summary = (f"{len(runs)} run(s) in {len(roots)} root(s), {counted} preset part(s) counted; "
+               f"{f['all_runs']['rendered']:,} items rendered in {f['all_runs']['wall_seconds'] / 3600:.2f} h of wall "
+               f"time ({f['all_runs']['seconds_per_item']:.2f} s per item); {len(stopped)} stopped by `--stop-after`; "
+               f"{state}.")
+    summary += " Runs: " + "; ".join(
+        f"`{r['commit'][:12]}` in `{r['root']}`, {r['wall_seconds'] / 60:.0f} min, load average "
+        f"{r['load_average']['start']:g} at start, {r['load_average']['max_sampled']:g} at most" for r in runs) + "."
+    if dropped:
+        summary += (f" Not counted: {dropped:,} items rendered in a root that a later one overtook for the same "
+                    "preset (a machine not kept took its root).")
     return "\n\n".join([source("full_suite", doc), table(
-        ["preset", "items in the preset", "rendered so far", "failed", "wall time so far", "s per item (all-in)"],
+        ["preset", "items in the preset", "rendered", "failed", "wall time", "s per item (all-in)", "commits"],
         rows), summary])
 
 

@@ -116,3 +116,30 @@ def test_validate_all_checks_every_seed_preset():
         path = preset_path(name)
         assert path is not None
         assert f"valid; {len(expand(load_config(path)))} items" in line
+
+
+@pytest.mark.raster
+def test_render_all_presets_renders_only_the_named_presets_in_suite_order(tmp_path):
+    out = tmp_path / "suite"
+    done = stim3d("render", "all", "--out", str(out), "--presets", "rose3d,dysm3d", *TINY)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads((out / SUITE_SUMMARY).read_text())
+    assert [p["preset"] for p in summary["presets"]] == ["dysm3d", "rose3d"]  # the suite's order, not the argument's
+    for row in summary["presets"]:
+        folders = {p.name for p in (out / row["preset"] / "items").iterdir()}
+        assert folders == shard_ids(row["preset"]) and row["rendered"] == len(folders)
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["dysm3d", "rose3d"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["all", "--presets", "rose"], "stim3d: error: --presets 'rose': 'rose' is not a seed preset (the suite's are "
+                                   "dysm3d, oddgrid3d, rose3d, ava3d, rubrics3d)"),
+    (["all", "--presets", "ava3d,ava3d"], "stim3d: error: --presets 'ava3d,ava3d': 'ava3d' is named twice"),
+    (["all", "--presets", ""], "stim3d: error: --presets '': '' is not a seed preset (the suite's are "
+                               "dysm3d, oddgrid3d, rose3d, ava3d, rubrics3d)"),
+    (["demo", "--presets", "dysm3d"], "stim3d: error: --presets goes with `stim3d render all`, not with a config (demo)"),
+])
+def test_a_bad_presets_argument_is_one_line_and_renders_nothing(tmp_path, argv, message):
+    bad = stim3d("render", *argv, "--out", str(tmp_path / "out"))
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [message]
+    assert not (tmp_path / "out").exists()
