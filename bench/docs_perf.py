@@ -309,9 +309,11 @@ def suite_sentence() -> str:
     hours = f"{done['wall_seconds'] / 3600:.1f} h of wall time on the same machine"
     if runs["complete"]:
         return (f"The whole seed suite, all {len(SUITE_PRESETS)} presets ({planned:,} images, each at its preset's "
-                f"size and settings), rendered with Cycles in {hours}, 0 failed, over {done['runs']} resumed runs.")
+                f"size and settings), rendered with Cycles in {hours}, 0 failed, over {done['runs']} runs.")
+    finished = sum(1 for p in done["presets"] if p["complete"])
     return (f"The whole seed suite ({len(SUITE_PRESETS)} presets, {planned:,} images) is being rendered with Cycles "
-            f"over resumed runs: {done['rendered']:,} images so far in {hours}.")
+            f"over several runs: {finished} of {len(SUITE_PRESETS)} presets complete, {done['rendered']:,} images so "
+            f"far in {hours}.")
 
 
 # preset -> (results file, scene, the detail figures that scene's questions depend on) for "Cycles settings per family"
