@@ -9,6 +9,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# --item-timeout for the tests that hang one item on purpose (STIM3D_HANG_ITEM): far below the hook's ten
+# minutes, yet well above a 64x48 raster item on two busy cores (at 5 s, items that were not hung timed out
+# under a load average of 6).
+ITEM_TIMEOUT = 15
 
 # Tiny Cycles renders (64x48, 4 samples): a fraction of a second each, and bit-identical across
 # processes and thread counts, which is what "identical output" is checked against.

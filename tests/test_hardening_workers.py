@@ -23,7 +23,7 @@ from stim3d.render.batch.executors.jobs import BatchAborted, JobContext, Outcome
 from stim3d.render.batch.executors.local import LocalPool
 from stim3d.render.batch.executors.schedule import WorkerEvent
 from stim3d.scenes.model import RenderSettings
-from tests.batch_support import ROOT, children_of, stim3d
+from tests.batch_support import ITEM_TIMEOUT, ROOT, children_of, stim3d
 from tests.test_batch import ScriptedPool, jobs
 
 
@@ -166,15 +166,15 @@ def test_a_hung_item_costs_its_timeout_not_the_batch(tmp_path):
     out = tmp_path / "out"
     hung = "shape_count-t0-00003"  # its worker sleeps as a hung render would (the STIM3D_HANG_ITEM hook)
     started = time.monotonic()
-    done = stim3d("render", str(config), "--out", str(out), "--workers", "2", "--item-timeout", "5", "--quiet",
-                  env={**os.environ, "STIM3D_HANG_ITEM": hung})
+    done = stim3d("render", str(config), "--out", str(out), "--workers", "2", "--item-timeout", str(ITEM_TIMEOUT),
+                  "--quiet", env={**os.environ, "STIM3D_HANG_ITEM": hung})
     assert done.returncode == 1, done.stderr  # that item failed; the batch finished
     assert time.monotonic() - started < 120  # two timeouts and nine items, not the hook's ten minutes
     summary = json.loads((out / "summary.json").read_text())
     assert list(summary["failed"]) == [hung] and summary["rendered"] == 9
-    assert summary["failed"][hung] == {"reason": "took longer than the item timeout (5 s); its worker was stopped",
-                                       "attempts": 2}
-    assert f"failed {hung}: took longer than the item timeout (5 s)" in done.stderr
+    assert summary["failed"][hung] == {
+        "reason": f"took longer than the item timeout ({ITEM_TIMEOUT} s); its worker was stopped", "attempts": 2}
+    assert f"failed {hung}: took longer than the item timeout ({ITEM_TIMEOUT} s)" in done.stderr
 
 
 def test_a_worker_that_hangs_while_starting_is_killed_and_cannot_hold_the_batch(tmp_path, monkeypatch):

@@ -13,7 +13,14 @@ import pytest
 pytest.importorskip("ray", reason="Ray is not installed: the Ray executor needs the ray extra "
                                   "(pip install 'stim3d[ray]', or scripts/install.sh --ray)")
 
-from tests.batch_support import assert_same_batch, reference_batch, stim3d, temporaries, write_config  # noqa: E402
+from tests.batch_support import (  # noqa: E402
+    ITEM_TIMEOUT,
+    assert_same_batch,
+    reference_batch,
+    stim3d,
+    temporaries,
+    write_config,
+)
 
 
 @pytest.mark.bpy
@@ -44,8 +51,8 @@ def test_a_hung_ray_actor_is_killed_at_the_item_timeout(tmp_path):
                       "tasks:\n  - {family: shape_count, count: 4, params: {max_instances: 2}}\n")
     hung = "shape_count-t0-00001"  # the actor sleeps as a hung render would (STIM3D_HANG_ITEM, inherited by Ray)
     result = stim3d("render", str(config), "--out", str(tmp_path / "out"), "--executor", "ray", "--workers", "2",
-                    "--item-timeout", "5", "--quiet", env={**os.environ, "STIM3D_HANG_ITEM": hung}, timeout=240)
+                    "--item-timeout", str(ITEM_TIMEOUT), "--quiet", env={**os.environ, "STIM3D_HANG_ITEM": hung}, timeout=240)
     assert result.returncode == 1, result.stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert list(summary["failed"]) == [hung] and summary["rendered"] == 3
-    assert summary["failed"][hung]["reason"].startswith("took longer than the item timeout (5 s)")
+    assert summary["failed"][hung]["reason"].startswith(f"took longer than the item timeout ({ITEM_TIMEOUT} s)")
