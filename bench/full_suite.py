@@ -181,8 +181,8 @@ def earlier_runs(results: Path, settings: dict[str, Any]) -> list[dict[str, Any]
     rows = {r["preset"]: r for r in document.get("figures", {}).get("presets", [])}
     runs = []
     for one in document.get("figures", {}).get("runs", []):
-        presets = {name: {"items": rows[name]["items"], "failures": rows[name]["failures"], **figures}
-                   for name, figures in one.get("presets", {}).items()}
+        presets = {name: {**({"items": rows[name]["items"], "failures": rows[name]["failures"]} if name in rows else {}),
+                          **figures} for name, figures in one.get("presets", {}).items()}
         runs.append({"root": earlier["root"], "load_average": document.get("load_average"), **one, "presets": presets})
     return runs
 

@@ -39,3 +39,16 @@ def test_runs_from_a_file_written_before_runs_named_their_root_take_the_files_ro
     assert earlier["presets"]["dysm3d"] == {"items": 496, "failures": 0, "wall_seconds": 900.0, "rendered": 496}
     assert earlier_runs(results, {**SETTINGS, "sample_every": 100}) == []  # a sample never adds to a full run
     assert earlier_runs(results, {**SETTINGS, "workers": 2}) == []
+
+
+def test_earlier_runs_of_presets_the_last_run_did_not_render_are_read_back(tmp_path):
+    # The file's top-level rows are only the last run's presets; runs that name their items keep them.
+    results = tmp_path / "full_suite.json"
+    earlier = run("/lost", "a", dysm3d=(496, 900.0, 496))
+    last = run("/new", "b", rubrics3d=(1038, 300.0, 228))
+    results.write_text(json.dumps({
+        "settings": {**SETTINGS, "root": "/new"}, "load_average": {"start": 1.0, "max_sampled": 2.0},
+        "figures": {"presets": [{"preset": "rubrics3d", "items": 1038, "failures": 0}], "runs": [earlier, last]}}))
+    runs = earlier_runs(results, SETTINGS)
+    assert [r["root"] for r in runs] == ["/lost", "/new"]
+    assert runs[0]["presets"]["dysm3d"]["items"] == 496 and runs[1]["presets"]["rubrics3d"]["rendered"] == 228
