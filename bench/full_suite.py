@@ -21,10 +21,10 @@ by running the same command again (stim3d's batches resume). `--stop-after MINUT
 stops the suite with SIGTERM at that time, as a user's Ctrl-C would; stim3d still
 writes suite.json, naming the preset it stopped in. The file then says `resumed` when
 the root held earlier work; its per-preset figures time the last run, and `runs`
-lists every run against that root that wrote this results file (commit, wall seconds,
-items rendered, per preset), so `all_runs` gives the whole suite's wall time and each
-preset's seconds per item over runs cut short by the end of a session, and `complete`
-says whether every planned item is now rendered.
+lists every run with the same settings that wrote this results file (root, commit, wall
+seconds, load, items rendered per preset), so `all_runs` gives the whole suite's wall
+time and each preset's seconds per item over runs cut short by the end of a session,
+and `complete` says whether every preset is rendered whole with none failed.
 
 A machine that is not kept between sessions takes its root with it, so a suite longer
 than a session is rendered preset by preset: `--presets rose3d,ava3d --root NEW` renders
