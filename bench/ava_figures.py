@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from stim3d.cli import main
 from stim3d.render.batch.item_folder import load_item, load_mask
-from stim3d.render.cli import main
 from stim3d.scenes.visibility import measure
 
 CONFIG = """\

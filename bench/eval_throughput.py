@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 
 from bench.common import Run, median, parse_args, print_table, progress
-from stim3d.render.eval import evaluate
-from stim3d.render.eval.store import RESPONSES, eval_folder
+from stim3d.eval import evaluate
+from stim3d.eval.store import RESPONSES, eval_folder
 from stim3d.scoring.records import read_records
 from tests.eval_server import FakeModel
 

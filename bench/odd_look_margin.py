@@ -2,7 +2,7 @@
 
 Renders odd_grid colour items (5x5, one odd colour at the low end of OddGridBench's range,
 nominal dE 5) with variants over the three looks through `stim3d render`, so the post-render
-check of render/batch/produce.py (`Family.look_colour_check`, scenes/families/odd_measure.py)
+check of render/batch/produce.py (`Family.look_colour_check`, scenes/families/oddgrid/odd_measure.py)
 runs as in a user's batch. Studio items are not checked; their measured dE (from the
 records' `measured_delta_e`) shows how far shading alone moves the rendered difference from
 the nominal one, which is why the margin under a look is not the nominal range.
@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from stim3d.scenes.families.odd_measure import measured_color_difference
+from stim3d.scenes.families.oddgrid.odd_measure import measured_color_difference
 from stim3d.scenes.model import LOOK_NAMES, Item
 
 from .common import Run, parse_args, print_table

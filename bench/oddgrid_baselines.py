@@ -20,7 +20,7 @@ import numpy as np
 
 from stim3d.render.batch.config import expand, load_config
 from stim3d.scenes.families import get_family
-from stim3d.scenes.families.odd_grid import draw_plan
+from stim3d.scenes.families.oddgrid.odd_grid import draw_plan
 from stim3d.scenes.presets import preset_path
 from stim3d.scoring.rules import cell_distance, cell_tolerance
 

@@ -4,7 +4,7 @@ Composes every item of scenes/presets/oddgrid3d.yaml at its own size (compositio
 and ray casting, no image) and tallies, per odd type and layout, the items whose
 odd cell differs in size or position, the layouts redrawn because the oddity did
 not clear its margin against its neighbours (`difficulty.contrast_redraws`,
-scenes/families/odd_contrast.py), the least margin left (area ratio against the
+scenes/families/oddgrid/odd_contrast.py), the least margin left (area ratio against the
 its row, shift over the local spacing) and how many size oddities still sit
 inside the majority's area range across the whole grid (`area_ratio_grid` on the
 wrong side of 1: recorded, not required). Labelled twins are left out (same scene).

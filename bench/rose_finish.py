@@ -9,7 +9,7 @@ luminance of its pixels in the object-index pass) over the largest peak contrast
 the matte objects in its row: objects of one row stand at one distance and see the
 lights alike. tests/test_validity_colors.py holds one scene to a margin of 1.5.
 
-The shape is forced by setting scenes/families/rose_grid.py FINISH_SHAPES while the
+The shape is forced by setting scenes/families/rose/rose_grid.py FINISH_SHAPES while the
 scenes are composed (restored after); the family draws the majority from
 FINISH_SHAPES, which this measurement chose.
 
@@ -36,7 +36,7 @@ MIN_PIXELS = 12  # fewer visible pixels carry too little to judge (as tests/test
 
 def finish_scenes(shape: str, count: int, width: int, height: int) -> list[Item]:
     """`count` rose_grid finish scenes whose majority is `shape`, over the preset's grid sizes."""
-    from stim3d.scenes.families import rose_grid
+    from stim3d.scenes.families.rose import rose_grid
 
     shipped, rose_grid.FINISH_SHAPES = rose_grid.FINISH_SHAPES, (shape,)  # while composing, then restored
     items = []

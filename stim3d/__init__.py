@@ -12,8 +12,9 @@ over the same functions (docs/api.md).
 
 Everything else lives in the sub-packages, named for their concern:
 `stim3d.scenes` (scene model, families, visibility; never imports bpy),
-`stim3d.render` (backends, batch driver, views, exports, sweeps, CLI) and
-`stim3d.scoring` (the hand-off record contract and the reference scoring core).
+`stim3d.render` (turning items into files: backends, batch driver, views, exports, sweeps),
+`stim3d.scoring` (the hand-off record contract and the reference scoring core), and the
+layer users meet above them: `stim3d.cli` (the command) and `stim3d.eval` (models in the loop).
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from stim3d.version import __version__
 
 if TYPE_CHECKING:
     from stim3d.api import Batch, compose, families, load_batch, render_batch, render_items
+    from stim3d.eval import evaluate
     from stim3d.render.backends.availability import RendererMissing
     from stim3d.render.batch.config import ConfigError
-    from stim3d.render.eval import evaluate
     from stim3d.render.export.common import ExportError
     from stim3d.scenes.families import FamilyError
     from stim3d.scenes.placement import InfeasibleError
@@ -52,8 +53,8 @@ def __getattr__(name: str) -> Any:
 
     if name in API:
         return getattr(importlib.import_module("stim3d.api"), name)
-    if name == "evaluate":  # models in the loop live in render/eval/ (docs/eval.md)
-        return importlib.import_module("stim3d.render.eval").evaluate
+    if name == "evaluate":  # models in the loop live in stim3d/eval/ (docs/eval.md)
+        return importlib.import_module("stim3d.eval").evaluate
     if name in ERRORS:
         return getattr(importlib.import_module(ERRORS[name]), name)
     raise AttributeError(f"module 'stim3d' has no attribute {name!r}")

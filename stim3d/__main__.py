@@ -1,5 +1,5 @@
 """`python -m stim3d`: the same as the `stim3d` command."""
 
-from stim3d.render.cli import main
+from stim3d.cli import main
 
 raise SystemExit(main())

@@ -168,7 +168,7 @@ def _mask(folder: Path) -> np.ndarray:
 
 @pytest.mark.bpy
 def test_built_zip_installs_and_enables_through_blenders_extension_machinery(tmp_path):
-    from stim3d.render.cli import main
+    from stim3d.cli import main
 
     assert main(["addon", "build", "--out", str(tmp_path / "dist"), "--without-dependencies"]) == 0
     (zip_path,) = (tmp_path / "dist").glob("stim3d-*.zip")
@@ -490,7 +490,7 @@ def test_every_panel_control_is_wired_to_a_real_property_or_operator(addon):
 
 
 def test_addon_build_rejects_an_unknown_platform_in_one_line(capsys):
-    from stim3d.render.cli import main
+    from stim3d.cli import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(["addon", "build", "--platform", "amiga"])
@@ -499,7 +499,7 @@ def test_addon_build_rejects_an_unknown_platform_in_one_line(capsys):
 
 
 def test_addon_build_without_the_package_index_fails_in_one_line(tmp_path, monkeypatch, capsys):
-    from stim3d.render.cli import main
+    from stim3d.cli import main
 
     monkeypatch.setenv("PIP_NO_INDEX", "1")  # as on a machine with no access to PyPI
     monkeypatch.setenv("PIP_FIND_LINKS", "")
@@ -510,7 +510,7 @@ def test_addon_build_without_the_package_index_fails_in_one_line(tmp_path, monke
 
 
 def _built_own_wheel(out: Path) -> bytes:
-    from stim3d.render.cli import main
+    from stim3d.cli import main
 
     assert main(["addon", "build", "--out", str(out), "--without-dependencies"]) == 0
     (zip_path,) = out.glob("stim3d-*.zip")
@@ -567,7 +567,7 @@ def test_the_wheel_in_the_extension_zip_verifies_installs_and_imports(tmp_path):
 def test_addon_build_without_the_wheel_project_fails_in_one_line(tmp_path, monkeypatch, capsys):
     import importlib.util
 
-    from stim3d.render.cli import main
+    from stim3d.cli import main
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "wheel" else real(name, *a))

@@ -29,7 +29,7 @@ def test_long_questions_wrap_to_the_panel_width():
 
 @pytest.mark.bpy
 def test_install_script_keeps_the_extension_enabled_in_a_new_session(tmp_path):
-    from stim3d.render.cli import main
+    from stim3d.cli import main
 
     assert main(["addon", "build", "--out", str(tmp_path / "dist"), "--without-dependencies"]) == 0
     (zip_path,) = (tmp_path / "dist").glob("stim3d-*.zip")

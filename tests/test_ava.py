@@ -16,8 +16,8 @@ import pytest
 from stim3d.render.batch.config import expand, parse_config
 from stim3d.render.markers import annotate, draw_markers, markers_of
 from stim3d.scenes.colors import PALETTE, delta_e_srgb
-from stim3d.scenes.families.ava_common import boxes_overlap
-from stim3d.scenes.families.ava_orientation import VIEWS
+from stim3d.scenes.families.ava.ava_common import boxes_overlap
+from stim3d.scenes.families.ava.ava_orientation import VIEWS
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.markers import marker_geometry

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from stim3d.cli import main
 from stim3d.render.batch.item_folder import load_item, load_mask
-from stim3d.render.cli import main
 from stim3d.render.markers import RAW_IMAGE, draw_markers, markers_of
 from stim3d.scenes.visibility import measure
 from stim3d.scoring.records import SCHEMA_PATH, answer_text, read_records

@@ -43,7 +43,7 @@ def batch(tmp_path_factory) -> Path:
 
 
 def run(*argv: str) -> tuple[int, str, str]:
-    from stim3d.render.cli import main
+    from stim3d.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -15,7 +15,7 @@ import yaml
 from pydantic import ValidationError
 
 import stim3d
-from stim3d.render.cli import main
+from stim3d.cli import main
 from stim3d.render.export.card import card_header, size_category, split_bytes
 from stim3d.render.packaging.addon import manifest_text, manifest_version
 from stim3d.scenes.families.base import FamilyParams
@@ -80,7 +80,7 @@ def test_the_light_core_imports_no_renderer():
     check = (
         "import sys, stim3d, stim3d.scenes.items, stim3d.scoring.report, stim3d.render.export.coco, "
         "stim3d.render.export.imagefolder, stim3d.render.export.clevr, stim3d.render.views.gallery, "
-        "stim3d.render.cli as cli\n"
+        "stim3d.cli as cli\n"
         "cli.build_parser(); stim3d.compose('shape_count', {}, seed=1, width=64, height=48)\n"
         "print(sorted(m for m in ('bpy', 'pyrender', 'OpenEXR', 'matplotlib', 'OpenGL') if m in sys.modules))"
     )
@@ -91,7 +91,7 @@ def test_the_light_core_imports_no_renderer():
 
 def test_imagefolder_without_pyarrow_names_the_extra_and_writes_nothing(tmp_path):
     script = ("import sys; sys.modules['pyarrow'] = None\n"
-              "from stim3d.render.cli import main; sys.exit(main(sys.argv[1:]))")
+              "from stim3d.cli import main; sys.exit(main(sys.argv[1:]))")
     done = subprocess.run([sys.executable, "-c", script, "export", "imagefolder", str(tmp_path),
                            "--to", str(tmp_path / "hf")], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr

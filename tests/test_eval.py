@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 import stim3d
-from stim3d.render.cli import main
-from stim3d.render.eval.client import Endpoint
-from stim3d.render.eval.run import EvalError
-from stim3d.render.eval.store import RESPONSES, eval_folder
+from stim3d.cli import main
+from stim3d.eval.client import Endpoint
+from stim3d.eval.run import EvalError
+from stim3d.eval.store import RESPONSES, eval_folder
 from stim3d.scoring.records import read_records
 from tests.eval_server import FakeModel, tiny_batch
 
@@ -279,7 +279,7 @@ def test_downscale_sends_a_smaller_image_and_asks_again(batch):
 
     from PIL import Image
 
-    from stim3d.render.eval.request import RequestOptions, image_data_url, request_hash
+    from stim3d.eval.request import RequestOptions, image_data_url, request_hash
 
     record = read_records(batch / "records.jsonl")[0]
     url = image_data_url(batch / record.image.path, 0.5)

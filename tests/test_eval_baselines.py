@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
+from stim3d.eval.baselines import baseline_answers
+from stim3d.eval.stats import fit_logistic, wilson
 from stim3d.render.batch.records import records_for
-from stim3d.render.eval.baselines import baseline_answers
-from stim3d.render.eval.stats import fit_logistic, wilson
 from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item

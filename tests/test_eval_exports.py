@@ -25,7 +25,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from stim3d.render.cli import main
+from stim3d.cli import main
 from stim3d.render.export.vlmevalkit import tsv_row
 from stim3d.scoring.records import answer_text, read_records
 from tests.eval_server import tiny_batch

@@ -12,8 +12,8 @@ import pytest
 from PIL import Image
 
 import stim3d
-from stim3d.render.cli import main
-from stim3d.render.eval.report import sections
+from stim3d.cli import main
+from stim3d.eval.report import sections
 from stim3d.scoring.records import answer_text, read_records
 from stim3d.scoring.report import score
 from tests.eval_server import tiny_batch
@@ -108,8 +108,8 @@ def test_the_psychometric_curve_of_a_symmetric_sweep_has_its_threshold_in_the_mi
 
 
 def test_figures_draw_groups_answered_all_right_or_all_wrong(tmp_path):
-    from stim3d.render.eval import figures
-    from stim3d.render.eval.stats import Cell
+    from stim3d.eval import figures
+    from stim3d.eval.stats import Cell
 
     cells = [Cell(0.3, 7, 0), Cell(0.5, 9, 4), Cell(0.9, 10, 10)]  # interval ends at exactly 0 and 1
     for path in (figures.curve(cells, "level", tmp_path / "c.png"), figures.bars(cells, "t", tmp_path / "b.png")):

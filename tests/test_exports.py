@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from stim3d.render.cli import main
+from stim3d.cli import main
 from stim3d.render.export.common import batch_namespace
 from stim3d.scoring.records import read_records
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from stim3d.render.cli import main
+from stim3d.cli import main
 from tests.batch_support import ROOT
 
 CONFIG = """\

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from stim3d.cli import main
 from stim3d.render.batch.config import MAX_ITEMS
-from stim3d.render.cli import main
 from tests.plugin_support import stim3d
 
 SMALL = "seed: 2\nrender: {engine: raster, width: 32, height: 24, samples: 1}\ntasks:\n  - family: shape_count\n    count: 1\n"

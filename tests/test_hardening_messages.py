@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from stim3d.render.cli.common import error_line
+from stim3d.cli.common import error_line
 from stim3d.scoring.parsers_actions import parse_box
 from tests.plugin_support import stim3d
 

@@ -10,8 +10,8 @@ from pydantic import ValidationError
 
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.families.base import Frame
-from stim3d.scenes.families.font import GLYPHS
-from stim3d.scenes.families.letters import MIN_DOT_PX, LettersParams, draw_string
+from stim3d.scenes.families.dysm.letters import MIN_DOT_PX, LettersParams, draw_string
+from stim3d.scenes.families.shared.font import GLYPHS
 from stim3d.scenes.items import make_item
 from stim3d.scenes.placement import InfeasibleError
 

@@ -11,7 +11,7 @@ import pytest
 
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.families.base import Frame
-from stim3d.scenes.families.letters import elevation_range
+from stim3d.scenes.families.dysm.letters import elevation_range
 from stim3d.scenes.items import make_item
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from stim3d.cli import main
 from stim3d.render.batch.records import records_for
 from stim3d.render.batch.summary import look_counts
-from stim3d.render.cli import main
 from stim3d.scenes.colors import PALETTE
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item

@@ -15,7 +15,7 @@ import pytest
 import trimesh
 
 from stim3d.scenes.camera import geometry, look_at
-from stim3d.scenes.families.font import GLYPHS
+from stim3d.scenes.families.shared.font import GLYPHS
 from stim3d.scenes.model import SHAPES
 from stim3d.scenes.placement import Bounds, Layout
 from stim3d.scenes.primitives import axis_angle_quat, unit_mesh, world_vertices
@@ -56,7 +56,7 @@ def test_floor_and_ceiling_equal_to_the_measured_visibility_are_met():
 
 
 # -- font: an independent table --------------------------------------------------------------------------
-# Mutation caught: one row of one glyph mirrored (or any dot moved) in scenes/families/font.py.
+# Mutation caught: one row of one glyph mirrored (or any dot moved) in scenes/families/shared/font.py.
 # The classic 5x7 character set (HD44780 ROM), written as five-bit row values, top row first,
 # bit 4 = the leftmost column. Typed from the display controller's character table, not from font.py.
 REFERENCE_5X7 = {

@@ -141,7 +141,7 @@ def test_normals_are_off_by_default_keep_old_hashes_and_need_cycles():
 
 
 def test_a_normals_pass_without_cycles_is_refused_in_one_line(tmp_path, capsys):
-    from stim3d.render.cli import main
+    from stim3d.cli import main
 
     config = tmp_path / "c.yaml"
     config.write_text("seed: 1\nrender: {engine: workbench, normals: true}\ntasks:\n  - {family: shape_count, count: 1}\n")
@@ -152,7 +152,7 @@ def test_a_normals_pass_without_cycles_is_refused_in_one_line(tmp_path, capsys):
 
 @pytest.mark.bpy
 def test_render_normals_writes_normals_npy_into_each_item_folder(tmp_path):
-    from stim3d.render.cli import main
+    from stim3d.cli import main
 
     config = tmp_path / "c.yaml"
     config.write_text("seed: 2\nrender: {engine: cycles, samples: 1, denoise: false, width: 48, height: 36}\n"

@@ -1,4 +1,4 @@
-"""OddGrid-3D (scenes/families/odd_grid.py): the odd cell, its differences, the answer, labels, metrics.
+"""OddGrid-3D (scenes/families/oddgrid/odd_grid.py): the odd cell, its differences, the answer, labels, metrics.
 
 Composition is checked against the camera itself (projected centres give the row
 and column), the odd object's differences against its neighbours' fields, and a
@@ -21,9 +21,9 @@ from stim3d.scenes.camera import geometry
 from stim3d.scenes.colors import delta_e_srgb
 from stim3d.scenes.families import get_family
 from stim3d.scenes.families.base import Frame
-from stim3d.scenes.families.odd_attributes import difficulty_terms, grid_band, lab_to_srgb, parse_odd_types
-from stim3d.scenes.families.odd_grid import draw_plan
-from stim3d.scenes.families.odd_measure import measured_color_difference
+from stim3d.scenes.families.oddgrid.odd_attributes import difficulty_terms, grid_band, lab_to_srgb, parse_odd_types
+from stim3d.scenes.families.oddgrid.odd_grid import draw_plan
+from stim3d.scenes.families.oddgrid.odd_measure import measured_color_difference
 from stim3d.scenes.items import make_item
 from stim3d.scenes.model import Item, Provenance, RenderSettings
 from stim3d.scenes.placement import InfeasibleError

@@ -13,7 +13,7 @@ from stim3d.render.backends.output import RenderOutput
 from stim3d.render.batch import produce
 from stim3d.scenes.colors import delta_e_srgb
 from stim3d.scenes.families.base import Frame
-from stim3d.scenes.families.odd_measure import MIN_MEASURED_DE
+from stim3d.scenes.families.oddgrid.odd_measure import MIN_MEASURED_DE
 from stim3d.scenes.items import make_item
 from stim3d.scenes.model import RenderSettings
 from stim3d.scenes.visibility import measure

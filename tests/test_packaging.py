@@ -176,7 +176,7 @@ def test_presets_by_name_and_the_addon_build_work_from_the_installed_wheel(insta
         names = set(wheel.namelist())
         entry_points = wheel.read(f"stim3d-{__version__}.dist-info/entry_points.txt").decode()
     assert "stim3d/scenes/presets/demo.yaml" in names and "stim3d/scoring/schema/record.schema.json" in names
-    assert "shape_count = stim3d.scenes.families.shape_count" in entry_points
+    assert "shape_count = stim3d.scenes.families.dysm.shape_count" in entry_points
 
 
 def test_provenance_names_the_plugin_distribution_and_version(installed):

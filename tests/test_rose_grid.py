@@ -16,7 +16,7 @@ import pytest
 from stim3d.render.batch.records import records_for
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.families.base import Frame
-from stim3d.scenes.families.grid_layout import order_preserved
+from stim3d.scenes.families.shared.grid_layout import order_preserved
 from stim3d.scenes.items import make_item
 from stim3d.scenes.model import Item, Provenance
 from stim3d.scenes.primitives import world_vertices

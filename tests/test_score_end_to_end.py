@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from stim3d.cli import main
 from stim3d.render.batch.records import records_for
-from stim3d.render.cli import main
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.model import Provenance

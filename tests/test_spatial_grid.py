@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from stim3d.scenes.families.base import Frame
-from stim3d.scenes.families.spatial_grid import order_preserved
+from stim3d.scenes.families.dysm.spatial_grid import order_preserved
 from stim3d.scenes.items import make_item
 
 FRAME = Frame(320, 240)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from stim3d.render.cli import main
+from stim3d.cli import main
 
 CONFIG = """\
 seed: 11

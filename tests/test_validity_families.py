@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 
 from stim3d.scenes.camera import geometry
-from stim3d.scenes.families.ava_common import boxes_overlap
-from stim3d.scenes.families.ava_spatial import relation_margin
+from stim3d.scenes.families.ava.ava_common import boxes_overlap
+from stim3d.scenes.families.ava.ava_spatial import relation_margin
 from stim3d.scenes.families.base import Frame
-from stim3d.scenes.families.grid_labels import number_dots
-from stim3d.scenes.families.odd_attributes import normalised_magnitudes
-from stim3d.scenes.families.odd_measure import grid_neighbours
-from stim3d.scenes.families.rose_grid import RoseGridParams, plan_tasks
-from stim3d.scenes.families.rose_regions import EXCLUSION_KINDS, NUMERIC_KINDS, blocks, permitted
+from stim3d.scenes.families.oddgrid.grid_labels import number_dots
+from stim3d.scenes.families.oddgrid.odd_attributes import normalised_magnitudes
+from stim3d.scenes.families.oddgrid.odd_measure import grid_neighbours
+from stim3d.scenes.families.rose.rose_grid import RoseGridParams, plan_tasks
+from stim3d.scenes.families.rose.rose_regions import EXCLUSION_KINDS, NUMERIC_KINDS, blocks, permitted
 from stim3d.scenes.items import make_item
 
 # -- OddGrid label digits ------------------------------------------------------------------------

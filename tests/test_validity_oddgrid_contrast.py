@@ -1,6 +1,6 @@
 """OddGrid size and position oddities are measured against their neighbours in the image (issue 30.2).
 
-The measures (scenes/families/odd_contrast.py) are checked on hand-made pixel areas
+The measures (scenes/families/oddgrid/odd_contrast.py) are checked on hand-made pixel areas
 and centres whose ratios are computed by hand below; the composed items are checked
 against the recorded ray-cast truth with a separate computation, and against the
 margin: no size or position oddity is composed below it.
@@ -12,7 +12,13 @@ import numpy as np
 import pytest
 
 from stim3d.scenes.families.base import Frame
-from stim3d.scenes.families.odd_contrast import SHIFT_MARGIN, SIZE_MARGIN, shift_contrast, size_contrast, visible_as_odd
+from stim3d.scenes.families.oddgrid.odd_contrast import (
+    SHIFT_MARGIN,
+    SIZE_MARGIN,
+    shift_contrast,
+    size_contrast,
+    visible_as_odd,
+)
 from stim3d.scenes.items import make_item
 
 # A 3x3 grid's amodal areas: row 1 far (small), row 3 near (large), the odd cell (2, 2).

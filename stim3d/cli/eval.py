@@ -1,0 +1,125 @@
+"""`stim3d eval`: ask a model (or a baseline) every question of a batch, then score and write the report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from stim3d.cli.common import UsageError, positive
+
+# Settings a --config YAML may hold; a flag given on the command line wins over the file.
+SETTINGS = {"model": str, "base_url": str, "temperature": float, "max_tokens": int, "system": str, "extra_body": dict,
+            "downscale": float, "concurrency": int, "timeout": float, "retries": int, "api_key_env": str, "seed": int}
+DEFAULTS: dict[str, Any] = {"temperature": 0.0, "max_tokens": 256, "downscale": 1.0, "concurrency": 4,
+                            "timeout": 120.0, "retries": 5, "seed": 0}
+
+
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    """DEFAULTS, then the --config file, then the flags given."""
+    import yaml
+
+    settings = dict(DEFAULTS)
+    if args.config:
+        path = Path(args.config)
+        if not path.is_file():
+            raise UsageError(f"--config {path}: no such file")
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise UsageError(f"--config {path}: not YAML ({str(exc).splitlines()[0]})") from None
+        if not isinstance(loaded, dict):
+            raise UsageError(f"--config {path}: expected a mapping of settings ({', '.join(SETTINGS)})")
+        for key, value in loaded.items():
+            kind = SETTINGS.get(str(key))
+            if kind is None:
+                raise UsageError(f"--config {path}: unknown setting {key!r}; settings: {', '.join(SETTINGS)}")
+            fits = isinstance(value, kind) or (kind is float and isinstance(value, int))
+            if not fits or isinstance(value, bool):  # YAML's true is not a number
+                raise UsageError(f"--config {path}: {key} must be a {kind.__name__}, got {value!r}")
+            settings[str(key)] = value
+    for key in SETTINGS:
+        value = getattr(args, key, None)
+        if value is not None:
+            settings[key] = value
+    if "model" not in settings:
+        raise UsageError("no model: give --model NAME (or baseline:constant, baseline:random, baseline:oracle)")
+    return settings
+
+
+def _extra_body(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON ({exc.msg}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, e.g. '{{\"top_p\": 0.9}}', got {text!r}")
+    return value
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from stim3d.eval.run import EvalError, evaluate
+    from stim3d.render.views.gallery import GalleryError, parse_filters
+
+    settings = _settings(args)
+    try:
+        filters = parse_filters(args.filter)
+    except GalleryError as exc:
+        raise UsageError(str(exc)) from None
+
+    def progress(done: int, total: int, message: str) -> None:
+        if done == total or "failed" in message or done % max(1, total // 20) == 0:
+            print(f"[{done}/{total}] {message}", file=sys.stderr, flush=True)
+
+    try:
+        result = evaluate(args.batch, settings["model"], settings.get("base_url"),
+                          temperature=settings["temperature"], max_tokens=settings["max_tokens"],
+                          system=settings.get("system"), extra_body=settings.get("extra_body"),
+                          image_scale=settings["downscale"], limit=args.limit, filters=filters,
+                          concurrency=settings["concurrency"], timeout=settings["timeout"], retries=settings["retries"],
+                          api_key_env=settings.get("api_key_env"), seed=settings["seed"], dry_run=args.dry_run,
+                          progress=progress)
+    except EvalError as exc:
+        raise UsageError(str(exc)) from None
+    if result.dry_run_request is not None:
+        print(json.dumps(result.dry_run_request, indent=2))
+        return 0
+    from stim3d.scoring.report import format_report
+
+    for question_id, reason in sorted(result.failed.items()):
+        print(f"failed {question_id}: {reason}", file=sys.stderr)
+    for line in format_report(result.report):
+        print(line)
+    print(result.summary())
+    for path in result.files[:2]:
+        print(f"wrote {path}")
+    return 1 if result.failed else 0  # scored, but the failed questions count as missing: rerun to ask them again
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add this group's subcommands to the `stim3d` parser."""
+    p = sub.add_parser("eval", help="ask a model on an OpenAI-compatible endpoint (or a baseline) every question "
+                                    "of a batch; responses, scores and report.html go to BATCH/eval/MODEL/")
+    p.add_argument("batch", help="batch folder")
+    p.add_argument("--model", help="model name as the server knows it, or baseline:constant|random|oracle")
+    p.add_argument("--base-url", dest="base_url", help="the server's root, e.g. http://127.0.0.1:8000/v1")
+    p.add_argument("--config", help="YAML file of these settings (keys: " + ", ".join(SETTINGS) + ")")
+    p.add_argument("--temperature", type=float, help="sampling temperature (default 0)")
+    p.add_argument("--max-tokens", dest="max_tokens", type=positive, help="most tokens per answer (default 256)")
+    p.add_argument("--system", help="a system message sent before each question")
+    p.add_argument("--extra-body", dest="extra_body", type=_extra_body, metavar="JSON",
+                   help="more fields for the request body, e.g. '{\"top_p\": 0.9}'")
+    p.add_argument("--downscale", type=float, help="send images scaled by this factor in (0, 1] (default 1)")
+    p.add_argument("--limit", type=positive, help="only the first N questions (after --filter)")
+    p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE",
+                   help="only items whose difficulty (or parameter) KEY equals VALUE, as in `stim3d gallery`; repeatable")
+    p.add_argument("--concurrency", type=positive, help="requests in flight (default 4)")
+    p.add_argument("--timeout", type=float, help="hard limit on one request, seconds (default 120)")
+    p.add_argument("--retries", type=int, help="retries of a request after 429, 5xx, timeouts (default 5)")
+    p.add_argument("--api-key-env", dest="api_key_env", metavar="NAME",
+                   help="the environment variable holding the API key (the key itself is never written anywhere)")
+    p.add_argument("--seed", type=int, help="seed of baseline:random (default 0)")
+    p.add_argument("--dry-run", action="store_true", help="print the first request (image shortened) and stop")
+    p.set_defaults(func=cmd_eval)

@@ -1,0 +1,81 @@
+"""What `render` and `render all` share: the command line's overrides, the renderer check, one way to run a batch.
+
+Its own module so that both commands (cli/batch.py, cli/suite.py) import it and neither imports the other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import ValidationError
+
+from stim3d.cli.common import UsageError
+
+if TYPE_CHECKING:
+    from stim3d.render.batch.config import BatchConfig, TaskConfig
+
+R = TypeVar("R")
+
+
+def run_batch_call(run: Callable[[], R]) -> R | int:
+    """`run()`'s report, or the exit code its stop means: 130 interrupted (finished items are kept), 1 aborted.
+
+    One place for `render` and `render all`: SIGTERM stops the workers as Ctrl-C does, and a missing
+    executor is bad input (exit 2).
+    """
+    from stim3d.render.batch.driver import BatchInterrupted
+    from stim3d.render.batch.executors.jobs import BatchAborted, ExecutorUnavailable
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return run()
+    except BatchInterrupted as stop:
+        print(f"stim3d: {stop}; workers stopped, finished items are kept. Rerun the same command to resume.",
+              file=sys.stderr)
+        return 130
+    except ExecutorUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    except BatchAborted as exc:
+        print(f"stim3d: error: {exc}", file=sys.stderr)
+        return 1
+
+
+def with_overrides(config: BatchConfig, args: argparse.Namespace) -> BatchConfig:
+    """The config with `render`'s command-line overrides (--engine, --samples, --width, ...) applied."""
+    overrides = {k: v for k, v in {"engine": args.engine, "samples": args.samples, "width": args.width,
+                                   "height": args.height, "depth": True if args.depth else None,
+                                   "normals": True if args.normals else None,
+                                   "look": args.look, "device": args.device}.items() if v is not None}
+    if not overrides:
+        return config
+    try:
+        render = config.render.model_validate({**config.render.model_dump(), **overrides})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise UsageError(f"--{error['loc'][0]} {error['input']!r}: {error['msg']}") from None
+    return config.model_copy(update={"render": render, "tasks": [without_sampling(task, overrides) for task in config.tasks]})
+
+
+def without_sampling(task: TaskConfig, overrides: dict[str, Any]) -> TaskConfig:
+    """The task without its own values of the overridden fields: `--samples 4` means every item, whatever a task sets."""
+    if task.render is None or not set(task.render.overrides()) & set(overrides):
+        return task
+    kept = {k: v for k, v in task.render.overrides().items() if k not in overrides}
+    return task.model_copy(update={"render": task.render.model_validate(kept) if kept else None})
+
+
+def require_renderer(engine: str) -> None:
+    """One line (exit 2) when this install cannot render with `engine` (the light core has no Blender)."""
+    from stim3d.render.backends.availability import RendererMissing, require_engine
+
+    try:
+        require_engine(engine)
+    except RendererMissing as exc:
+        raise UsageError(str(exc)) from None
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

@@ -1,0 +1,36 @@
+"""`stim3d score BATCH --compare eval/*/`: several models' answers on one batch, scored and tabled side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from stim3d.eval.report import write_compare
+from stim3d.eval.run import EvalError
+from stim3d.eval.store import RESPONSES, latest_responses
+from stim3d.scoring.records import Record
+from stim3d.scoring.report import ScoreReport, score
+from stim3d.scoring.report import read_predictions as read_prediction_file
+
+
+def model_answers(source: Path) -> tuple[str, dict[str, str | None]]:
+    """(name, {question_id: response}) of an eval folder (its responses.jsonl) or a predictions JSONL file."""
+    source = Path(source)
+    if source.is_dir():
+        if not (source / RESPONSES).is_file():
+            raise EvalError(f"--compare {source}: no {RESPONSES} in it (an eval/<model>/ folder of `stim3d eval`)")
+        return source.name, latest_responses(source)
+    if source.is_file():
+        return source.stem, read_prediction_file(source)[0]
+    raise EvalError(f"--compare {source}: no such file or folder")
+
+
+def compare(records: Sequence[Record], sources: Sequence[Path], out: Path, title: str) -> tuple[Path, dict[str, ScoreReport]]:
+    """Score each source on `records` and write the page `out`; (the page, {name: report})."""
+    reports: dict[str, ScoreReport] = {}
+    for source in sources:
+        name, answers = model_answers(source)
+        if name in reports:
+            raise EvalError(f"--compare: two sources are named {name!r}; give each model its own folder name")
+        reports[name] = score(records, answers)
+    return write_compare(out, records, reports, title), reports

@@ -1,0 +1,389 @@
+"""ROSE 3D: a grid of one majority element with sparse exceptions, five coupled tasks, a rendered region cue.
+
+An R x C grid of identical objects (one primitive, colour, size and orientation)
+stands on the ground; 1..k cells hold an *exception* that differs in exactly one
+attribute, the one `exception` names:
+
+- shape: another primitive;  color: another palette colour;
+- size: SIZE_FACTORS times the majority's size;
+- rotation: tipped over (TILT_DEG about a horizontal axis; never a sphere, whose
+  rotation cannot be seen, and never a spin about a primitive's own symmetry axis);
+- finish: glossy among matte objects, on a curved majority shape (FINISH_SHAPES):
+  a glossy cube or cylinder shows no highlight a viewer can tell from its matte
+  neighbours' under the scene's lights (bench/rose_finish.py measured it).
+
+Rows and columns are numbered 1-based from the top-left of the image and checked
+by projection (grid_layout.order_preserved); in the base image every object is
+at least MIN_VISIBILITY visible and none is cut by the frame (in the cue image a
+tile may hide the bottom rim of the object standing on it, at most 3 points
+more, or 3 pixels of an object so small that 3 points are less); each object
+records `row`, `col` and `exception` in its attributes.
+When the LAYOUT_ATTEMPTS drawn cameras all fail, the camera backs off upwards
+(BACKOFF_ELEVATION_DEG), then every object shrinks alike in its cell
+(BACKOFF_SCALE, recorded as `difficulty.object_scale`), then the camera moves
+farther away with a longer lens (BACKOFF_FOCAL_35MM, the camera's `fx`) before
+the grid is called infeasible; a size exception must also look like one in the image
+(pixel area against its row and the whole grid, scenes/families/rose/rose_contrast.py;
+the ratios are on its attributes).
+`difficulty.layout_attempt` records which camera was taken (LAYOUT_ATTEMPTS and
+beyond: backed off) and `difficulty.size_contrast_redraws` how many layouts
+before it showed a size exception too weakly.
+
+One seed gives one scene and two renders (config `variants: {base: {cue: false},
+cue: {cue: true}}`, which share `scene_id`): the base image carries T1 (global
+count), T2 (count in a numeric region), T3 (click in a numeric region) and T5
+(click outside a numeric region, then submit the count); the cue image adds a
+yellow tile under every cell of a further region and carries T4 (click inside the
+highlighted region). The tiles are physical objects (shape `tile`, 1 % as thick as wide,
+`countable: false`, attributes `role: cue`, `row`, `col`), each with its own mask
+id, and each stays at least CUE_MIN_VISIBILITY visible around its object; nothing
+else moves, so the two renders' object-index passes differ only where a tile
+shows. Everything random is drawn before `cue` is looked at, so both
+variants compose the same scene and regions. Regions and their none/some/all cases
+are sampled as scenes/families/rose/rose_regions.py describes; each question's
+`subject` records its task, case and region (`region_*` bounds, 1-based, and
+`region_exclude` = 1 for T5), which the scoring core reads for R-OK.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from ...colors import named
+from ...model import SHAPES, Camera, Question, Scene, SceneObject, round6
+from ...placement import Bounds, InfeasibleError, Layout, resting_pose, yaw_quat
+from ...primitives import axis_angle_quat, matrix_to_quat, quat_to_matrix, unit_dimensions
+from ..base import Composed, Family, FamilyParams, Frame
+from ..shared.grid_layout import cell_centre, framing_camera, order_preserved, view_direction
+from ..shared.stage import COUNTING_VIEW_DISTANCE, camera_distance, lights_around
+from .rose_contrast import size_contrast, visible_as_exception
+from .rose_regions import CASES, EXCLUSION_KINDS, NUMERIC_KINDS, Cell, Region, permitted, sample_region
+
+ExceptionAttribute = Literal["shape", "color", "size", "rotation", "finish"]
+PITCH = 1.0  # metres between column centres
+ROW_PITCH = 1.3  # rows recede from the camera, so they need more room
+ELEVATION_DEG = (40.0, 55.0)
+FOCAL_35MM = 35.0
+FILL = 0.88
+MAJORITY_SIZE = (0.48, 0.56)  # share of the pitch
+SIZE_FACTORS = (0.6, 1.3)  # a size exception is this many times the majority's size
+TILT_DEG = {"cube": 45.0, "cylinder": 90.0, "cone": 90.0, "torus": 90.0}
+# A glossy finish shows as a highlight only where the surface turns towards the lights: on flat tops and faces
+# the mirror direction misses the camera. bench/rose_finish.py at rose3d's settings, each glossy exception's
+# peak contrast over its row's matte objects (bench/results/rose_finish.json, 6 scenes per shape): sphere
+# >= 1.42x (median 2.65), cone >= 1.83x (2.96); torus >= 1.43x but 3 of 17 below the tests' 1.5x margin;
+# cube and cylinder median 1.02x and 0.85x, 14 of 17 each below 1.2x: no highlight to see.
+FINISH_SHAPES = ("sphere", "cone")
+OBJECT_COLORS = ("red", "green", "blue", "orange", "purple", "black")  # no gray (the ground), no yellow (the cue)
+CUE_COLOR = "yellow"
+TILE_EDGE = 0.92  # share of the column pitch: neighbouring tiles never touch
+MIN_VISIBILITY = 0.97
+CUE_MIN_VISIBILITY = 0.25  # share of a tile's silhouette left visible around the object standing on it
+CUE_RIM_LOSS, CUE_RIM_PX = 0.03, 3  # a tile may hide an object's bottom rim: 3 points, or 3 pixels of a small one
+LAYOUT_ATTEMPTS = 12
+BACKOFF_ELEVATION_DEG = (60.0, 70.0, 80.0)  # after the drawn cameras: steeper views, less occlusion
+BACKOFF_SCALE = (1.0, 0.85, 0.7)  # then every object shrinks in its cell by this factor (ratios between them kept)
+BACKOFF_FOCAL_35MM = (70.0, 100.0)  # last, the camera backs off along its line of sight with a longer lens
+BACKOFF_FAR_ELEVATION_DEG = (50.0, 60.0, 70.0)
+LAYOUTS = LAYOUT_ATTEMPTS + len(BACKOFF_SCALE) * len(BACKOFF_ELEVATION_DEG) + len(BACKOFF_FOCAL_35MM) * len(
+    BACKOFF_FAR_ELEVATION_DEG)
+POSITION_ATTEMPTS = 64
+
+PROTOCOL = (
+    "You are given a grid image: {rows} rows and {cols} columns of 3D objects standing on the ground. Rows are "
+    "counted from top to bottom, and columns from left to right, both starting from 1. Output only the formal "
+    "answer in the required format. Do not output any explanation. Allowed answer formats: 1) COUNT(n) "
+    "2) CLICK(Rr,Cc); CLICK(Rr,Cc); ...; DONE 3) CLICK(Rr,Cc); CLICK(Rr,Cc); ...; SUBMIT(n). Examples: COUNT(3) | "
+    "CLICK(R2,C5); CLICK(R4,C7); DONE | CLICK(R2,C5); CLICK(R4,C7); SUBMIT(2)."
+)
+TASKS = {
+    "T1": "Count the number of cells that are different from the majority in the whole grid.",
+    "T2": "Count the number of cells that are different from the majority {inside}.",
+    "T3": "Click all cells that are different from the majority {inside}.",
+    "T4": "Click all cells that are different from the majority inside the highlighted region (the cells standing "
+          "on yellow tiles).",
+    "T5": "Click all cells that are different from the majority in all cells except {phrase}, then submit the total "
+          "number of clicked cells.",
+}
+ANSWER_TYPE = {"T1": "strict_count", "T2": "strict_count", "T3": "strict_cell_set", "T4": "strict_cell_set",
+               "T5": "strict_cell_set_count"}
+
+
+class RoseGridParams(FamilyParams):
+    rows: int = Field(5, ge=2, le=9, description="grid rows")
+    cols: int = Field(5, ge=2, le=9, description="grid columns")
+    exception: ExceptionAttribute = Field("color", description="the one attribute in which exceptions differ")
+    min_exceptions: int = Field(1, ge=1, le=8, description="fewest exception cells (2 when a task needs 'some')")
+    max_exceptions: int = Field(4, ge=1, le=8, description="most exception cells (k)")
+    cue: bool = Field(False, description="the cue image (yellow tiles under the T4 region, question T4); "
+                      "false: the base image (T1, T2, T3, T5)")
+
+    @model_validator(mode="after")
+    def _counts_fit(self) -> RoseGridParams:
+        if self.min_exceptions > self.max_exceptions:
+            raise ValueError(f"min_exceptions {self.min_exceptions} > max_exceptions {self.max_exceptions}")
+        if self.max_exceptions >= self.rows * self.cols:
+            raise ValueError(f"max_exceptions {self.max_exceptions} leaves no majority in a {self.rows}x{self.cols} grid")
+        return self
+
+
+def _pick(rng: np.random.Generator, options):
+    return options[int(rng.integers(len(options)))]
+
+
+def _rotation(yaw: float, tilt: float) -> tuple[float, float, float, float]:
+    """Tip about the object's own x axis, then turn about the vertical: one orientation for every yaw."""
+    matrix = quat_to_matrix(yaw_quat(yaw)) @ quat_to_matrix(axis_angle_quat((1.0, 0.0, 0.0), tilt))
+    return tuple(round6(v) for v in matrix_to_quat(matrix))  # type: ignore[return-value]
+
+
+def plan_elements(params: RoseGridParams, exceptions: set[Cell], rng: np.random.Generator) -> dict[Cell, dict]:
+    """Shape, colour, size, rotation and finish per cell: the majority everywhere but in `exceptions`."""
+    shapes = [s for s in SHAPES if (params.exception != "rotation" or s in TILT_DEG)
+              and (params.exception != "finish" or s in FINISH_SHAPES)]
+    majority = {"shape": _pick(rng, shapes), "color": _pick(rng, OBJECT_COLORS),
+                "size": float(rng.uniform(*MAJORITY_SIZE)) * PITCH, "finish": "matte"}
+    yaw = float(rng.uniform(0.0, 360.0))
+    cells = {}
+    for row in range(1, params.rows + 1):
+        for col in range(1, params.cols + 1):
+            element = dict(majority, tilt=0.0)
+            if (row, col) in exceptions:
+                kind = params.exception
+                if kind == "shape":
+                    element["shape"] = _pick(rng, [s for s in SHAPES if s != majority["shape"]])
+                elif kind == "color":
+                    element["color"] = _pick(rng, [c for c in OBJECT_COLORS if c != majority["color"]])
+                elif kind == "size":
+                    element["size"] = majority["size"] * _pick(rng, SIZE_FACTORS)
+                elif kind == "rotation":
+                    element["tilt"] = TILT_DEG[majority["shape"]]
+                else:
+                    element["finish"] = "glossy"
+            element["rotation"] = _rotation(yaw, element.pop("tilt"))
+            cells[(row, col)] = element
+    return cells
+
+
+def plan_tasks(params: RoseGridParams, rng: np.random.Generator) -> tuple[set[Cell], dict[str, tuple[str, Region]]]:
+    """Cases first (uniform), then the exception count and cells, then a region per task realising its case."""
+    cases = {task: _pick(rng, CASES) for task in ("T2", "T3", "T4", "T5")}
+    low = max(params.min_exceptions, 2) if "some" in cases.values() else params.min_exceptions
+    low = min(low, params.max_exceptions)
+    n = int(rng.integers(low, params.max_exceptions + 1))
+    all_cells = [(r, c) for r in range(1, params.rows + 1) for c in range(1, params.cols + 1)]
+    for _ in range(POSITION_ATTEMPTS):
+        exceptions = {all_cells[int(i)] for i in rng.choice(len(all_cells), n, replace=False)}
+        regions = {}
+        for task, case in cases.items():
+            exclude = task == "T5"
+            kinds = EXCLUSION_KINDS if exclude else NUMERIC_KINDS
+            region = sample_region(rng, case, kinds, params.rows, params.cols, exceptions, exclude)
+            if region is None:
+                break
+            regions[task] = (case, region)
+        else:
+            return exceptions, regions
+    raise InfeasibleError("region_case", f"no {n} exception cells of a {params.rows}x{params.cols} grid allow the "
+                          f"cases {cases} (try more exceptions or a larger grid)")
+
+
+def grid_camera(frame: Frame, rows: int, cols: int, rng: np.random.Generator,
+                elevation_deg: float | None = None, focal_35mm: float = FOCAL_35MM) -> Camera:
+    """A drawn camera, or (`elevation_deg` given) a head-on one at that elevation and focal length that draws nothing."""
+    if elevation_deg is None:
+        elevation = np.radians(rng.uniform(*ELEVATION_DEG))
+        azimuth = np.radians(rng.uniform(-6.0, 6.0))
+    else:
+        elevation, azimuth = np.radians(elevation_deg), 0.0
+    half_x, half_y = cols / 2.0 * PITCH, rows / 2.0 * ROW_PITCH
+    top = max(MAJORITY_SIZE[1] * max(SIZE_FACTORS), 0.75) * PITCH
+    corners = np.array([(x, y, z) for x in (-half_x, half_x) for y in (-half_y, half_y) for z in (0.0, top)])
+    return framing_camera(frame, np.zeros(3), view_direction(elevation, azimuth), corners,
+                          2.0 * max(half_x, half_y) + 2.0, focal_35mm, FILL)
+
+
+def _object(object_id: int, row: int, col: int, element: dict, exception: bool, rows: int, cols: int,
+            scale: float = 1.0) -> SceneObject:
+    x, y = cell_centre(row, col, rows, cols, PITCH, ROW_PITCH)
+    size = element["size"] * scale
+    return SceneObject(
+        id=object_id, shape=element["shape"], size=round6(size),
+        dimensions=tuple(round6(d * size) for d in unit_dimensions(element["shape"])),
+        location=resting_pose(element["shape"], size, x, y, element["rotation"]),
+        rotation_quat=element["rotation"], color=named(element["color"]), finish=element["finish"],
+        attributes={"row": row, "col": col, "exception": exception},
+    )
+
+
+def cue_tiles(region: Region, first_id: int, rows: int, cols: int) -> list[SceneObject]:
+    """One yellow tile under every cell of the region, row-major, ids from `first_id`."""
+    size = TILE_EDGE * PITCH
+    tiles = []
+    for offset, (row, col) in enumerate(sorted(region.cells())):
+        x, y = cell_centre(row, col, rows, cols, PITCH, ROW_PITCH)
+        tiles.append(SceneObject(
+            id=first_id + offset, shape="tile", size=round6(size),
+            dimensions=tuple(round6(d * size) for d in unit_dimensions("tile")),
+            location=resting_pose("tile", size, x, y), color=named(CUE_COLOR), countable=False,
+            attributes={"role": "cue", "row": row, "col": col},
+        ))
+    return tiles
+
+
+def _layout(params: RoseGridParams, cells: dict, exceptions: set[Cell], camera: Camera, rays: int,
+            scale: float = 1.0) -> Layout | None:
+    layout = Layout(camera, rays_per_pixel=rays)
+    for object_id, (row, col) in enumerate(sorted(cells), start=1):
+        obj = _object(object_id, row, col, cells[(row, col)], (row, col) in exceptions, params.rows, params.cols,
+                      scale)
+        if not layout.try_put(obj, Bounds(MIN_VISIBILITY)):
+            return None
+    return layout
+
+
+def _cell(obj: SceneObject) -> Cell:
+    return int(obj.attributes["row"]), int(obj.attributes["col"])
+
+
+def _cameras(frame: Frame, params: RoseGridParams, rng: np.random.Generator):
+    """(camera, object scale): LAYOUT_ATTEMPTS drawn cameras, then backing off (BACKOFF_*), LAYOUTS in all.
+
+    A steeper view lets a near row hide less of the row behind it and shrinks the
+    perspective spread of pixel areas between rows; smaller objects in the same
+    cells hide less of their neighbours and of their cue tiles. So a grid the drawn
+    views cannot show (a large exception hiding its neighbour behind or its own
+    tile, or a size exception lost in the rows' spread) is shown from above, then
+    with every object shrunk alike, instead of given up. Last, the camera moves
+    2-3x farther away with a 70 or 100 mm lens framing the same grid: the near and
+    far rows' distances then differ by a smaller factor, so their pixel areas do
+    too, at elevations low enough that a cue tile's top face does not cover a
+    cone's rim (rose_grid-t0-00693 at 640x480 needs this: every 35 mm view steep
+    enough for its size contrast, >= 75 deg, lost the rim to the tiles).
+    These come after every earlier layout, so no grid an earlier layout shows changes.
+    """
+    for _ in range(LAYOUT_ATTEMPTS):
+        yield grid_camera(frame, params.rows, params.cols, rng), 1.0
+    for scale in BACKOFF_SCALE:
+        for elevation in BACKOFF_ELEVATION_DEG:
+            yield grid_camera(frame, params.rows, params.cols, rng, elevation), scale
+    for focal in BACKOFF_FOCAL_35MM:
+        for elevation in BACKOFF_FAR_ELEVATION_DEG:
+            yield grid_camera(frame, params.rows, params.cols, rng, elevation, focal), 1.0
+
+
+def _size_contrast(layout: Layout, objects: list[SceneObject], cells: dict, exceptions: set[Cell]):
+    """Each size exception's area ratios (scenes/families/rose/rose_contrast.py), or None when one is not visible as one."""
+    majority = cells[min(set(cells) - exceptions)]["size"]
+    areas = {_cell(o): float(len(layout.canvas.casts[o.id].gx)) for o in objects}
+    grown = {cell: cells[cell]["size"] > majority for cell in exceptions}
+    ratios = size_contrast(areas, exceptions, grown)
+    return ratios if all(visible_as_exception(ratios[c], grown[c]) for c in exceptions) else None
+
+
+def _cue_canvas(layout: Layout, tiles: list[SceneObject]):
+    """The layout's canvas with the tiles added, or None when a tile is too hidden or an object loses too much."""
+    canvas = layout.canvas.copy()
+    if not all(layout.in_frame(tile) for tile in tiles):
+        return None
+    for tile in tiles:
+        canvas.put(tile)
+    visibility = canvas.visibility()
+    if any(visibility[t.id] < CUE_MIN_VISIBILITY for t in tiles):
+        return None
+    rays = layout.rays_per_pixel ** 2
+    if any(visibility[i] < MIN_VISIBILITY - max(CUE_RIM_LOSS, CUE_RIM_PX * rays / len(layout.canvas.casts[i].gx))
+           for i in layout.objects):
+        return None
+    return canvas
+
+
+def question(task: str, case: str, region: Region | None, gold, params: RoseGridParams) -> Question:
+    rows, cols = params.rows, params.cols
+    bounds = region or Region("grid", 1, rows, 1, cols)
+    text = TASKS[task].format(inside=bounds.inside(), phrase=bounds.phrase())
+    return Question(
+        question_id=task.lower(), text=f"{PROTOCOL.format(rows=rows, cols=cols)} {text}",
+        answer_type=ANSWER_TYPE[task], gold=gold,
+        subject={"task": task, "case": case, "region": bounds.kind, "exception": params.exception,
+                 "targets": gold if isinstance(gold, int) else len(gold),
+                 "region_row_min": bounds.row_min, "region_row_max": bounds.row_max,
+                 "region_col_min": bounds.col_min, "region_col_max": bounds.col_max,
+                 "region_exclude": int(task == "T5")},
+    )
+
+
+def compose(params: RoseGridParams, rng: np.random.Generator, frame: Frame) -> Composed:
+    exceptions, regions = plan_tasks(params, rng)
+    cells = plan_elements(params, exceptions, rng)
+    rejected: dict[str, int] = {}
+    contrast: dict[Cell, dict[str, float]] = {}
+    for attempt, (camera, scale) in enumerate(_cameras(frame, params, rng)):  # noqa: B007 - recorded below
+        layout = _layout(params, cells, exceptions, camera, frame.rays_per_pixel, scale)
+        if layout is None:
+            rejected["min_visibility"] = rejected.get("min_visibility", 0) + 1
+            continue
+        objects = [layout.objects[i] for i in sorted(layout.objects)]
+        if not order_preserved(objects, camera):
+            rejected["image_order"] = rejected.get("image_order", 0) + 1
+            continue
+        if params.exception == "size":
+            found = _size_contrast(layout, objects, cells, exceptions)
+            if found is None:
+                rejected["size_contrast"] = rejected.get("size_contrast", 0) + 1
+                continue
+            contrast = found
+        tiles = cue_tiles(regions["T4"][1], len(objects) + 1, params.rows, params.cols)
+        cue_canvas = _cue_canvas(layout, tiles)
+        if cue_canvas is not None:
+            break
+        rejected["cue_visibility"] = rejected.get("cue_visibility", 0) + 1
+    else:
+        worst = max(rejected, key=lambda k: rejected[k]) if rejected else "placement"
+        raise InfeasibleError(worst, f"no {params.rows}x{params.cols} rose grid among {LAYOUTS} layouts met it "
+                              f"(rejected: {rejected})")
+    objects = [o.model_copy(update={"attributes": {**o.attributes, **contrast[_cell(o)]}}) if _cell(o) in contrast else o
+               for o in objects]
+    lights = lights_around(np.zeros(3), scale=max(1.0, camera_distance(camera, np.zeros(3)) / COUNTING_VIEW_DISTANCE))
+    truth = (cue_canvas if params.cue else layout.canvas).result()
+    scene = Scene(camera=camera, lights=lights, objects=objects + (tiles if params.cue else []))
+
+    def gold(task: str) -> list[Cell]:
+        case, region = regions[task]
+        return sorted(exceptions & permitted(region, params.rows, params.cols, exclude=task == "T5"))
+
+    if params.cue:
+        questions = [question("T4", regions["T4"][0], regions["T4"][1], gold("T4"), params)]
+    else:
+        questions = [question("T1", "all", None, len(exceptions), params),
+                     question("T2", regions["T2"][0], regions["T2"][1], len(gold("T2")), params),
+                     question("T3", regions["T3"][0], regions["T3"][1], gold("T3"), params),
+                     question("T5", regions["T5"][0], regions["T5"][1], gold("T5"), params)]
+    visibility = truth.visibility()
+    majority = cells[min(set(cells) - exceptions)]
+    difficulty = {
+        "rows": params.rows, "cols": params.cols, "exception": params.exception, "n_exceptions": len(exceptions),
+        **{f"majority_{key}": majority[key] for key in ("shape", "color")},
+        "cue": params.cue, "cue_cells": len(tiles),
+        "least_visibility": min(visibility[o.id] for o in objects),
+        "cue_least_visibility": min(cue_canvas.visibility()[t.id] for t in tiles),
+        "layout_attempt": attempt, "object_scale": scale, "size_contrast_redraws": rejected.get("size_contrast", 0),
+    }
+    return Composed(scene=scene, questions=questions, truth=truth, difficulty=difficulty)
+
+
+FAMILY = Family(
+    name="rose_grid",
+    description="ROSE 3D: an R x C grid of one majority element with 1..k exceptions differing in one attribute "
+    "(shape, color, size, rotation or finish); five coupled tasks per scene in ROSE's strict grammar (global count, "
+    "local count, local click, click in a rendered highlighted region, exclusion click + SUBMIT), regions holding "
+    "none/some/all exceptions in equal shares; variants base/cue share the scene.",
+    params_model=RoseGridParams,
+    compose=compose,
+    answer_types=("strict_count", "strict_cell_set", "strict_cell_set_count"),
+    revision=3,  # 2: cameras back off upwards instead of giving up; size exceptions clear an image-area margin;
+    # 3: finish exceptions only on FINISH_SHAPES
+)
