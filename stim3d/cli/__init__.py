@@ -6,7 +6,7 @@ system refuses (a full disk, a read-only folder, a name too long, a file that is
 UTF-8): `main` is the one place that turns these into that line (`common.error_line`);
 temporaries are already gone by then (render/files.py removes them on any error).
 
-Each command group is a module here (batch, score, views, export, sweep, addon)
+Each command group is a module here (batch, score, eval, study, views, export, sweep, addon)
 with a `register(sub)` that adds its subcommands; this module builds the parser
 and turns the library's one-line exceptions into exit code 2.
 """
@@ -17,13 +17,13 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from stim3d.cli import addon, batch, export, logs, presets, score, sweep, views
+from stim3d.cli import addon, batch, export, logs, presets, score, study, sweep, views
 from stim3d.cli import eval as eval_cmd
 from stim3d.cli.common import CliParser, CoreInterrupted, UsageError, error_line
 from stim3d.cli.streams import guarded_streams
 from stim3d.version import __version__
 
-GROUPS = (batch, presets, score, eval_cmd, export, views, sweep, addon)  # the order of `stim3d --help`
+GROUPS = (batch, presets, score, eval_cmd, study, export, views, sweep, addon)  # the order of `stim3d --help`
 
 
 def build_parser() -> argparse.ArgumentParser:
