@@ -25,6 +25,7 @@ from stim3d.version import __version__
 
 if TYPE_CHECKING:
     from stim3d.api import Batch, compose, families, load_batch, render_batch, render_items
+    from stim3d.errors import Stim3dError
     from stim3d.eval import evaluate
     from stim3d.render.backends.availability import RendererMissing
     from stim3d.render.batch.config import ConfigError
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
     from stim3d.scenes.placement import InfeasibleError
     from stim3d.scoring.records import RecordVersionError
 
-# The error types a caller catches, re-exported so `except stim3d.ConfigError` works (each is loaded on use).
+# The error types a caller catches, re-exported so `except stim3d.ConfigError` works (each is loaded on use);
+# `stim3d.Stim3dError` is the base of every user-facing one (stim3d/errors.py).
 ERRORS = {
     "ConfigError": "stim3d.render.batch.config",
     "ExportError": "stim3d.render.export.common",
@@ -41,10 +43,11 @@ ERRORS = {
     "InfeasibleError": "stim3d.scenes.placement",
     "RecordVersionError": "stim3d.scoring.records",
     "RendererMissing": "stim3d.render.backends.availability",
+    "Stim3dError": "stim3d.errors",
 }
 API = ["Batch", "compose", "families", "load_batch", "render_batch", "render_items"]
 __all__ = ["Batch", "ConfigError", "ExportError", "FamilyError", "InfeasibleError", "RecordVersionError",
-           "RendererMissing", "__version__", "compose", "evaluate", "families", "load_batch", "render_batch", "render_items"]
+           "RendererMissing", "Stim3dError", "__version__", "compose", "evaluate", "families", "load_batch", "render_batch", "render_items"]
 
 
 def __getattr__(name: str) -> Any:

@@ -15,13 +15,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from stim3d.render.batch.composed import ComposedPlan, render_composed
 from stim3d.render.batch.config import BatchConfig, ConfigError, load_config, parse_config
 from stim3d.render.batch.driver import ProgressFn, Shard
 from stim3d.render.batch.driver import render_batch as _render_batch
 from stim3d.render.batch.executors import Executor
 from stim3d.render.batch.folder import BatchFolder
 from stim3d.render.batch.keys import composed_item_key
-from stim3d.render.batch.lock import folder_lock
 from stim3d.render.batch.reading import Batch, load_batch
 from stim3d.render.batch.summary import BatchReport
 from stim3d.scenes.families import FAMILIES, Family
@@ -217,26 +217,14 @@ def render_items(
     FolderLocked
         Another stim3d run holds `out`.
     """
-    from stim3d.render.batch.produce import render_item
-
     out = Path(out)
-    batch = BatchFolder(out)
     base = settings if isinstance(settings, RenderSettings) else RenderSettings.model_validate(dict(settings or {}))
     checked = [_revalidated(item, n) for n, item in enumerate(items)]
-    folders = [batch.item_dir(item.item_id) for item in checked]  # every id checked before anything is written
-    scratch = Path(workdir) if workdir is not None else out / ".work"
-    with folder_lock(out):
-        batch.prepare()
-        batch.remove_temporaries({item.item_id for item in checked})  # left by a killed run of these items
-        for item in checked:
-            camera = item.scene.camera
-            item_settings = base.model_copy(update={"width": camera.width, "height": camera.height})
-            key = composed_item_key(item, item_settings)
-            if not batch.state(item.item_id, key).done:
-                render_item(item, item_settings, out, scratch / item.item_id, key)
-        batch.write_records()
-    if scratch.is_dir() and not any(scratch.iterdir()):
-        scratch.rmdir()
+    folders = [BatchFolder(out).item_dir(item.item_id) for item in checked]  # every id checked before anything is written
+    plan = ComposedPlan([(item, base.model_copy(update={"width": item.scene.camera.width,
+                                                         "height": item.scene.camera.height})) for item in checked],
+                        key=composed_item_key, records="folder")
+    render_composed(plan, out, in_process=True, scratch=Path(workdir) if workdir is not None else None)
     return folders
 
 

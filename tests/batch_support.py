@@ -6,10 +6,15 @@ import os
 import subprocess
 import sys
 import time
+from collections import deque
 from pathlib import Path
 
+from stim3d.render.batch.config import ItemPlan
+from stim3d.render.batch.executors.jobs import Job, Outcome
+from stim3d.render.batch.executors.schedule import WorkerEvent
+
 ROOT = Path(__file__).resolve().parents[1]
-# --item-timeout for the tests that hang one item on purpose (STIM3D_HANG_ITEM): far below the hook's ten
+# --item-timeout for the tests that hang one item on purpose (tests/worker_faults.py): far below its ten
 # minutes, yet well above a 64x48 raster item on two busy cores (at 5 s, items that were not hung timed out
 # under a load average of 6).
 ITEM_TIMEOUT = 15
@@ -125,3 +130,68 @@ def wait_until(condition, timeout: float, interval: float = 0.05) -> bool:
             return True
         time.sleep(interval)
     return condition()
+
+
+class ScriptedPool:
+    """Workers that do what `script[item_id]` says: a list of behaviours, one per attempt.
+
+    Behaviours: "ok", "crash" (the worker dies), "error" (an exception), "infeasible",
+    "hang" (no answer ever comes). Workers: `dead_on_start` (each dies before it is ready),
+    `hung_starts` (the first N never get ready). Records which worker ran what, and which were
+    stopped or killed.
+    """
+
+    def __init__(self, script: dict[str, list[str]] | None = None, dead_on_start: bool = False, hung_starts: int = 0):
+        self.script = {k: deque(v) for k, v in (script or {}).items()}
+        self.dead_on_start = dead_on_start
+        self.hung_starts = hung_starts
+        self.events: deque[WorkerEvent] = deque()
+        self.started = 0
+        self.ran: dict[int, list[str]] = {}  # worker -> item ids it was given, in order
+        self.ahead: dict[str, str | None] = {}  # item id -> the item reserved as that worker's next
+        self.stopped: list[int] = []
+        self.killed: list[int] = []
+
+    def start(self) -> int:
+        handle, self.started = self.started, self.started + 1
+        self.ran[handle] = []
+        if handle < self.hung_starts:
+            return handle  # no event ever comes
+        self.events.append(WorkerEvent(handle, "died", reason="exit code 1") if self.dead_on_start else WorkerEvent(handle, "ready"))
+        return handle
+
+    def submit(self, handle: int, job: Job) -> None:
+        self.ran[handle].append(job.item_id)
+        self.ahead[job.item_id] = job.ahead.item_id if job.ahead else None
+        behaviour = self.script.get(job.item_id, deque()).popleft() if self.script.get(job.item_id) else "ok"
+        if behaviour == "crash":
+            self.events.append(WorkerEvent(handle, "died", reason="worker process killed by SIGABRT"))
+        elif behaviour == "error":
+            self.events.append(WorkerEvent(handle, "done", Outcome(job.item_id, "error", reason="RuntimeError: boom")))
+        elif behaviour == "hang":
+            pass
+        elif behaviour == "infeasible":
+            self.events.append(WorkerEvent(handle, "done", Outcome(job.item_id, "infeasible",
+                                                              reason="constraint 'min_visibility' could not be met")))
+        else:
+            self.events.append(WorkerEvent(handle, "done", Outcome(job.item_id, "rendered", seconds=1.0)))
+
+    def wait(self, timeout: float | None = None) -> list[WorkerEvent]:
+        if not self.events:  # only hung workers left: the time runs out
+            assert timeout is not None, "waiting forever on a hung worker"
+            time.sleep(timeout)
+            return []
+        return [self.events.popleft()]
+
+    def stop(self, handle: int) -> None:
+        self.stopped.append(handle)
+
+    def kill(self, handle: int) -> None:
+        self.killed.append(handle)
+
+    def shutdown(self) -> None:
+        pass
+
+
+def jobs(n: int) -> list[Job]:
+    return [Job(ItemPlan(f"item-{i}", "shape_count", {}, 0, i, "test"), key="k") for i in range(n)]

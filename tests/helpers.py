@@ -1,14 +1,32 @@
-"""Small builders shared by tests: hand-made scenes with known geometry."""
+"""Small builders shared by tests: hand-made scenes with known geometry, sweep items, records without rendering.
+
+Test modules share code through this file and tests/batch_support.py, never by importing one another."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from stim3d.render.batch.records import records_for
 from stim3d.scenes.camera import look_at
 from stim3d.scenes.colors import PALETTE, named
+from stim3d.scenes.families.base import Frame
 from stim3d.scenes.families.shared.stage import counting_lights
-from stim3d.scenes.model import SHAPES, Camera, Light, Scene, SceneObject, Stage
+from stim3d.scenes.items import make_item
+from stim3d.scenes.model import (
+    SHAPES,
+    Camera,
+    GroundTruth,
+    Item,
+    Light,
+    Provenance,
+    Question,
+    Scene,
+    SceneObject,
+    Stage,
+)
 from stim3d.scenes.primitives import axis_angle_quat, unit_dimensions, world_vertices
+from stim3d.scenes.visibility import measure
+from stim3d.scoring.records import Record
 
 
 def obj(object_id: int, shape: str, size: float, x: float, y: float, z: float | None = None, color: str = "red") -> SceneObject:
@@ -75,3 +93,39 @@ def random_scene(rng: np.random.Generator, width=160, height=120, count=9, high_
         )
     camera = look_at((float(rng.uniform(-2, 2)), -8.0, float(rng.uniform(3, 6))), (0.0, 0.0, 0.3), width, height)
     return Scene(camera=camera, lights=counting_lights(), stage=Stage(world_strength=0.3), objects=objects)
+
+
+# Occlusion sweeps (the sweep and recount tests): a close camera so the target covers hundreds of pixels.
+SWEEP_CAMERA = look_at((0.0, -5.0, 3.0), (0.0, 0.0, 0.4), 160, 120)
+
+
+def three_objects(occluder_shape: str = "cylinder", occluder_size: float = 1.1) -> Scene:
+    """Target 1 (a cone in the middle), occluder 2 to the right, a torus 3 to the left."""
+    return scene(
+        [obj(1, "cone", 1.0, 0.0, 0.0), obj(2, occluder_shape, occluder_size, 1.8, -1.2, color="blue"),
+         obj(3, "torus", 0.8, -1.8, 0.6, color="green")],
+        camera=SWEEP_CAMERA,
+    )
+
+
+def counting_item(scene_: Scene, shape: str = "cone", min_visibility: float = 0.0) -> Item:
+    """A shape_count item over a hand-made scene; its gold is the number of `shape` objects."""
+    question = Question(question_id="hand-q0", text=f"How many {shape}s are in the scene?", answer_type="integer",
+                        gold=sum(o.shape == shape for o in scene_.objects), subject={"shape": shape})
+    truth = measure(scene_)
+    return Item(item_id="hand", family="shape_count", params={"min_visibility": min_visibility}, seed=5,
+                seed_entropy=[5], scene=scene_, ground_truth=GroundTruth(objects=truth.truths), questions=[question],
+                difficulty={"n_shape_types": 3, "min_visibility": min_visibility, "least_visibility": 1.0})
+
+
+# Records composed without rendering, one family at a time (the eval tests).
+PROVENANCE = Provenance(stim3d_version="test", blender_version=None, engine="raster", samples=1, device="cpu",
+                        denoise=False)
+LARGER = {"letters": (320, 240), "odd_grid": (320, 240)}  # their dots and cells need more pixels than 64x48
+
+
+def family_records(family: str, seed: int = 1) -> list[Record]:
+    width, height = LARGER.get(family, (64, 48))
+    item = make_item(family, {}, [seed, 0, 0], f"{family}-t0-{seed:05d}", Frame(width, height),
+                     question_sets=("default", "describe"))
+    return records_for(item.model_copy(update={"provenance": PROVENANCE}), "items/x/image.png", "ab" * 32)

@@ -8,88 +8,21 @@ from __future__ import annotations
 
 import io
 import json
-import time
-from collections import deque
 from types import SimpleNamespace
 
 import pytest
 
-from stim3d.render.batch.config import ItemPlan, expand, load_config
+from stim3d.render.batch.config import expand, load_config
 from stim3d.render.batch.driver import ProgressEvent
 from stim3d.render.batch.executors import schedule
-from stim3d.render.batch.executors.jobs import BatchAborted, Job, Outcome, threads_per_worker
-from stim3d.render.batch.executors.schedule import WorkerEvent
+from stim3d.render.batch.executors.jobs import BatchAborted, Outcome, threads_per_worker
 from stim3d.render.batch.keys import item_key
 from stim3d.render.batch.produce import produce_item
 from stim3d.render.batch.progress import BatchProgress
 from stim3d.render.batch.summary import constant_baselines, percentile
 from stim3d.scenes.model import RenderSettings
-from tests.batch_support import complete_items, reference_batch, stim3d
-
-
-class ScriptedPool:
-    """Workers that do what `script[item_id]` says: a list of behaviours, one per attempt.
-
-    Behaviours: "ok", "crash" (the worker dies), "error" (an exception), "infeasible",
-    "hang" (no answer ever comes). Workers: `dead_on_start` (each dies before it is ready),
-    `hung_starts` (the first N never get ready). Records which worker ran what, and which were
-    stopped or killed.
-    """
-
-    def __init__(self, script: dict[str, list[str]] | None = None, dead_on_start: bool = False, hung_starts: int = 0):
-        self.script = {k: deque(v) for k, v in (script or {}).items()}
-        self.dead_on_start = dead_on_start
-        self.hung_starts = hung_starts
-        self.events: deque[WorkerEvent] = deque()
-        self.started = 0
-        self.ran: dict[int, list[str]] = {}  # worker -> item ids it was given, in order
-        self.ahead: dict[str, str | None] = {}  # item id -> the item reserved as that worker's next
-        self.stopped: list[int] = []
-        self.killed: list[int] = []
-
-    def start(self) -> int:
-        handle, self.started = self.started, self.started + 1
-        self.ran[handle] = []
-        if handle < self.hung_starts:
-            return handle  # no event ever comes
-        self.events.append(WorkerEvent(handle, "died", reason="exit code 1") if self.dead_on_start else WorkerEvent(handle, "ready"))
-        return handle
-
-    def submit(self, handle: int, job: Job) -> None:
-        self.ran[handle].append(job.item_id)
-        self.ahead[job.item_id] = job.ahead.item_id if job.ahead else None
-        behaviour = self.script.get(job.item_id, deque()).popleft() if self.script.get(job.item_id) else "ok"
-        if behaviour == "crash":
-            self.events.append(WorkerEvent(handle, "died", reason="worker process killed by SIGABRT"))
-        elif behaviour == "error":
-            self.events.append(WorkerEvent(handle, "done", Outcome(job.item_id, "error", reason="RuntimeError: boom")))
-        elif behaviour == "hang":
-            pass
-        elif behaviour == "infeasible":
-            self.events.append(WorkerEvent(handle, "done", Outcome(job.item_id, "infeasible",
-                                                              reason="constraint 'min_visibility' could not be met")))
-        else:
-            self.events.append(WorkerEvent(handle, "done", Outcome(job.item_id, "rendered", seconds=1.0)))
-
-    def wait(self, timeout: float | None = None) -> list[WorkerEvent]:
-        if not self.events:  # only hung workers left: the time runs out
-            assert timeout is not None, "waiting forever on a hung worker"
-            time.sleep(timeout)
-            return []
-        return [self.events.popleft()]
-
-    def stop(self, handle: int) -> None:
-        self.stopped.append(handle)
-
-    def kill(self, handle: int) -> None:
-        self.killed.append(handle)
-
-    def shutdown(self) -> None:
-        pass
-
-
-def jobs(n: int) -> list[Job]:
-    return [Job(ItemPlan(f"item-{i}", "shape_count", {}, 0, i, "test"), key="k") for i in range(n)]
+from tests.batch_support import ScriptedPool, complete_items, jobs, reference_batch, stim3d
+from tests.worker_faults import fault_env
 
 
 def run(pool: ScriptedPool, n: int, workers: int = 1, recycle_after: int = 50,
@@ -242,7 +175,7 @@ def test_a_worker_that_aborts_costs_only_its_item(tmp_path_factory, tmp_path):
     config, expected = reference_batch(tmp_path_factory)
     faulty = "shape_count-t0-00003"
     out = tmp_path / "out"
-    result = stim3d("render", str(config), "--out", str(out), "--workers", "2", env={"STIM3D_FAULT_ITEM": faulty})
+    result = stim3d("render", str(config), "--out", str(out), "--workers", "2", env=fault_env(abort=faulty))
     assert result.returncode == 1, result.stderr
     assert complete_items(out) == [i for i in complete_items(expected) if i != faulty]
     for item_id in complete_items(out):

@@ -9,24 +9,10 @@ import pytest
 
 from stim3d.eval.baselines import baseline_answers
 from stim3d.eval.stats import fit_logistic, wilson
-from stim3d.render.batch.records import records_for
 from stim3d.scenes.families import FAMILIES
-from stim3d.scenes.families.base import Frame
-from stim3d.scenes.items import make_item
-from stim3d.scenes.model import Provenance
 from stim3d.scoring.records import Answer, Record, Scoring
 from stim3d.scoring.report import score, score_record
-
-PROVENANCE = Provenance(stim3d_version="test", blender_version=None, engine="raster", samples=1, device="cpu",
-                        denoise=False)
-LARGER = {"letters": (320, 240), "odd_grid": (320, 240)}  # their dots and cells need more pixels than 64x48
-
-
-def family_records(family: str, seed: int = 1) -> list[Record]:
-    width, height = LARGER.get(family, (64, 48))
-    item = make_item(family, {}, [seed, 0, 0], f"{family}-t0-{seed:05d}", Frame(width, height),
-                     question_sets=("default", "describe"))
-    return records_for(item.model_copy(update={"provenance": PROVENANCE}), "items/x/image.png", "ab" * 32)
+from tests.helpers import family_records
 
 
 def with_gold(record: Record, qid: str, kind: str, gold, rule: str, options=None) -> Record:

@@ -29,7 +29,7 @@ from stim3d.cli import main
 from stim3d.render.export.vlmevalkit import tsv_row
 from stim3d.scoring.records import answer_text, read_records
 from tests.eval_server import tiny_batch
-from tests.test_eval_baselines import family_records
+from tests.helpers import family_records
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from stim3d.eval.report import sections
 from stim3d.scoring.records import answer_text, read_records
 from stim3d.scoring.report import score
 from tests.eval_server import tiny_batch
-from tests.test_eval_baselines import family_records
+from tests.helpers import family_records
 
 
 @pytest.fixture

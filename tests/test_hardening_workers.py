@@ -23,8 +23,8 @@ from stim3d.render.batch.executors.jobs import BatchAborted, JobContext, Outcome
 from stim3d.render.batch.executors.local import LocalPool
 from stim3d.render.batch.executors.schedule import WorkerEvent
 from stim3d.scenes.model import RenderSettings
-from tests.batch_support import ITEM_TIMEOUT, ROOT, children_of, stim3d
-from tests.test_batch import ScriptedPool, jobs
+from tests.batch_support import ITEM_TIMEOUT, ROOT, ScriptedPool, children_of, jobs, stim3d
+from tests.worker_faults import fault_env
 
 
 class CountingPool(ScriptedPool):
@@ -144,7 +144,7 @@ def test_killed_workers_are_replaced_within_the_limit_and_retries_are_counted(tm
     faulty = [f"shape_count-t0-{i:05d}" for i in (1, 2, 5, 8)]  # each aborts its worker, twice
     proc = subprocess.Popen([sys.executable, "-m", "stim3d", "render", str(config), "--out", str(out), "--workers", "2"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "STIM3D_FAULT_ITEM": ",".join(faulty)})
+                            env={**os.environ, **fault_env(abort=faulty)})
     peak, samples = 0, 0
     while proc.poll() is None:
         peak = max(peak, len(_worker_pids(proc.pid)))
@@ -164,10 +164,10 @@ def test_a_hung_item_costs_its_timeout_not_the_batch(tmp_path):
     config = tmp_path / "batch.yaml"
     config.write_text(RASTER_CONFIG)
     out = tmp_path / "out"
-    hung = "shape_count-t0-00003"  # its worker sleeps as a hung render would (the STIM3D_HANG_ITEM hook)
+    hung = "shape_count-t0-00003"  # its worker sleeps as a hung render would (tests/worker_faults.py)
     started = time.monotonic()
     done = stim3d("render", str(config), "--out", str(out), "--workers", "2", "--item-timeout", str(ITEM_TIMEOUT),
-                  "--quiet", env={**os.environ, "STIM3D_HANG_ITEM": hung})
+                  "--quiet", env=fault_env(hang=hung))
     assert done.returncode == 1, done.stderr  # that item failed; the batch finished
     assert time.monotonic() - started < 120  # two timeouts and nine items, not the hook's ten minutes
     summary = json.loads((out / "summary.json").read_text())
@@ -178,9 +178,10 @@ def test_a_hung_item_costs_its_timeout_not_the_batch(tmp_path):
 
 
 def test_a_worker_that_hangs_while_starting_is_killed_and_cannot_hold_the_batch(tmp_path, monkeypatch):
-    """Real worker processes that never get ready (the STIM3D_HANG_STARTUP hook): each is killed at the
+    """Real worker processes that never get ready (tests/worker_faults.py): each is killed at the
     start-up timeout, and three in a row stop the run with one line instead of waiting forever."""
-    monkeypatch.setenv("STIM3D_HANG_STARTUP", "1")
+    for name, value in fault_env(hang_startup=True).items():
+        monkeypatch.setenv(name, value)
     context = JobContext(0, RenderSettings(engine="raster", width=64, height=48), tmp_path / "out")
     started = time.monotonic()
     with pytest.raises(BatchAborted) as caught:

@@ -6,7 +6,6 @@ Needs the `ray` extra; skipped (with the reason) where Ray is not installed.
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
@@ -21,6 +20,7 @@ from tests.batch_support import (  # noqa: E402
     temporaries,
     write_config,
 )
+from tests.worker_faults import fault_env
 
 
 @pytest.mark.bpy
@@ -49,9 +49,9 @@ def test_a_hung_ray_actor_is_killed_at_the_item_timeout(tmp_path):
     config = tmp_path / "batch.yaml"
     config.write_text("seed: 5\nrender: {engine: raster, width: 64, height: 48}\n"
                       "tasks:\n  - {family: shape_count, count: 4, params: {max_instances: 2}}\n")
-    hung = "shape_count-t0-00001"  # the actor sleeps as a hung render would (STIM3D_HANG_ITEM, inherited by Ray)
+    hung = "shape_count-t0-00001"  # the actor sleeps as a hung render would (tests/worker_faults.py, through the environment Ray inherits)
     result = stim3d("render", str(config), "--out", str(tmp_path / "out"), "--executor", "ray", "--workers", "2",
-                    "--item-timeout", str(ITEM_TIMEOUT), "--quiet", env={**os.environ, "STIM3D_HANG_ITEM": hung}, timeout=240)
+                    "--item-timeout", str(ITEM_TIMEOUT), "--quiet", env=fault_env(hang=hung), timeout=240)
     assert result.returncode == 1, result.stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert list(summary["failed"]) == [hung] and summary["rendered"] == 3

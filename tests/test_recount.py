@@ -10,8 +10,7 @@ from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.model import Question
 from stim3d.scenes.sweep import level_gold, sweep_item
 from stim3d.scenes.visibility import measure
-from tests.helpers import obj, scene
-from tests.test_sweep import counting_item, three_objects
+from tests.helpers import counting_item, obj, scene, three_objects
 
 
 def test_the_addon_and_a_sweep_recount_the_same_scene_alike_a_fully_hidden_object_counting():

@@ -18,7 +18,7 @@ import pytest
 
 from stim3d.render.sweep import accuracy_by_level, parse_levels, read_scores
 from stim3d.scenes.camera import look_at
-from stim3d.scenes.model import GroundTruth, Item, Question, Scene
+from stim3d.scenes.model import GroundTruth, Scene
 from stim3d.scenes.sweep import (
     SweepError,
     choose_pair,
@@ -29,34 +29,14 @@ from stim3d.scenes.sweep import (
     sweep_stage,
 )
 from stim3d.scenes.visibility import measure
-from tests.helpers import obj, scene
+from tests.helpers import SWEEP_CAMERA, counting_item, obj, scene, three_objects
 
 ROOT = Path(__file__).resolve().parents[1]
 LEVELS = [0.2, 0.4, 0.6, 0.8, 1.0]
-CAMERA = look_at((0.0, -5.0, 3.0), (0.0, 0.0, 0.4), 160, 120)
-
-
-def three_objects(occluder_shape: str = "cylinder", occluder_size: float = 1.1) -> Scene:
-    """Target 1 (a cone in the middle), occluder 2 to the right, a torus 3 to the left."""
-    return scene(
-        [obj(1, "cone", 1.0, 0.0, 0.0), obj(2, occluder_shape, occluder_size, 1.8, -1.2, color="blue"),
-         obj(3, "torus", 0.8, -1.8, 0.6, color="green")],
-        camera=CAMERA,
-    )
 
 
 def visibility_of(scene_: Scene, object_id: int) -> float:
     return measure(scene_).visibility()[object_id]
-
-
-def counting_item(scene_: Scene, shape: str = "cone", min_visibility: float = 0.0) -> Item:
-    """A shape_count item over a hand-made scene; its gold is the number of `shape` objects."""
-    question = Question(question_id="hand-q0", text=f"How many {shape}s are in the scene?", answer_type="integer",
-                        gold=sum(o.shape == shape for o in scene_.objects), subject={"shape": shape})
-    truth = measure(scene_)
-    return Item(item_id="hand", family="shape_count", params={"min_visibility": min_visibility}, seed=5,
-                seed_entropy=[5], scene=scene_, ground_truth=GroundTruth(objects=truth.truths), questions=[question],
-                difficulty={"n_shape_types": 3, "min_visibility": min_visibility, "least_visibility": 1.0})
 
 
 @pytest.mark.parametrize("occluder", [("cylinder", 1.1), ("sphere", 1.4)])
@@ -162,7 +142,7 @@ def test_other_objects_keep_their_visibility_floor():
     """No level may hide a third object below the floor; the levels that would are reported, naming it."""
     objects = [obj(1, "cone", 1.0, 0.0, 0.0), obj(2, "cylinder", 1.1, 1.8, -1.2, color="blue"),
                obj(3, "sphere", 0.5, 1.5, 0.3, color="green")]  # right of the target, behind the path
-    crowded = scene(objects, camera=CAMERA)
+    crowded = scene(objects, camera=SWEEP_CAMERA)
     free = sweep_scene(crowded, 1, 2, LEVELS)
     hidden = {lv.requested for lv in free.levels if lv.reachable and visibility_of(lv.scene, 3) < 0.9}
     assert 0 < len(hidden) < len(LEVELS), "the occluder should hide object 3 at some levels, not all"
@@ -196,7 +176,7 @@ def test_default_target_is_one_that_can_be_hidden_to_the_lowest_level():
     """Two cubes are asked about; nothing can hide the big central one to 0.1, the small one can be."""
     objects = [obj(1, "cube", 1.2, 0.0, 0.0), obj(2, "cube", 0.5, -1.6, 0.6, color="blue"),
                obj(3, "cylinder", 0.8, 1.6, -1.0, color="green")]
-    source = scene(objects, camera=CAMERA)
+    source = scene(objects, camera=SWEEP_CAMERA)
     assert rank_targets(source, {"shape": "cube"}) == [1, 2]
     assert rank_occluders(source, 1)[0][0] > 0.2
     target, occluders = choose_pair(source, 0.1, {"shape": "cube"})

@@ -16,7 +16,7 @@ from stim3d.scenes.items import make_item
 from stim3d.scenes.sweep import sweep_item
 from stim3d.scenes.sweep.added import ROLE
 from stim3d.scenes.visibility import measure
-from tests.test_sweep import counting_item, three_objects
+from tests.helpers import counting_item, three_objects
 
 ROOT = Path(__file__).resolve().parents[1]
 LEVELS = [0.0, 0.1, 0.3, 0.6, 1.0]

@@ -23,7 +23,7 @@ from stim3d.render.batch.item_folder import load_item, load_mask
 from stim3d.render.files import file_sha256
 from stim3d.render.sweep import run_occlusion_sweep  # noqa: E402
 from stim3d.scoring.records import read_records
-from tests.test_sweep import counting_item, three_objects  # noqa: E402
+from tests.helpers import counting_item, three_objects  # noqa: E402
 
 pytestmark = pytest.mark.bpy
 

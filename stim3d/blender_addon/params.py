@@ -21,10 +21,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticUndefined
 
+from stim3d.errors import Stim3dError
+
 INT_LIMIT = 2**31 - 1  # Blender's IntProperty is a C int
 
 
-class ParamsError(ValueError):
+class ParamsError(Stim3dError, ValueError):
     """Parameters the family's model rejects: one line naming the field, the value and the rule."""
 
 

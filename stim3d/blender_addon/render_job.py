@@ -6,8 +6,9 @@ Run by blender_addon/jobs.py, never by hand:
 
 Why a separate process: the batch renderer (`render.blender.render_scene`)
 starts from factory settings, which would wipe the user's open session; a child
-Blender renders the edited item with exactly the batch's code (render_item,
-write_records) and leaves the user's scene alone.
+Blender renders the edited item with exactly the code every composed item goes
+through (render/batch/composed.py: lock, render_item, records) and leaves the user's
+scene alone.
 
 JOB.json: {"item": item JSON, "settings": RenderSettings, "out": batch folder,
 "workdir": scratch folder, "sys_path": folders to import stim3d and its wheels
@@ -23,14 +24,15 @@ from pathlib import Path
 
 def run(job: dict) -> tuple[Path, int]:
     """Render, write the item folder, rebuild OUT/records.jsonl. Returns (folder, record count)."""
+    from stim3d.render.batch.composed import ComposedPlan, render_composed
     from stim3d.render.batch.folder import BatchFolder
-    from stim3d.render.batch.produce import render_item
     from stim3d.scenes.model import Item, RenderSettings
 
     item = Item.model_validate_json(job["item"])
     settings = RenderSettings.model_validate(job["settings"])
-    folder = render_item(item, settings, Path(job["out"]), Path(job["workdir"]), key=None, edited_by_hand=True)
-    return folder, len(BatchFolder(job["out"]).write_records())
+    plan = ComposedPlan([(item, settings)], key=None, records="folder", edited_by_hand=True)  # an edit always renders
+    run = render_composed(plan, Path(job["out"]), in_process=True, scratch=Path(job["workdir"]))
+    return BatchFolder(job["out"]).item_dir(item.item_id), run.records
 
 
 def main(job_path: str) -> int:

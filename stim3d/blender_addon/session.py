@@ -18,6 +18,7 @@ from typing import Any
 import bpy
 from pydantic import ValidationError
 
+from stim3d.errors import Stim3dError
 from stim3d.render.backends import blender_scene
 from stim3d.render.backends.readback import ROLE_KEY
 from stim3d.scenes.camera import blender_lens
@@ -29,7 +30,7 @@ from stim3d.scenes.model import SCHEMA_VERSION, Item, LookName, RenderSettings
 BUILT_KEY = "stim3d_built"  # custom property on every object (and the world) the add-on built
 
 
-class ItemFileError(ValueError):
+class ItemFileError(Stim3dError, ValueError):
     """An item.json that cannot be opened: one line naming the file and what is wrong."""
 
 

@@ -19,8 +19,9 @@ from collections.abc import Callable, Sequence
 
 from stim3d.cli import addon, batch, export, logs, presets, score, study, sweep, views
 from stim3d.cli import eval as eval_cmd
-from stim3d.cli.common import CliParser, CoreInterrupted, UsageError, error_line
+from stim3d.cli.common import CliParser, CoreInterrupted, error_line
 from stim3d.cli.streams import guarded_streams
+from stim3d.errors import Stim3dError
 from stim3d.version import __version__
 
 GROUPS = (batch, presets, score, eval_cmd, study, export, views, sweep, addon)  # the order of `stim3d --help`
@@ -48,10 +49,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(func: Callable[[argparse.Namespace], int], args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     """Run one command, turning the library's one-line exceptions into one stderr line and exit code 2."""
     from stim3d.render.batch.config import ConfigError
-    from stim3d.render.batch.lock import FolderLocked
-    from stim3d.render.files import OutsideDestination
-    from stim3d.scenes.placement import InfeasibleError
-    from stim3d.scenes.visibility import RayBackendMissing
 
     try:
         logs.configure(args.verbose, args.log_file)
@@ -65,7 +62,7 @@ def _run(func: Callable[[argparse.Namespace], int], args: argparse.Namespace, ar
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(f"stim3d: error: {line}", file=sys.stderr)
         return 2
-    except (UsageError, RayBackendMissing, InfeasibleError, FolderLocked, OutsideDestination) as exc:
+    except Stim3dError as exc:  # every user-facing failure (stim3d/errors.py): one line, exit 2
         logs.LOGGER.debug("the error's traceback", exc_info=True)  # --verbose / --log-file show where it came from
         print(f"stim3d: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
         return 2

@@ -8,11 +8,12 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
+from stim3d.errors import Stim3dError
 from stim3d.render.batch.folder import RECORDS
 from stim3d.render.files import TMP_MARK
 
 
-class UsageError(Exception):
+class UsageError(Stim3dError):
     """A user's mistake outside the config (an argument, a path)."""
 
 

@@ -22,8 +22,8 @@ def occluder_choice(text: str) -> int | str | None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from stim3d.cli.rendering import require_renderer
+    from stim3d.errors import MissingObject
     from stim3d.render.batch.executors import ExecutorUnavailable, check_ray
-    from stim3d.render.batch.lock import folder_lock
     from stim3d.render.sweep import parse_levels, run_occlusion_sweep
     from stim3d.scenes.sweep import SweepError
 
@@ -46,15 +46,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         out = Path(args.out)
         if out.exists() and not out.is_dir():
             raise UsageError(f"--out {out}: exists and is not a folder")
-        with folder_lock(out):
-            report = run_occlusion_sweep(Path(args.source), levels, out, target_id=args.target,
-                                         occluder_id=args.occluder, engine=args.engine, samples=args.samples,
-                                         plot=args.plot, scores=scores, progress=progress, workers=args.workers,
-                                         executor=args.executor, address=args.address)
-    except KeyError as exc:  # an item of a config source lacks the --target/--occluder id
-        if "has no object" not in str(exc):
-            raise
-        raise UsageError(f"--target/--occluder: {exc.args[0]}") from None
+        report = run_occlusion_sweep(Path(args.source), levels, out, target_id=args.target,
+                                     occluder_id=args.occluder, engine=args.engine, samples=args.samples,
+                                     plot=args.plot, scores=scores, progress=progress, workers=args.workers,
+                                     executor=args.executor, address=args.address)
+    except MissingObject as exc:  # an item of a config source lacks the --target/--occluder id
+        raise UsageError(f"--target/--occluder: {exc}") from None
     except SweepError as exc:
         raise UsageError(str(exc)) from None
     except ExecutorUnavailable as exc:
@@ -69,7 +66,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def cmd_sweep_look(args: argparse.Namespace) -> int:
     from stim3d.cli.rendering import require_renderer
     from stim3d.render.batch.executors import ExecutorUnavailable, check_ray
-    from stim3d.render.batch.lock import folder_lock
     from stim3d.render.sweep.looks import parse_looks, run_look_sweep
     from stim3d.scenes.sweep import SweepError
 
@@ -88,10 +84,9 @@ def cmd_sweep_look(args: argparse.Namespace) -> int:
         out = Path(args.out)
         if out.exists() and not out.is_dir():
             raise UsageError(f"--out {out}: exists and is not a folder")
-        with folder_lock(out):
-            report = run_look_sweep([Path(s) for s in args.sources], out, looks, engine=args.engine,
-                                    samples=args.samples, progress=progress, workers=args.workers,
-                                    executor=args.executor, address=args.address)
+        report = run_look_sweep([Path(s) for s in args.sources], out, looks, engine=args.engine,
+                                samples=args.samples, progress=progress, workers=args.workers,
+                                executor=args.executor, address=args.address)
     except (SweepError, ExecutorUnavailable) as exc:
         raise UsageError(str(exc)) from None
     for line in report.summary_lines():

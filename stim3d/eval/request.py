@@ -26,7 +26,6 @@ from PIL import Image
 
 from stim3d.scoring.records import Record
 
-IMAGE_PLACEHOLDER = "{image}"  # where the data URL goes; the hashed body names the image by its sha256 instead
 RESERVED = ("model", "messages")  # extra body fields may not replace these
 
 

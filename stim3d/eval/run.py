@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stim3d.errors import Stim3dError
 from stim3d.eval.baselines import PREFIX, baseline_answers
 from stim3d.eval.client import Endpoint, PermanentError, TransientError, message_content, post_json
 from stim3d.eval.request import RequestOptions, image_data_url, request_body, request_hash, shown_request
@@ -34,7 +35,7 @@ FATAL_STATUS = (401, 403, 404)  # a bad key or a model the server does not have:
 ProgressFn = Callable[[int, int, str], None]  # (done, total, message)
 
 
-class EvalError(ValueError):
+class EvalError(Stim3dError, ValueError):
     """A caller's mistake (bad URL, unknown baseline, unset key variable, no records): one line naming it."""
 
 

@@ -1,3 +1,1 @@
-"""Turning items into files: backends, batch driver, item folders, records, CLI."""
-
-__version__ = "0.1.0"
+"""Turning items into files: backends, batch driver and folder, item folders, records, views, exports, sweeps."""

@@ -18,12 +18,14 @@ import os
 import shutil
 import socket
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
+
+from stim3d.errors import Stim3dError
 
 TMP_MARK = ".tmp-"
 
@@ -64,9 +66,14 @@ def write_json_atomic(path: Path, payload: Any) -> None:
     write_text_atomic(path, json.dumps(payload, indent=2) + "\n")
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
+def log_tail(path: Path, lines: int, keep: Callable[[str], bool] = bool) -> list[str]:
+    """The last `lines` lines of a log file that `keep` accepts ([] when it cannot be read): one reader for every
+    log stim3d quotes in an error (a worker's log, Blender's render log)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return []
+    return [line for line in text.splitlines() if keep(line)][-lines:]
 
 
 def write_jsonl_atomic(path: Path, rows: Iterable[BaseModel]) -> None:
@@ -144,7 +151,7 @@ def remove_temporaries(folder: Path) -> int:
     return len(stale)
 
 
-class OutsideDestination(ValueError):
+class OutsideDestination(Stim3dError, ValueError):
     """A path built from a name read from a file would land outside the folder it belongs in."""
 
 

@@ -24,7 +24,6 @@ PALETTE: dict[str, tuple[float, float, float]] = {
     "yellow": (0.96, 0.86, 0.08),
 }
 COLOR_NAMES: tuple[str, ...] = tuple(PALETTE)
-DELTA_E_FORMULA = "CIEDE2000"
 
 
 def named(name: str) -> Color:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from stim3d.errors import Stim3dError
 from stim3d.scoring.records import Answer
 
 from .families import Family, Frame, clip, get_family
@@ -32,7 +33,7 @@ def item_seed(entropy: list[int]) -> int:
     return int(np.random.SeedSequence(entropy).generate_state(1)[0] & 0x7FFFFFFF)
 
 
-class MalformedItem(ValueError):
+class MalformedItem(Stim3dError, ValueError):
     """A family composed an item that cannot be scored (a gold that does not fit its answer type, an answer type
     the family does not declare): a bug in the family, caught before anything is written. `str()` is one line."""
 

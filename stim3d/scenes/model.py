@@ -22,6 +22,7 @@ from pydantic import (
     model_serializer,
 )
 
+from stim3d.errors import MissingObject
 from stim3d.scenes.names import ItemId, SplitName
 from stim3d.scoring.answers import AnswerType, Gold
 
@@ -227,7 +228,7 @@ class Scene(Strict):
         for obj in self.objects:
             if obj.id == object_id:
                 return obj
-        raise KeyError(f"scene has no object with id {object_id}")
+        raise MissingObject("scene", object_id)
 
 
 
@@ -295,7 +296,7 @@ class GroundTruth(Strict):
         for truth in self.objects:
             if truth.id == object_id:
                 return truth
-        raise KeyError(f"ground truth has no object with id {object_id}")
+        raise MissingObject("ground truth", object_id)
 
 
 class RenderSettings(Strict):

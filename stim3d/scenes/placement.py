@@ -23,13 +23,15 @@ import fcl
 import numpy as np
 import trimesh
 
+from stim3d.errors import Stim3dError
+
 from .camera import geometry
 from .model import Camera, SceneObject, round6
 from .primitives import axis_angle_quat, quat_to_matrix, unit_mesh, world_vertices
 from .visibility import VisibilityCanvas
 
 
-class InfeasibleError(RuntimeError):
+class InfeasibleError(Stim3dError, RuntimeError):
     """An item whose constraints could not be met within the retry budget."""
 
     def __init__(self, constraint: str, detail: str):

@@ -26,12 +26,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import trimesh
 
+from stim3d.errors import Stim3dError
+
 from .camera import CameraGeometry, geometry
 from .model import Camera, ObjectTruth, Scene, SceneObject, round6
 from .primitives import unit_mesh, world_vertices
 
 
-class RayBackendMissing(RuntimeError):
+class RayBackendMissing(Stim3dError, RuntimeError):
     """trimesh has no embree: the pure-Python fallback is ~50x slower and needs huge memory."""
 
 

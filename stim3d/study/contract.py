@@ -126,7 +126,7 @@ class Session(BaseModel):
     """One participant's visit, as the server stores it and the download fallback saves it."""
 
     model_config = ConfigDict(extra="forbid")
-    format: Literal["stim3d-study-session/1"] = SESSION_FORMAT
+    format: Literal["stim3d-study-session/1"] = "stim3d-study-session/1"  # SESSION_FORMAT
     study: str  # the study id of study.json
     participant: ParticipantId
     session: SessionId

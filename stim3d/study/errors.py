@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from stim3d.errors import Stim3dError
 
-class StudyError(ValueError):
+
+class StudyError(Stim3dError, ValueError):
     """A study cannot be built, served or scored as asked; the message is one line naming what and why."""

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import importlib.util
 
+from stim3d.errors import Stim3dError
+
 BLENDER_EXTRA = 'pip install "stim3d[blender]" (Python 3.11)'
 ENGINE_MODULES = {"cycles": "bpy", "workbench": "bpy", "raster": "pyrender"}
 
 
-class RendererMissing(RuntimeError):
+class RendererMissing(Stim3dError, RuntimeError):
     """The module an engine renders with is not installed: one line naming it and the install command."""
 
 

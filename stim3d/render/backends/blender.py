@@ -66,6 +66,7 @@ from typing import Any
 import numpy as np
 
 from stim3d.render.backends.output import RenderOutput
+from stim3d.render.files import log_tail
 from stim3d.scenes.interchange import normals_to_camera
 from stim3d.scenes.model import RenderSettings, Scene
 
@@ -138,14 +139,6 @@ def _stderr_without(noise: bytes, path: Path, active: bool = True):
         kept = [line for line in path.read_bytes().splitlines(keepends=True) if noise not in line]
         if kept:
             os.write(2, b"".join(kept))
-
-
-def _log_tail(path: Path, lines: int = 20) -> str:
-    try:
-        text = path.read_text(errors="replace").splitlines()
-    except OSError:
-        return ""
-    return "\n".join(line for line in text[-lines:] if not line.startswith("Fra:"))
 
 
 def _enable_gpu(bpy) -> str:
@@ -382,7 +375,8 @@ def render_scene(scene: Scene, settings: RenderSettings, seed: int, workdir: Pat
         except RuntimeError as error:
             if str(error) == GPU_ERROR:
                 raise
-            raise RuntimeError(f"Blender render failed: {error}\n{_log_tail(log_path)}") from error
+            tail = "\n".join(log_tail(log_path, 20, lambda line: not line.startswith("Fra:")))  # not the progress lines
+            raise RuntimeError(f"Blender render failed: {error}\n{tail}") from error
 
     with Image.open(image_path) as png:
         image = np.asarray(png.convert("RGB"), dtype=np.uint8).copy()

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from stim3d.errors import Stim3dError
 from stim3d.render.backends.blender_scene import ROUGHNESS, object_name
 from stim3d.scenes.colors import PALETTE, delta_e_srgb, linear_to_srgb, named, nearest_palette_color
 from stim3d.scenes.model import Color, Scene, SceneObject, round6
@@ -51,7 +52,7 @@ SCALE_TOLERANCE = 1e-4  # relative spread of the three scale factors still calle
 FAR_FROM_PALETTE = 10.0  # CIEDE2000: a recolour further than this from every palette colour is worth a note
 
 
-class ReadbackError(ValueError):
+class ReadbackError(Stim3dError, ValueError):
     """The Blender scene holds something the scene model cannot describe; `problems` lists each, one line each."""
 
     def __init__(self, problems: list[str]):

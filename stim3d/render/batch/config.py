@@ -40,6 +40,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
+from stim3d.errors import Stim3dError
 from stim3d.scenes.balance import ANSWER_KEY, task_answers
 from stim3d.scenes.families import FamilyError, get_family
 from stim3d.scenes.model import LOOK_NAMES, LookName, RenderSettings
@@ -68,7 +69,7 @@ def split_look(overrides: dict[str, Any]) -> tuple[dict[str, Any], Any]:
     return {k: v for k, v in overrides.items() if k != LOOK_KEY}, overrides.get(LOOK_KEY)
 
 
-class ConfigError(ValueError):
+class ConfigError(Stim3dError, ValueError):
     """A user's mistake in a config: one line naming the field, the value and what is allowed."""
 
 

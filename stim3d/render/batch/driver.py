@@ -196,7 +196,7 @@ def _render_locked(config: BatchConfig, out: Path, force: bool, progress: Progre
                                    retries=report.retries))
 
     try:
-        used = run_jobs(todo, config.seed, config.render, out, on_outcome, workers=workers, executor=executor,
+        used = run_jobs(todo, config.render, out, on_outcome, seed=config.seed, workers=workers, executor=executor,
                         address=address, recycle_after=recycle_after, item_timeout=item_timeout)
         report.workers = used or report.workers
     except KeyboardInterrupt:

@@ -269,11 +269,6 @@ class BatchFolder:
                 skipped[path.name] = problem
         return folders
 
-    def stored_key(self, item_id: str) -> str | None:
-        """The key the item's folder was rendered with, when it is done by the strict rule (else None)."""
-        state = self.state(item_id, None)
-        return state.key if state.done else None
-
     def state(self, item_id: str, key: str | None) -> ItemState:
         """Done, or redo with the reason. The one rule: every required file present and matching checksums.json
         (required), item.json a valid item, and its stored key equal to `key` (any key when `key` is None)."""

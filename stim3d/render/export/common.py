@@ -16,6 +16,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from stim3d.errors import Stim3dError
 from stim3d.render.batch.config import ConfigError
 from stim3d.render.batch.folder import IMAGE, MASK, BatchFolder, is_link
 from stim3d.render.batch.item_folder import load_item
@@ -25,7 +26,7 @@ from stim3d.scenes.names import check_name
 from stim3d.scoring.records import Record
 
 
-class ExportError(ValueError):
+class ExportError(Stim3dError, ValueError):
     """A batch folder that cannot be exported (missing files, stale records, clashing items)."""
 
 

@@ -42,6 +42,7 @@ from collections.abc import Callable
 from importlib import metadata, resources
 from pathlib import Path
 
+from stim3d.errors import Stim3dError
 from stim3d.version import __version__
 
 # The installed (or checked-out) `stim3d` package: in a checkout stim3d/ links the top-level folders, in a wheel
@@ -70,7 +71,7 @@ INSTALL_TIME_FILES = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"}
 Progress = Callable[[str], None]
 
 
-class AddonBuildError(RuntimeError):
+class AddonBuildError(Stim3dError, RuntimeError):
     """The extension could not be built (a download failed, a file is missing): one line."""
 
 

@@ -2,7 +2,7 @@
 
 Each source item (an item folder, or every item a config plans) is rendered once per
 look into a normal item folder, `OUT/items/<item_id>-<look>/`, through the batch
-executors like any item (`stim3d.render.batch.produce.render_item`, so a look's colour
+runner of composed items (render/batch/composed.py, `render_item`, so a look's colour
 golds are re-measured and its look redrawn when a named colour no longer reads right,
 scenes/look_colours.py). Only the appearance differs: the look is drawn from the
 item's own seed (scenes/looks.py `with_look`), geometry, masks and golds are the
@@ -24,10 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stim3d.render.batch.executors import Executor, Job, Outcome, run_jobs
+from stim3d.render.batch.composed import ComposedPlan, ComposedReport, render_composed
+from stim3d.render.batch.executors import Executor
 from stim3d.render.batch.folder import BatchFolder
-from stim3d.render.batch.item_folder import install_item_files, load_item
+from stim3d.render.batch.item_folder import load_item
 from stim3d.render.batch.keys import level_key
+from stim3d.render.batch.lock import folder_lock
+from stim3d.render.sweep.run import refuse_batch_folder
 from stim3d.render.sweep.sources import load_sources
 from stim3d.scenes.looks import with_look
 from stim3d.scenes.model import LOOK_NAMES, Item, LookName
@@ -108,10 +111,7 @@ def run_look_sweep(sources: Sequence[Path], out: Path, looks: Sequence[LookName]
     source's settings (size, engine, samples; `engine`/`samples` override them).
     """
     out = Path(out)
-    folder = BatchFolder(out)
-    if folder.manifest_path.exists():
-        raise SweepError(f"--out {out} is a batch folder (it has {folder.manifest_path.name}); a sweep writes its own "
-                         "records, so give it a folder of its own")
+    refuse_batch_folder(out)
     loaded = [load_sources(Path(source), engine, samples) for source in sources]  # every source checked first
     settings = loaded[0].settings
     report = LookSweepReport(failed_sources={k: v for s in loaded for k, v in s.failed.items()})
@@ -120,58 +120,35 @@ def run_look_sweep(sources: Sequence[Path], out: Path, looks: Sequence[LookName]
     ids = [i.item_id for _, items in planned for i in items]
     if len(set(ids)) != len(ids):
         raise SweepError("the sources name one item twice; give each item folder or config once")
-    folder.prepare()
-    folder.remove_temporaries()
-    jobs, status = [], {}
-    for _, items in planned:
-        for item in items:
-            key = level_key(item, settings)
-            if folder.state(item.item_id, key).done:
-                status[item.item_id] = "skipped"
-            else:
-                jobs.append(Job(None, key, item))
-    done, total = len(status), len(ids)
-
-    def on_outcome(outcome: Outcome) -> None:
-        nonlocal done
-        done += 1
-        if outcome.files is not None:
-            install_item_files(out, outcome.item_id, outcome.files)
-        status[outcome.item_id] = "rendered" if outcome.status == "rendered" else f"failed: {outcome.reason}"
-        if progress:
-            progress(done, total, outcome.item_id, status[outcome.item_id])
-
-    run_jobs(jobs, 0, settings, out, on_outcome, workers=workers, executor=executor, address=address)
-
-    done_ids: list[str] = []
-    for source, items in planned:
-        entries: list[dict[str, Any]] = []
-        for item in items:
-            state = status[item.item_id]
-            look = item.scene.look.name if item.scene.look is not None else "studio"
-            if state.startswith("failed"):
-                report.failed_sources[item.item_id] = state.removeprefix("failed: ")
-                entries.append({"look": look, "item_id": item.item_id, "status": "failed",
-                                "reason": state.removeprefix("failed: ")})
-                continue
-            report.rendered += state == "rendered"
-            report.skipped += state == "skipped"
-            done_ids.append(item.item_id)
-            drawn = load_item(folder.item_dir(item.item_id)).scene.look
-            entries.append({"look": look, "item_id": item.item_id, "status": state,
-                            "redraws": drawn.redraws if drawn else 0,
-                            "colour_failures": list(drawn.colour_failures) if drawn else []})
-        report.sweeps.append({"source_item_id": source.item_id, "family": source.family, "looks": entries})
-    records = folder.records_of(done_ids)
-    folder.write_records(rows=records)
-    report.records = len(records)
-    summary = folder.write_summary({"looks": list(looks), "sweeps": report.sweeps,
-                                    "failed": [{"item_id": k, "reason": v}
-                                               for k, v in sorted(report.failed_sources.items())]}, LOOKS_SUMMARY)
-    report.outputs = [folder.records_path, summary]
-    for sweep in report.sweeps:
-        report.outputs.append(look_strip(sweep, folder, out / f"strip-{sweep['source_item_id']}.png"))
+    folder = BatchFolder(out)
+    with folder_lock(out):
+        plan = ComposedPlan([(item, settings) for _, items in planned for item in items], key=level_key)
+        run = render_composed(plan, out, progress=progress, workers=workers, executor=executor, address=address)
+        for source, items in planned:
+            entries = [_look_entry(item, run, folder, report) for item in items]
+            report.sweeps.append({"source_item_id": source.item_id, "family": source.family, "looks": entries})
+        report.records = run.records
+        summary = folder.write_summary({"looks": list(looks), "sweeps": report.sweeps,
+                                        "failed": [{"item_id": k, "reason": v}
+                                                   for k, v in sorted(report.failed_sources.items())]}, LOOKS_SUMMARY)
+        report.outputs = [folder.records_path, summary]
+        for sweep in report.sweeps:
+            report.outputs.append(look_strip(sweep, folder, out / f"strip-{sweep['source_item_id']}.png"))
     return report
+
+
+def _look_entry(item: Item, run: ComposedReport, folder: BatchFolder, report: LookSweepReport) -> dict[str, Any]:
+    """looks.json's row of one look item: rendered or skipped with its redraws and colour failures, or failed."""
+    look = item.scene.look.name if item.scene.look is not None else "studio"
+    state = run.status[item.item_id]
+    if state == "failed":
+        report.failed_sources[item.item_id] = run.reasons[item.item_id]
+        return {"look": look, "item_id": item.item_id, "status": "failed", "reason": run.reasons[item.item_id]}
+    report.rendered += state == "rendered"
+    report.skipped += state == "skipped"
+    drawn = load_item(folder.item_dir(item.item_id)).scene.look
+    return {"look": look, "item_id": item.item_id, "status": state, "redraws": drawn.redraws if drawn else 0,
+            "colour_failures": list(drawn.colour_failures) if drawn else []}
 
 
 def look_strip(sweep: dict, folder: BatchFolder, path: Path, label_px: int = 18) -> Path:

@@ -1,4 +1,4 @@
-"""Running a sweep: solve each source item's levels, render them through the batch executors, write records."""
+"""Running a sweep: solve each source item's levels, render them with the composed-item runner, write sweeps.json."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from stim3d.render.batch.executors import Executor, Job, Outcome, run_jobs
+from stim3d.render.batch.composed import ComposedPlan, ComposedReport, render_composed
+from stim3d.render.batch.executors import Executor
 from stim3d.render.batch.folder import BatchFolder
-from stim3d.render.batch.item_folder import install_item_files
 from stim3d.render.batch.keys import level_key
+from stim3d.render.batch.lock import folder_lock
 from stim3d.render.sweep.pictures import plot_achieved, read_scores, strip
-from stim3d.render.sweep.sources import load_sources
+from stim3d.render.sweep.sources import Sources, load_sources
 from stim3d.scenes.model import Item, SceneObject
 from stim3d.scenes.sweep import ItemSweep, SweepError, sweep_item
 
@@ -83,17 +84,41 @@ def run_occlusion_sweep(
     visibility to the plot.
     """
     out = Path(out)
+    refuse_batch_folder(out)
+    correct = read_scores(scores) if scores is not None else None  # a bad file fails before any rendering
+    sources = load_sources(source, engine, samples)
+    report = SweepReport(failed_sources=dict(sources.failed))
+    with folder_lock(out):
+        solved = _solve(sources, levels, target_id, occluder_id, report, progress)
+        items = [(level, sources.settings) for _, swept in solved for level in swept.items if level is not None]
+        run = render_composed(ComposedPlan(items, key=level_key), out, progress=progress, workers=workers,
+                              executor=executor, address=address)
+        for item, swept in solved:
+            report.sweeps.append(_sweep_summary(item, swept, _level_rows(swept, run, report)))
+        report.records = run.records
+        summary = BatchFolder(out).write_summary(
+            {"levels": levels, "sweeps": report.sweeps,
+             "failed": [{"item_id": k, "reason": v} for k, v in sorted(report.failed_sources.items())]}, SUMMARY)
+        report.outputs = [BatchFolder(out).records_path, summary]
+        if plot or correct is not None:
+            report.outputs.append(plot_achieved(report.sweeps, out / PLOT, correct))
+            for sweep in report.sweeps:
+                report.outputs.append(strip(sweep, out, out / f"strip-{sweep['source_item_id']}.png"))
+    return report
+
+
+def refuse_batch_folder(out: Path) -> None:
+    """A sweep writes its own records: refuse a batch folder (SweepError) before anything is written."""
     folder = BatchFolder(out)
     if folder.manifest_path.exists():
         raise SweepError(f"--out {out} is a batch folder (it has {folder.manifest_path.name}); a sweep writes its own "
                          "records, so give it a folder of its own")
-    correct = read_scores(scores) if scores is not None else None  # a bad file fails before any rendering
-    sources = load_sources(source, engine, samples)
-    report = SweepReport(failed_sources=dict(sources.failed))
-    folder.prepare()
-    folder.remove_temporaries()
-    total = len(sources.items) * len(levels)
 
+
+def _solve(sources: Sources, levels: list[float], target_id: int | None, occluder_id: int | Literal["add"] | None,
+           report: SweepReport, progress: ProgressFn | None) -> list[tuple[Item, ItemSweep]]:
+    """Each source item's sweep (ray casting only); an item of a config that cannot be swept is reported."""
+    total = len(sources.items) * len(levels)
     solved: list[tuple[Item, ItemSweep]] = []
     for item in sources.items:
         def note(message: str, item_id: str = item.item_id) -> None:
@@ -106,64 +131,31 @@ def run_occlusion_sweep(
             if not sources.from_config:
                 raise
             report.failed_sources[item.item_id] = str(exc)
+    return solved
 
-    jobs, status = [], {}
-    for _, swept in solved:
-        for level_item in swept.items:
-            if level_item is None:
-                continue
-            key = level_key(level_item, sources.settings)
-            if folder.state(level_item.item_id, key).done:
-                status[level_item.item_id] = "skipped"
-            else:
-                jobs.append(Job(None, key, level_item))
-    done = len(status)
 
-    def on_outcome(outcome: Outcome) -> None:
-        nonlocal done
-        done += 1
-        if outcome.files is not None:
-            install_item_files(out, outcome.item_id, outcome.files)
-        status[outcome.item_id] = "rendered" if outcome.status == "rendered" else f"failed: {outcome.reason}"
-        if progress:
-            progress(done, total, outcome.item_id, status[outcome.item_id])
-
-    run_jobs(jobs, 0, sources.settings, out, on_outcome, workers=workers, executor=executor, address=address)
-
-    done_ids: list[str] = []
-    for item, swept in solved:
-        summary_levels = []
-        for result, level_item in zip(swept.sweep.levels, swept.items):
-            if level_item is None:
-                report.unreachable += 1
-                assert result.unreachable is not None
-                summary_levels.append({"requested": result.requested, "item_id": None, "status": "unreachable",
-                                       "reason": result.unreachable.code, "detail": result.unreachable.detail})
-                continue
-            state = status[level_item.item_id]
-            if state.startswith("failed"):
-                report.failed_sources[level_item.item_id] = state.removeprefix("failed: ")
-                summary_levels.append({"requested": result.requested, "item_id": level_item.item_id,
-                                       "status": "failed", "reason": state.removeprefix("failed: ")})
-                continue
-            report.rendered += state == "rendered"
-            report.skipped += state == "skipped"
-            done_ids.append(level_item.item_id)
-            summary_levels.append({"requested": result.requested, "item_id": level_item.item_id, "status": state,
-                                   "achieved": result.achieved, "offset_m": result.offset})
-        report.sweeps.append(_sweep_summary(item, swept, summary_levels))
-    records = folder.records_of(done_ids)
-    folder.write_records(rows=records)
-    report.records = len(records)
-    summary = folder.write_summary({"levels": levels, "sweeps": report.sweeps,
-                                    "failed": [{"item_id": k, "reason": v}
-                                               for k, v in sorted(report.failed_sources.items())]}, SUMMARY)
-    report.outputs = [folder.records_path, summary]
-    if plot or correct is not None:
-        report.outputs.append(plot_achieved(report.sweeps, out / PLOT, correct))
-        for sweep in report.sweeps:
-            report.outputs.append(strip(sweep, out, out / f"strip-{sweep['source_item_id']}.png"))
-    return report
+def _level_rows(swept: ItemSweep, run: ComposedReport, report: SweepReport) -> list[dict]:
+    """sweeps.json's row of each level: reached (rendered or skipped), failed, or unreachable with the reason."""
+    rows = []
+    for result, level_item in zip(swept.sweep.levels, swept.items):
+        if level_item is None:
+            report.unreachable += 1
+            assert result.unreachable is not None
+            rows.append({"requested": result.requested, "item_id": None, "status": "unreachable",
+                         "reason": result.unreachable.code, "detail": result.unreachable.detail})
+            continue
+        state = run.status[level_item.item_id]
+        if state == "failed":
+            reason = run.reasons[level_item.item_id]
+            report.failed_sources[level_item.item_id] = reason
+            rows.append({"requested": result.requested, "item_id": level_item.item_id, "status": "failed",
+                         "reason": reason})
+            continue
+        report.rendered += state == "rendered"
+        report.skipped += state == "skipped"
+        rows.append({"requested": result.requested, "item_id": level_item.item_id, "status": state,
+                     "achieved": result.achieved, "offset_m": result.offset})
+    return rows
 
 
 def _occluder(item: Item, swept: ItemSweep) -> SceneObject | None:

@@ -19,7 +19,6 @@ parsed on first use, and overlay layers load only when switched on.
 from __future__ import annotations
 
 import math
-import os
 import re
 import shutil
 from collections.abc import Callable, Collection, Iterable, Iterator
@@ -33,6 +32,7 @@ import yaml
 from PIL import Image
 from pydantic import ValidationError
 
+from stim3d.errors import Stim3dError
 from stim3d.render.batch.config import ConfigError
 from stim3d.render.batch.folder import IMAGE, ITEM_JSON, MASK, BatchFolder
 from stim3d.render.batch.item_folder import load_item, load_mask
@@ -48,7 +48,7 @@ THUMBS_DIR = "thumbs"
 ProgressFn = Callable[[int, int, str], None]  # (done, total, item_id) over the items whose files are made
 
 
-class GalleryError(ValueError):
+class GalleryError(Stim3dError, ValueError):
     """A user's mistake (no items, an unknown family or filter key): one line naming what is wrong."""
 
 
@@ -254,7 +254,9 @@ def _drop_other_style(overlays: Path) -> None:
 
 
 def _default_workers() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+    from stim3d.render.batch.executors.jobs import available_cpus
+
+    return available_cpus()
 
 
 def build_gallery(

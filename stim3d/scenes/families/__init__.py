@@ -26,13 +26,15 @@ from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 
+from stim3d.errors import Stim3dError
+
 from .base import Composed, Family, FamilyParams, Frame
 
 GROUP = "stim3d.families"
 NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")  # family names become item-id prefixes and folder names
 
 
-class FamilyError(KeyError):
+class FamilyError(Stim3dError, LookupError):
     """An unknown family, or a plug-in that could not be loaded. `str()` is the one-line message."""
 
     def __str__(self) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from stim3d.errors import Stim3dError
+
 from ..model import Scene, SceneObject, round6
 
 TOLERANCE = 0.01
@@ -14,7 +16,7 @@ OCCLUDER_CANDIDATES = 3  # best-covering objects tried as occluder when none is 
 TARGET_CANDIDATES = 4  # most central objects considered as target when none is given
 
 
-class SweepError(ValueError):
+class SweepError(Stim3dError, ValueError):
     """A sweep that cannot even start (unknown ids, nothing that could occlude, unsupported family)."""
 
 

@@ -41,12 +41,10 @@ bytes; the driver installs them with the same temporary-name-then-rename step as
 a local worker. The bytes are the files `produce_item` wrote, so the output is
 identical to the local executor's.
 
-Test-only fault hook: when the environment variable `STIM3D_FAULT_ITEM` holds an
-item id (or several, comma-separated), the worker that receives that item calls
-`os.abort()` before rendering it; with `STIM3D_HANG_ITEM` it sleeps instead, as a
-hung render would, and with `STIM3D_HANG_STARTUP` set every worker sleeps before it
-is ready. They exist so tests can prove that a dying or hung worker costs only its
-item and that a hung start-up cannot hold a batch; never set them outside tests.
+A worker hook (`STIM3D_WORKER_HOOK=FILE.py:function`, jobs.py `run_worker_hook`) is
+called once in every new worker before its backend loads; the tests use it to make
+workers abort, hang on an item or never get ready (tests/worker_faults.py), proving
+that a dying or hung worker costs only its item and a hung start-up cannot hold a batch.
 """
 
 from collections.abc import Callable
@@ -76,13 +74,15 @@ DEFAULT_RECYCLE_AFTER = 50
 Executor = Literal["local", "ray"]
 
 
-def run_jobs(jobs: list[Job], seed: int, settings: RenderSettings, out: Path, on_outcome: Callable[[Outcome], None], *,
-             workers: int | None = None, executor: Executor = "local", address: str | None = None,
-             recycle_after: int = DEFAULT_RECYCLE_AFTER, item_timeout: float | None = None) -> int:
+def run_jobs(jobs: list[Job], settings: RenderSettings, out: Path, on_outcome: Callable[[Outcome], None], *,
+             seed: int | None = None, workers: int | None = None, executor: Executor = "local",
+             address: str | None = None, recycle_after: int = DEFAULT_RECYCLE_AFTER,
+             item_timeout: float | None = None) -> int:
     """Render `jobs` into `out` on the chosen executor; returns the number of workers used (the one dispatch).
 
     Local: min(`workers` (default 1), jobs) processes, each with cores / workers Cycles
     threads unless `settings.threads` is set. Ray: `workers` actors (default: as many as fit).
+    `seed` is the batch seed planned jobs compose with; runs of composed items have none.
     """
     if not jobs:
         return 0

@@ -11,16 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from stim3d.errors import Stim3dError
 from stim3d.render.batch.config import ItemPlan
 from stim3d.scenes.model import Item, RenderSettings
 
 if TYPE_CHECKING:
     from stim3d.render.batch.produce import Composed
 
-FAULT_ENV = "STIM3D_FAULT_ITEM"
-HANG_ENV = "STIM3D_HANG_ITEM"
-HANG_STARTUP_ENV = "STIM3D_HANG_STARTUP"
-HANG_SECONDS = 600  # a test's hung item or start-up sleeps this long: far past any timeout a test sets, yet bounded
+WORKER_HOOK_ENV = "STIM3D_WORKER_HOOK"  # "FILE.py:function", called once in every new worker (run_worker_hook)
 STARTUP_TIMEOUT = 600.0  # seconds a worker may take to get ready; importing bpy takes about 2 s here
 MAX_ATTEMPTS = 2  # the first try and one retry in a fresh worker
 ABORT_AFTER_FIRST_FAILURES = 3
@@ -32,7 +30,7 @@ class BatchAborted(RuntimeError):
     """The run stopped because workers cannot render anything (a broken setup, not a bad item)."""
 
 
-class ExecutorUnavailable(RuntimeError):
+class ExecutorUnavailable(Stim3dError, RuntimeError):
     """The requested executor cannot run here (e.g. Ray is not installed or its address is unreachable)."""
 
 
@@ -40,7 +38,7 @@ class ExecutorUnavailable(RuntimeError):
 class JobContext:
     """What every job of a batch shares; pickled once per worker."""
 
-    batch_seed: int
+    batch_seed: int | None  # None when every job is an already composed item (nothing to compose)
     settings: RenderSettings  # with `threads` already resolved for one worker
     out: Path
 
@@ -58,6 +56,7 @@ class Job:
     key: str
     item: Item | None = None
     ahead: ItemPlan | None = None
+    settings: RenderSettings | None = None  # a composed item's own settings (the worker's Cycles threads kept)
 
     @property
     def item_id(self) -> str:
@@ -113,19 +112,18 @@ class Worker:
         from stim3d.render.batch.produce import compose_item, produce_item, render_item
         from stim3d.scenes.placement import InfeasibleError
 
-        if job.item_id in os.environ.get(FAULT_ENV, "").split(","):  # test-only, see the package docstring
-            os.abort()
-        if job.item_id in os.environ.get(HANG_ENV, "").split(","):  # test-only: a render that never ends
-            time.sleep(HANG_SECONDS)
         started = time.perf_counter()
         workdir = self._scratch / job.item_id
         try:
             if job.item is not None:
                 self._take_ahead(None)
                 self._compose_ahead(job.ahead)
-                render_item(job.item, self._context.settings, self._out, workdir, job.key)
+                settings = self._context.settings
+                if job.settings is not None:
+                    settings = job.settings.model_copy(update={"threads": settings.threads})
+                render_item(job.item, settings, self._out, workdir, job.key)
             else:
-                assert job.plan is not None
+                assert job.plan is not None and self._context.batch_seed is not None
                 seed, settings = self._context.batch_seed, self._context.settings
                 # Composed before the next one starts, so InfeasibleError is raised here as before.
                 composed = self._take_ahead(job.plan.item_id) or compose_item(job.plan, seed, settings)
@@ -155,7 +153,7 @@ class Worker:
     def _compose_ahead(self, plan: ItemPlan | None) -> None:
         from stim3d.render.batch.produce import compose_item
 
-        if plan is not None:
+        if plan is not None and self._context.batch_seed is not None:  # only planned jobs have a plan ahead
             future = self._thread.submit(compose_item, plan, self._context.batch_seed, self._context.settings)
             self._ahead = (plan.item_id, future)
 
@@ -170,8 +168,7 @@ def import_backend(settings: RenderSettings) -> None:
     """
     from stim3d.render.batch import produce  # noqa: F401
 
-    if os.environ.get(HANG_STARTUP_ENV):  # test-only: a start-up that never ends
-        time.sleep(HANG_SECONDS)
+    run_worker_hook()
     if settings.engine == "raster":
         from stim3d.render.backends import raster
 
@@ -180,3 +177,26 @@ def import_backend(settings: RenderSettings) -> None:
         from stim3d.render.backends import blender
 
         blender.preload()
+
+
+def run_worker_hook() -> None:
+    """Call the function `STIM3D_WORKER_HOOK` names ("path/to/file.py:function") in a new worker, before its backend.
+
+    An extension point for instrumenting workers from outside: the tests inject crashing,
+    hanging and never-ready workers through it (tests/worker_faults.py), so no fault of
+    theirs lives in this code. A file path rather than a module name, so that local
+    processes and Ray actors on this machine find it whatever their sys.path. Unset, it
+    does nothing; a hook that fails to load fails the worker's start, like any broken setup.
+    """
+    spec = os.environ.get(WORKER_HOOK_ENV)
+    if not spec:
+        return
+    import importlib.util
+
+    path, _, name = spec.rpartition(":")
+    loader = importlib.util.spec_from_file_location("stim3d_worker_hook", path)
+    if loader is None or loader.loader is None:
+        raise RuntimeError(f"{WORKER_HOOK_ENV}={spec!r}: not a Python file")
+    module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(module)
+    getattr(module, name)()

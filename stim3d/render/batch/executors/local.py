@@ -20,6 +20,7 @@ from typing import Any
 
 from stim3d.render.batch.executors.jobs import Job, JobContext, Outcome, Worker, import_backend
 from stim3d.render.batch.executors.schedule import WorkerEvent, schedule
+from stim3d.render.files import log_tail
 
 # -- local worker processes ---------------------------------------------------------------------
 
@@ -82,15 +83,6 @@ def _worker_main(conn: Connection, context: JobContext, parent_pid: int, home: s
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)  # skip Blender's exit-time cleanup, which can crash after the work is done
-
-
-def _log_tail(path: Path, lines: int = 6, limit: int = 600) -> str:
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return ""
-    tail = [line.strip() for line in text.splitlines() if line.strip()][-lines:]
-    return " | ".join(tail)[-limit:]
 
 
 def describe_exit(exitcode: int | None) -> str:
@@ -191,7 +183,8 @@ class LocalPool:
             if not alive or proc.sentinel in ready:
                 proc.join(timeout=5)
                 reason = describe_exit(proc.exitcode)
-                tail = _log_tail(self._home(handle) / "worker.log")
+                lines = log_tail(self._home(handle) / "worker.log", 6, lambda line: bool(line.strip()))
+                tail = " | ".join(line.strip() for line in lines)[-600:]
                 events.append(WorkerEvent(handle, "died", reason=f"{reason}; its last output: {tail}" if tail else reason))
                 self._forget(handle)
         return events

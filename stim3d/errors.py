@@ -1,0 +1,33 @@
+"""The one family of user-facing errors: `Stim3dError` and the failures every layer shares.
+
+Anything a user can cause (a bad config, an unknown family, an infeasible constraint, a
+folder in use, a refused path) is a subclass of `Stim3dError` whose `str()` is one line
+naming what is wrong and what is allowed; the command line catches this one class and
+exits 2 (stim3d/cli/__init__.py), and a script can `except stim3d.Stim3dError`. Each
+subclass also keeps the built-in base it always had (ValueError, RuntimeError), so code
+that caught those keeps working. The facts of an error are fields, so callers decide by
+type and field, never by matching the message.
+
+The scoring core (stim3d/scoring/) is the exception: it imports nothing else of stim3d
+so that it can be vendored alone, and its errors have their own base there.
+
+This module imports nothing, so every layer may import it.
+"""
+
+from __future__ import annotations
+
+
+class Stim3dError(Exception):
+    """A failure the user can act on; `str()` is its one-line message."""
+
+
+class MissingObject(Stim3dError, KeyError):
+    """A scene or its ground truth has no object with `object_id` (a KeyError too, as it always was)."""
+
+    def __init__(self, where: str, object_id: int) -> None:
+        super().__init__(f"{where} has no object with id {object_id}")
+        self.where = where
+        self.object_id = object_id
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
