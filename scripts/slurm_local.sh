@@ -90,7 +90,17 @@ EOF
   mv "$CONF.tmp" "$CONF"
 }
 
-node_state() { sinfo --noheader --nodes="$NODE" --format=%T 2>/dev/null | head -1; }
+# last_error NAME: the last error line of a daemon's log, to say why it is not running.
+last_error() {
+  local log="$DIR/log/$1.log"
+  [ "$1" = munged ] && log="$DIR/munge/munged.log"
+  { grep -iE 'error|fatal' "$log" 2>/dev/null || true; } | tail -n 1 | grep . || echo "see $log"
+}
+
+# fail MESSAGE: a start that cannot finish stops what it started, so nothing is left half-running.
+fail() { stop >/dev/null 2>&1 || true; die "$*"; }
+
+node_state() { { sinfo --noheader --nodes="$NODE" --format=%T 2>/dev/null || true; } | head -n 1; }
 
 start() {
   check_setup
@@ -98,19 +108,25 @@ start() {
   if ! pid_of munged >/dev/null; then
     runuser -u munge -- munged --socket="$DIR/munge/munge.socket" --key-file="$DIR/munge/munge.key" \
       --pid-file="$DIR/munge/munged.pid" --log-file="$DIR/munge/munged.log" --seed-file="$DIR/munge/munged.seed" \
-      || die "munged did not start (see $DIR/munge/munged.log)"
+      || fail "munged did not start (see $DIR/munge/munged.log)"
   fi
-  pid_of slurmctld >/dev/null || slurmctld -f "$CONF" || die "slurmctld did not start (see $DIR/log/slurmctld.log)"
-  pid_of slurmd >/dev/null || slurmd -f "$CONF" -N "$NODE" || die "slurmd did not start (see $DIR/log/slurmd.log)"
-  local deadline=$((SECONDS + WAIT_S)) state=""
+  pid_of slurmctld >/dev/null || slurmctld -f "$CONF" || fail "slurmctld did not start (see $DIR/log/slurmctld.log)"
+  pid_of slurmd >/dev/null || slurmd -f "$CONF" -N "$NODE" || fail "slurmd did not start (see $DIR/log/slurmd.log)"
+  local began=$SECONDS deadline=$((SECONDS + WAIT_S)) state="" name
   while [ $SECONDS -lt $deadline ]; do
+    for name in munged slurmctld slurmd; do  # a daemon that died (a port in use, a bad key) ends the wait
+      if [ $((SECONDS - began)) -ge 3 ] && ! pid_of "$name" >/dev/null; then
+        fail "$name is not running: $(last_error "$name")"
+      fi
+    done
     state="$(node_state)"
+    [ -n "$(pid_of slurmd)" ] || state=""  # a node state kept from an earlier run is no answer
     case "$state" in idle*) break ;; down*|drain*) scontrol update nodename="$NODE" state=resume >/dev/null 2>&1 || true ;; esac
     sleep 1
   done
   case "$state" in
     idle*) echo "slurm_local.sh: node $NODE idle ($CPUS CPUs, partition local); export SLURM_CONF=$CONF" ;;
-    *) die "node $NODE not idle after ${WAIT_S}s (state '${state:-no answer}'; logs in $DIR/log and $DIR/munge)" ;;
+    *) fail "node $NODE not idle after ${WAIT_S}s (state '${state:-no answer}'; logs in $DIR/log and $DIR/munge)" ;;
   esac
 }
 

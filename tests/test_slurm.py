@@ -81,11 +81,11 @@ def _wait_for(jobs: list[str], env: dict[str, str]) -> None:
     pytest.fail(f"SLURM jobs {jobs} not finished after {JOBS_TIMEOUT_S}s; cancelled")
 
 
-def _states(job: str, env: dict[str, str]) -> list[str]:
-    """JobState of each task of `job` (one for a plain job, one per array task), from slurmctld's memory."""
+def _tasks(job: str, env: dict[str, str]) -> list[tuple[str, str]]:
+    """(JobState, RunTime) of each task of `job` (one for a plain job, one per array task), from slurmctld."""
     shown = subprocess.run(["scontrol", "--oneliner", "show", "job", job], env=env, capture_output=True, text=True,
                            timeout=30)
-    return re.findall(r"JobState=(\S+)", shown.stdout)
+    return re.findall(r"JobState=(\S+).*?RunTime=(\S+)", shown.stdout)
 
 
 @pytest.mark.slurm
@@ -110,12 +110,13 @@ def test_the_docs_slurm_array_recipe_equals_a_plain_render(slurm_env, tmp_path):
     slurm_s = time.monotonic() - began
 
     logs = "\n".join(f"--- {p.name}\n{p.read_text()}" for p in sorted(tmp_path.glob("slurm-*.out")))
-    assert _states(array, env) == ["COMPLETED"] * SHARDS, logs
-    assert _states(merge, env) == ["COMPLETED"], logs
+    shards, merged = _tasks(array, env), _tasks(merge, env)
+    assert [state for state, _ in shards] == ["COMPLETED"] * SHARDS, logs
+    assert [state for state, _ in merged] == ["COMPLETED"], logs
     assert len(complete_items(out)) == ITEMS, logs
     assert_same_batch(out, tmp_path / "plain")  # records.jsonl, each item's item.json, image.png, mask.png
     for item in complete_items(out):
         assert (out / "items" / item / "checksums.json").read_bytes() == \
             (tmp_path / "plain" / "items" / item / "checksums.json").read_bytes(), item
-    print(f"\nSLURM: {SHARDS} shards and the merge of {ITEMS} items took {slurm_s:.1f}s from sbatch to done; "
-          f"the plain render {plain_s:.1f}s")
+    print(f"\nSLURM: {SHARDS} shards and the merge of {ITEMS} items took {slurm_s:.1f}s from sbatch to done "
+          f"(shards ran {', '.join(t for _, t in shards)}, the merge {merged[0][1]}); the plain render {plain_s:.1f}s")
