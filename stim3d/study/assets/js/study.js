@@ -231,7 +231,9 @@
     timeline.push({ type: jsPsychPreload, images, show_progress_bar: true, continue_after_error: false,
                     message: `<p>Loading ${images.length} pictures (${megabytes(bytes)} MB)…</p>` });
 
-    let practiceDone = todo.every((i) => byId[session.plan[i]].role !== "practice");
+    // "The main part starts now" comes once, after the last practice trial (also when a reload fell between the two).
+    let practiceDone = !session.plan.some((id) => byId[id].role === "practice") ||
+      session.trials.some((t) => t.role !== "practice");
     for (const index of todo) {
       const trial = byId[session.plan[index]];
       if (trial.role !== "practice" && !practiceDone) {
@@ -326,6 +328,7 @@
     const answered = new Set(session.trials.map((t) => t.index));
     const todo = plan.map((_, i) => i).filter((i) => !answered.has(i));
     const byId = Object.fromEntries(trials.map((t) => [t.trial_id, t]));
+    display().innerHTML = "";  // the "Loading the study…" placeholder
     const jsPsych = initJsPsych({ display_element: display(), show_progress_bar: true,
                                   auto_update_progress_bar: false, message_progress_bar: "Progress" });
     const ctx = { jsPsych, study, trials, byId, session, store, consentHtml, todo, staircase: null };
