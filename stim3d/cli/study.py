@@ -58,9 +58,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="attention checks built from the batch's easiest items (default 2)")
     p.add_argument("--seed", type=int, default=0, help="the seed of every participant's plan (default 0)")
     p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE",
-                   help="only questions whose difficulty (or family, split, answer_type) KEY equals VALUE; repeatable")
+                   help="only items whose difficulty value or family parameter KEY equals VALUE (as `stim3d eval "
+                        "--filter`); repeatable")
     p.add_argument("--present-ms", type=positive, default=None, metavar="MS",
                    help="show the image this long, then a mask, then the response (default: until answered)")
+    p.add_argument("--mask-ms", type=int, default=None, metavar="MS",
+                   help="how long the mask shows after --present-ms (default 500)")
     p.add_argument("--completion-url", default=None, help="where to send a participant at the end (e.g. Prolific's)")
     p.add_argument("--jatos", action="store_true", help="also write a JATOS study archive (STUDY.jzip)")
     p.add_argument("--force", action="store_true", help="rebuild over an existing study folder (keeps data/ and consent.html)")

@@ -1,0 +1,197 @@
+"""`stim3d study build BATCH --out STUDY`: a rendered batch -> a self-contained static study folder.
+
+The batch is read only through `load_batch` (its complete items and their records);
+`--filter` is `stim3d eval --filter` (eval/run.py `select_records`, the gallery's
+KEY=VALUE rule on an item's difficulty and parameters). Roles (practice, catch, main)
+are chosen in select.py, trials made in trials.py, files written by package.py. The
+output is deterministic: no clock, sorted listings, byte-for-byte copies, so the same
+batch and options give byte-identical study.json and trials.json (and the same
+study_id, a hash of the batch's identity, the options and the trials).
+
+A rebuild (`--force`) replaces every generated file and keeps `data/` (collected
+sessions) and `consent.html` (the owner's edited text). docs/study.md is the user's guide.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from stim3d.study import package
+from stim3d.study.contract import MANIFEST, STUDY_FORMAT, TRIALS, Trial, participant_plan
+from stim3d.study.errors import StudyError
+from stim3d.study.instructions import overview_pages
+from stim3d.study.select import assign_roles
+from stim3d.study.trials import make_trial, stimulus_name
+
+DEFAULT_MASK_MS = 500
+
+
+class BuildOptions(BaseModel):
+    """What `stim3d study build` was asked; everything but `force` is recorded in study.json's options."""
+
+    model_config = ConfigDict(extra="forbid")
+    per_participant: int | None = Field(None, ge=1)
+    practice: int = Field(2, ge=0, le=50)
+    catch: int = Field(2, ge=0, le=50)
+    seed: int = 0
+    filter: list[str] = Field(default_factory=list)
+    present_ms: int | None = Field(None, ge=1, le=60_000)
+    mask_ms: int | None = Field(None, ge=0, le=10_000)
+    completion_url: str | None = None
+    jatos: bool = False
+    image_format: Literal["png"] = "png"
+    force: bool = False
+
+    @field_validator("completion_url")
+    @classmethod
+    def _web_address(cls, url: str | None) -> str | None:
+        if url is not None and not url.startswith(("https://", "http://")):
+            raise ValueError("must be an http:// or https:// address")
+        return url
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> BuildOptions:
+        """The CLI's arguments as options; a bad value is one StudyError line naming the option."""
+        values = {name: getattr(args, name) for name in cls.model_fields if getattr(args, name, None) is not None}
+        try:
+            options = cls(**values)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            name = str(error["loc"][0]) if error["loc"] else "option"
+            raise StudyError(f"--{name.replace('_', '-')} {values.get(name)!r}: {error['msg']}") from None
+        return options
+
+    def recorded(self) -> dict[str, Any]:
+        """study.json's options: the mask only means something with a presentation time."""
+        mask = (self.mask_ms if self.mask_ms is not None else DEFAULT_MASK_MS) if self.present_ms else None
+        return {"per_participant": self.per_participant, "practice": self.practice, "catch": self.catch,
+                "seed": self.seed, "filter": list(self.filter), "present_ms": self.present_ms, "mask_ms": mask,
+                "completion_url": self.completion_url, "jatos": self.jatos}
+
+
+@dataclass
+class BuildReport:
+    study: Path
+    study_id: str
+    counts: dict[str, int]
+    per_participant: int
+    files: int
+    bytes: int
+    jzip: Path | None = None
+
+    def summary_lines(self) -> list[str]:
+        c = self.counts
+        lines = [f"study {self.study_id}: {c['main']} main, {c['practice']} practice, {c['catch']} catch trials "
+                 f"-> {self.study}",
+                 f"each participant sees {self.per_participant} trials",
+                 f"{self.files} files, {self.bytes / 1e6:.2f} MB to download"]
+        if self.jzip is not None:
+            lines.append(f"JATOS study archive: {self.jzip}")
+        lines.append(f"next: stim3d study serve {self.study}")
+        return lines
+
+
+def _check_out(batch: Path, out: Path, force: bool) -> None:
+    """Refuse an output that would overwrite the batch, sit inside its items, or clobber a folder by surprise."""
+    b, o = batch.resolve(), out.resolve()
+    if o == b or b in o.parents and (o.relative_to(b).parts[0] == "items") or o in b.parents:
+        raise StudyError(f"--out {out}: the study must not be the batch, inside its items/ or around it; "
+                         "choose a folder beside the batch")
+    if o.exists() and not o.is_dir():
+        raise StudyError(f"--out {out}: exists and is not a folder")
+    if o.is_dir() and any(o.iterdir()) and not force:
+        if (o / MANIFEST).is_file():
+            raise StudyError(f"--out {out}: already a study; --force rebuilds it (keeping data/ and consent.html)")
+        raise StudyError(f"--out {out}: the folder is not empty and is not a study; choose a new or empty folder")
+
+
+def _load(batch: Path, filters: list[str]) -> tuple[Any, list[Any]]:
+    """The batch and its selected records, through load_batch and eval's selection (one-line errors)."""
+    from stim3d.eval.run import EvalError, select_records
+    from stim3d.render.batch.config import ConfigError
+    from stim3d.render.batch.reading import load_batch
+    from stim3d.render.views.gallery import GalleryError, parse_filters
+
+    if not batch.is_dir():
+        raise StudyError(f"{batch}: no such batch folder")
+    try:
+        loaded = load_batch(batch)
+        records = select_records(loaded, parse_filters(filters), None)
+    except (ConfigError, EvalError, GalleryError) as exc:
+        raise StudyError(str(exc).splitlines()[0]) from None
+    if not records:
+        raise StudyError(f"{batch}: no question is selected{' by ' + ' '.join(filters) if filters else ''}")
+    return loaded, records
+
+
+def _identity(batch: Path) -> dict[str, Any]:
+    """batch.json's config hash and code identity (what made the images), or nulls for a batch without one."""
+    from stim3d.render.batch.folder import BatchFolder
+
+    manifest = BatchFolder(batch).manifest() or {}
+    return {"config_hash": manifest.get("config_hash"), "code": manifest.get("code")}
+
+
+def _json_bytes(payload: Any) -> bytes:
+    return (json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def build_study(batch: Path, out: Path, options: BuildOptions) -> BuildReport:
+    """Write the study folder `out` from the batch folder `batch` (module docstring); returns what was written."""
+    from stim3d.version import __version__
+
+    batch, out = Path(batch), Path(out)
+    loaded, records = _load(batch, options.filter)
+    _check_out(loaded.folder, out, options.force)
+    items = {item.item_id: item for item in loaded.items}
+    practice, catch, main = assign_roles(records, options.practice, options.catch, options.seed)
+    trials: list[Trial] = ([make_trial(r, items[r.item_id], "practice") for r in practice]
+                           + [make_trial(r, items[r.item_id], "main") for r in main]
+                           + [make_trial(r, items[r.item_id], "catch") for r in catch])
+    trials_bytes = _json_bytes({"trials": [t.model_dump(mode="json") for t in trials]})
+    assets = package.asset_files()
+    jspsych, versions = package.vendored_jspsych()
+    stimuli = {stimulus_name(r.item_id): loaded.image_path(r.item_id) for r in [*practice, *catch, *main]}
+
+    out.mkdir(parents=True, exist_ok=True)
+    package.copy_stimuli(out, stimuli)
+    package.write_folder(out, package.LIB_DIR, jspsych)
+    for folder in ("js", "css"):
+        package.write_folder(out, folder, {k.split("/", 1)[1]: v for k, v in assets.items() if k.startswith(folder + "/")})
+    package.write_file(out / package.PAGE, assets[package.PAGE])
+    if not (out / package.CONSENT).is_file():
+        package.write_file(out / package.CONSENT, assets[package.CONSENT])
+    package.write_file(out / TRIALS, trials_bytes)
+    files, size = package.folder_size(out)
+
+    identity = _identity(loaded.folder)
+    recorded = options.recorded()
+    study_id = "s" + hashlib.sha256(_json_bytes([identity, recorded, __version__]) + trials_bytes).hexdigest()[:16]
+    per_participant = len(participant_plan(trials, options.seed, "p", options.per_participant))
+    counts = {"practice": len(practice), "main": len(main), "catch": len(catch), "per_participant": per_participant}
+    manifest = {
+        "format": STUDY_FORMAT,
+        "study_id": study_id,
+        "stim3d_version": __version__,
+        "batch": {"path": str(loaded.folder.resolve()), "identity": identity, "items": len(loaded.items),
+                  "questions": len(loaded.records)},
+        "options": recorded,
+        "counts": counts,
+        "size": {"files": files, "bytes": size},
+        "image_format": options.image_format,
+        "stimuli_bytes": {rel: (out / rel).stat().st_size for rel in sorted(stimuli)},
+        "jspsych": versions,
+        "instructions": overview_pages([t.family for t in trials], [t.answer_type for t in trials],
+                                       len(practice), len(catch), options.present_ms),
+    }
+    package.write_file(out / MANIFEST, _json_bytes(manifest))
+    jzip = package.write_jzip(out, study_id, f"stim3d study {study_id}", options.completion_url) if options.jatos else None
+    return BuildReport(study=out, study_id=study_id, counts=counts, per_participant=per_participant,
+                       files=files, bytes=size, jzip=jzip)

@@ -1,0 +1,104 @@
+"""Which questions of a batch become practice, catch and main trials: deterministic, no item in two roles.
+
+- **Practice** (`choose_practice`): the questions with the smallest hash of (seed,
+  "practice", question id), taking one per answer type first (so a participant practises
+  as many kinds of answer as the study asks for), then the next by hash; one per item.
+- **Catch** (`choose_catch`): the batch's easiest questions (`easiness`): the largest
+  `least_visibility` first (every object fully in view), then the fewest objects
+  (`n_objects`, else `rows` x `cols`, else `n_dots`), then answer types a response can
+  match exactly (integer, yes/no, letters, choice, cell, strict count) before
+  partial-credit ones (boxes, lengths, sets); a rubric (free description) never. Ties by
+  question id. One per item, none from a practice item.
+- **Main**: every other selected question whose item is neither practice nor catch.
+  Practice and catch trials show their golds (feedback, attention checks), so no question
+  about the same image (it would share the answer's scene) is a main trial.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from stim3d.scoring.records import Record
+from stim3d.study.contract import fnv1a32
+from stim3d.study.errors import StudyError
+
+EXACT_TYPES = ("integer", "yes_no", "letters", "choice", "cell", "strict_count")
+NEVER_CATCH = frozenset({"rubric"})
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def object_count(record: Record) -> float:
+    """How many objects the question's image shows, as its difficulty records it (inf when it says nothing)."""
+    d = record.difficulty
+    n = _number(d.get("n_objects"))
+    if n is not None:
+        return n
+    rows, cols = _number(d.get("rows")), _number(d.get("cols"))
+    if rows is not None and cols is not None:
+        return rows * cols
+    dots = _number(d.get("n_dots"))
+    return dots if dots is not None else math.inf
+
+
+def easiness(record: Record) -> tuple[float, float, int, str]:
+    """Sort key, easiest first: visibility, objects, exactly checkable answer type, question id."""
+    visibility = _number(record.difficulty.get("least_visibility"))
+    exact = 0 if record.answer.type in EXACT_TYPES else 1
+    return -(visibility if visibility is not None else 0.0), object_count(record), exact, record.question_id
+
+
+def choose_practice(records: Sequence[Record], count: int, seed: int) -> list[Record]:
+    """`count` practice questions, one per item, covering as many answer types as possible (module docstring)."""
+    ranked = sorted(records, key=lambda r: (fnv1a32(f"{seed}|practice|{r.question_id}"), r.question_id))
+    chosen: list[Record] = []
+    items: set[str] = set()
+    types: set[str] = set()
+    for new_types_only in (True, False):
+        for record in ranked:
+            if len(chosen) == count:
+                return chosen
+            if record.item_id in items or (new_types_only and record.answer.type in types):
+                continue
+            chosen.append(record)
+            items.add(record.item_id)
+            types.add(record.answer.type)
+    return chosen
+
+
+def choose_catch(records: Sequence[Record], count: int, taken_items: set[str]) -> list[Record]:
+    """`count` catch questions: the easiest, one per item, none from `taken_items` (module docstring)."""
+    chosen: list[Record] = []
+    items = set(taken_items)
+    for record in sorted((r for r in records if r.answer.type not in NEVER_CATCH), key=easiness):
+        if len(chosen) == count:
+            break
+        if record.item_id not in items:
+            chosen.append(record)
+            items.add(record.item_id)
+    return chosen
+
+
+def assign_roles(records: Sequence[Record], practice: int, catch: int, seed: int
+                 ) -> tuple[list[Record], list[Record], list[Record]]:
+    """(practice, catch, main) records; StudyError when the selection cannot give what was asked."""
+    practice_records = choose_practice(records, practice, seed)
+    if len(practice_records) < practice:
+        raise StudyError(f"--practice {practice}: the selection has only {len(practice_records)} item(s) to "
+                         "practise on (one practice question per item); ask for fewer")
+    used = {r.item_id for r in practice_records}
+    catch_records = choose_catch(records, catch, used)
+    if len(catch_records) < catch:
+        raise StudyError(f"--catch {catch}: only {len(catch_records)} item(s) are left for catch trials after "
+                         f"{practice} practice item(s); ask for fewer")
+    used |= {r.item_id for r in catch_records}
+    main = [r for r in records if r.item_id not in used]
+    if not main:
+        raise StudyError(f"no main trial is left: the {len({r.item_id for r in records})} selected item(s) all went "
+                         f"to --practice {practice} and --catch {catch}; ask for fewer or select more")
+    return practice_records, catch_records, main

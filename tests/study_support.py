@@ -1,0 +1,59 @@
+"""Shared by the study tests: one tiny rendered batch with every answer type a study shows, built into studies."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STANDIN_WIDGETS = ROOT / "tests" / "fixtures" / "study" / "widgets_standin.js"
+
+# Workbench at 64x48: integer (shape_count), yes_no (form_constancy), letters (large dots, so that one letter is
+# legible at this size), cell (odd_grid), ROSE's strict_count / strict_cell_set / strict_cell_set_count (rose_grid),
+# box (ava_localize), number (ava_depth_absolute) and choice (ava_spatial).
+STUDY_BATCH_CONFIG = """\
+seed: 5
+render: {engine: workbench, width: 64, height: 48}
+tasks:
+  - family: shape_count
+    count: 3
+    params: {max_instances: 2}
+  - family: form_constancy
+    count: 1
+  - family: letters
+    count: 1
+    params: {n_letters: 1, dot_size: 0.3, spacing: 0.7}
+  - family: odd_grid
+    count: 2
+    params: {rows: 3, cols: 3, min_object_px: 3}
+  - family: rose_grid
+    count: 1
+    params: {rows: 4, cols: 4}
+  - family: ava_localize
+    count: 1
+  - family: ava_depth_absolute
+    count: 1
+  - family: ava_spatial
+    count: 1
+"""
+
+_BATCH: dict[str, Path] = {}
+
+
+def study_batch(tmp_path_factory) -> Path:
+    """The rendered batch folder, once per test session (a module fixture in each study test file calls this)."""
+    if "out" not in _BATCH:
+        import stim3d
+
+        folder = tmp_path_factory.mktemp("study-batch")
+        config = folder / "batch.yaml"
+        config.write_text(STUDY_BATCH_CONFIG)
+        report = stim3d.render_batch(config, folder / "batch", workers=1)
+        assert not report.failed, report.failed
+        _BATCH["out"] = folder / "batch"
+    return _BATCH["out"]
+
+
+def with_standin_widgets(study: Path) -> None:
+    """Put the stand-in widget plugin in a built study (the page's flow is tested apart from the real widgets)."""
+    shutil.copyfile(STANDIN_WIDGETS, study / "js" / "widgets.js")

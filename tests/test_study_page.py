@@ -1,0 +1,114 @@
+"""The built study page in headless Chromium, with no server: consent, instructions, preload, practice with feedback,
+a reload that resumes, main and catch trials, and the download fallback's Session (a contract.Session with the
+participant's plan). The response widget is the stand-in of tests/fixtures/study/ (the page's flow is tested here;
+the real widgets have their own tests)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from stim3d.study.build import BuildOptions, build_study
+from stim3d.study.contract import Session, Trial, participant_plan
+from tests.study_support import study_batch, with_standin_widgets
+
+pytestmark = [pytest.mark.browser, pytest.mark.bpy]
+STEP_MS = 20_000  # the deadline of every wait: generous for two busy cores, never a fixed sleep
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("page") / "study"
+    build_study(study_batch(tmp_path_factory), out, BuildOptions(practice=2, catch=2, per_participant=4, seed=3))
+    with_standin_widgets(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def site(study):
+    """A static server of the study folder on 127.0.0.1 (no /api: the page falls back to the download)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(study)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    thread.join(timeout=10)
+
+
+@pytest.fixture
+def page():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        context = browser.new_context(accept_downloads=True)
+        tab = context.new_page()
+        tab.set_default_timeout(STEP_MS)
+        errors: list[str] = []
+        tab.on("pageerror", lambda exc: errors.append(str(exc)))
+        yield tab
+        browser.close()
+        assert not errors, errors
+
+
+def answer(page, trial: Trial, text: str) -> None:
+    page.locator(f'[data-trial="{trial.trial_id}"]').wait_for(state="attached")
+    page.get_by_label("Answer").fill(text)
+    page.get_by_role("button", name="Submit").click()
+    page.locator(f'[data-trial="{trial.trial_id}"]').wait_for(state="detached")
+
+
+def test_a_participant_completes_the_study_and_downloads_a_valid_session(study, site, page):
+    from playwright.sync_api import expect
+
+    trials = [Trial.model_validate(t) for t in json.loads((study / "trials.json").read_text())["trials"]]
+    manifest = json.loads((study / "study.json").read_text())
+    by_id = {t.trial_id: t for t in trials}
+    participant = "P7"
+    plan = participant_plan(trials, 3, participant, 4)
+    assert len(plan) == 2 + 4 + 2
+    page.goto(f"{site}/index.html?participant={participant}&STUDY_ID=st1")
+
+    page.get_by_role("button", name="I agree").click()
+    page.get_by_role("button", name="Stay in this window").click()
+    for _ in manifest["instructions"]:
+        page.get_by_role("button", name="Next").click()
+    expect(page.get_by_text("Loading")).to_have_count(0, timeout=STEP_MS)
+    first, second = by_id[plan[0]], by_id[plan[1]]
+    assert first.role == second.role == "practice"
+    answer(page, first, first.gold_text or "")
+    expect(page.get_by_text("Correct!")).to_be_visible()
+    page.get_by_role("button", name="Continue").click()
+    answer(page, second, "no idea")
+    expect(page.get_by_text(f"The answer was {second.gold_text}")).to_be_visible()
+
+    page.reload()  # resumes from localStorage: the two practice trials are not asked again
+    expect(page.get_by_text("you answered 2 of 8")).to_be_visible()
+    page.get_by_role("button", name="Continue").click()
+    page.get_by_role("button", name="Start").click()
+    for trial_id in plan[2:]:
+        trial = by_id[trial_id]
+        answer(page, trial, trial.gold_text if trial.role == "catch" else "1")
+
+    with page.expect_download(timeout=STEP_MS) as info:
+        page.get_by_role("button", name="Download your data").click()
+    download = info.value
+    session = Session.model_validate_json(Path(download.path()).read_text())
+    assert download.suggested_filename == f"{participant}_{session.session}.json"
+    assert session.study == manifest["study_id"] and session.participant == participant and session.complete
+    assert session.plan == plan and session.prolific == {"STUDY_ID": "st1"}
+    assert [t.index for t in session.trials] == list(range(len(plan)))
+    assert [t.trial_id for t in session.trials] == plan
+    catch = [t for t in session.trials if t.role == "catch"]
+    assert [t.response for t in catch] == [by_id[t.trial_id].gold_text for t in catch]
+    assert session.environment.window is not None and session.environment.device_pixel_ratio
