@@ -45,6 +45,7 @@ var jsPsychStim3dResponse = (function (jspsych) {
   const CLICKS = new Set(["cell", "cell_set", "strict_cell_set", "strict_cell_set_count"]);
   const MAX_DIGITS = 9; // the parsers read at most 9 digits as a number
   const MAX_TEXT = 4000; // contract.MAX_RESPONSE_CHARS
+  const MAX_RT_MS = 3600000; // contract.MAX_RT_MS: a longer pause is recorded as this, never rejected
   const SVG = "http://www.w3.org/2000/svg";
 
   // -- the response texts (contract.RESPONSE_FORMS) -------------------------------------------------
@@ -387,8 +388,8 @@ var jsPsychStim3dResponse = (function (jspsych) {
   function boxWidget(body, changed, trial, stage) {
     const W = trial.width;
     const H = trial.height;
-    const names = [["x0", "Left edge x0 (pixels from the left)"], ["y0", "Top edge y0 (pixels from the top)"],
-                   ["x1", "Right edge x1 (exclusive)"], ["y1", "Bottom edge y1 (exclusive)"]];
+    const names = [["x0", "Left edge x0"], ["y0", "Top edge y0"], ["x1", "Right edge x1 (exclusive)"],
+                   ["y1", "Bottom edge y1 (exclusive)"]];
     const fields = names.map(([name, label]) => {
       const input = el("input", { id: `stim3d-box-${name}`, type: "text", inputmode: "numeric", autocomplete: "off",
                                   maxlength: 6, class: "stim3d-entry stim3d-coord" });
@@ -548,13 +549,17 @@ var jsPsychStim3dResponse = (function (jspsych) {
       changed();
       if (onLoad) onLoad();
 
+      if (timed) {
+        answer.hidden = true; // nothing but the picture until the mask is gone
+        stage.image.style.visibility = "hidden"; // and the picture only once the clock runs
+      }
       await stage.image.decode().catch(() => {
         throw new Error(`stim3d-response: cannot load the image ${trial.image}`);
       });
       let presented = null;
       if (timed) {
-        answer.hidden = true;
-        const shown = await nextFrame();
+        stage.image.style.visibility = "";
+        const shown = await nextFrame(); // the frame that paints it
         const hidden = await holdFor(params.present_ms, shown);
         presented = Math.round(hidden - shown);
         const noise = mask(trial, stage);
@@ -573,8 +578,8 @@ var jsPsychStim3dResponse = (function (jspsych) {
         const finish = () => {
           const response = widget.value();
           if (response === null) return;
-          const data = { response, rt_ms: Math.round(performance.now() - started), trial_id: trial.trial_id,
-                         role: trial.role };
+          const rt = Math.min(MAX_RT_MS, Math.round(performance.now() - started));
+          const data = { response, rt_ms: rt, trial_id: trial.trial_id, role: trial.role };
           if (timed) data.presented_ms = presented;
           document.removeEventListener("keydown", onKey);
           stage.destroy();
