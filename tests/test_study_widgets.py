@@ -60,6 +60,7 @@ class Harness:
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.set_default_timeout(DEADLINE_MS)
         self.page.goto(harness_url(site, entries))
+        self.page.wait_for_selector(".stim3d-trial[data-ready]")  # the widget takes answers from now on
         self.expected = len(entries)
 
     def submit(self) -> Any:
@@ -69,7 +70,7 @@ class Harness:
         """Wait until `n` trials have finished (and the next one, if any, is on screen)."""
         self.page.wait_for_function(f"window.__results.length >= {n}", timeout=DEADLINE_MS)
         if n < self.expected:
-            self.page.wait_for_selector(".stim3d-trial", timeout=DEADLINE_MS)
+            self.page.wait_for_selector(".stim3d-trial[data-ready]")
 
     def responses(self) -> list[str]:
         self.page.wait_for_function("window.__done === true", timeout=DEADLINE_MS)
@@ -131,7 +132,8 @@ def test_integer_and_count_from_the_keyboard_and_the_keypad(browser, site):
     h.submit().click()
     h.wait_trial(2)
     h.page.get_by_role("button", name="Digit 5").click()
-    h.submit().click()
+    h.page.keyboard.press("Enter")  # submits: the clicked digit did not keep the focus
+    h.wait_trial(3)
     responses = h.responses()
     assert responses == ["127", "43", "COUNT(5)"]
     assert [parse(t, r).value for t, r in zip(("integer", "integer", "strict_count"), responses)] == [127, 43, 5]

@@ -515,6 +515,28 @@ var jsPsychStim3dResponse = (function (jspsych) {
 
   // -- the plugin ------------------------------------------------------------------------------------
 
+  /** The trial's page: prompt, the stage (picture), then the instructions, the widget's body and Submit. */
+  function layout(trial) {
+    const type = trial.answer_type;
+    const root = el("div", { class: "stim3d-trial", "data-answer-type": type });
+    const prompt = el("p", { class: "stim3d-prompt", id: "stim3d-prompt", text: trial.prompt || "" });
+    const instructions = el("p", { class: "stim3d-instructions", id: "stim3d-instructions",
+                                   text: trial.instructions || "" });
+    const stage = new Stage(trial);
+    const stageBox = el("div", { class: "stim3d-stage-box" }, [stage.root]);
+    const body = el("div", { class: "stim3d-widget", role: "group", "aria-labelledby": "stim3d-instructions" });
+    // A button clicked with the mouse keeps the focus where it was, so the Enter that follows submits
+    // instead of pressing that button again (a keypad digit typed twice, Undo undoing twice).
+    body.addEventListener("mousedown", (e) => e.target.closest("button") && e.preventDefault());
+    const submit = button(type === "strict_cell_set" ? "Done" : "Submit", { class: "stim3d-submit",
+                                                                           "aria-keyshortcuts": "Enter" });
+    submit.disabled = true;
+    const actions = el("div", { class: "stim3d-actions" }, [submit]);
+    const answer = el("div", { class: "stim3d-answer" }, [instructions, body, actions]);
+    root.append(prompt, stageBox, answer);
+    return { root, stage, stageBox, body, submit, answer };
+  }
+
   class Stim3dResponsePlugin {
     constructor(jsPsych) {
       this.jsPsych = jsPsych;
@@ -523,21 +545,8 @@ var jsPsychStim3dResponse = (function (jspsych) {
     async trial(display, params, onLoad) {
       const trial = params.trial;
       if (!trial || !trial.answer_type || !trial.trial_id) throw new Error("stim3d-response: no trial given");
-      const type = trial.answer_type;
       const timed = params.present_ms !== null && params.present_ms !== undefined;
-      const root = el("div", { class: "stim3d-trial", "data-answer-type": type });
-      const prompt = el("p", { class: "stim3d-prompt", id: "stim3d-prompt", text: trial.prompt || "" });
-      const instructions = el("p", { class: "stim3d-instructions", id: "stim3d-instructions",
-                                     text: trial.instructions || "" });
-      const stage = new Stage(trial);
-      const stageBox = el("div", { class: "stim3d-stage-box" }, [stage.root]);
-      const body = el("div", { class: "stim3d-widget", role: "group", "aria-labelledby": "stim3d-instructions" });
-      const submit = button(type === "strict_cell_set" ? "Done" : "Submit", { class: "stim3d-submit",
-                                                                             "aria-keyshortcuts": "Enter" });
-      submit.disabled = true;
-      const answer = el("div", { class: "stim3d-answer" }, [instructions, body, el("div", { class: "stim3d-actions" },
-                                                                                     [submit])]);
-      root.append(prompt, stageBox, answer);
+      const { root, stage, stageBox, body, submit, answer } = layout(trial);
       display.replaceChildren(root);
       stage.resize();
 
@@ -547,62 +556,68 @@ var jsPsychStim3dResponse = (function (jspsych) {
       };
       widget = buildWidget(body, changed, trial, stage);
       changed();
+      let started = null; // when the widget showed: keys and Submit do nothing before
+      let presented = null;
+      let resolveTrial = null;
+      const done = new Promise((resolve) => (resolveTrial = resolve));
+      const finish = () => {
+        const response = started === null ? null : widget.value();
+        if (response === null) return;
+        const data = { response, rt_ms: Math.min(MAX_RT_MS, Math.round(performance.now() - started)),
+                       trial_id: trial.trial_id, role: trial.role };
+        if (timed) data.presented_ms = presented;
+        document.removeEventListener("keydown", onKey);
+        stage.destroy();
+        display.replaceChildren();
+        this.jsPsych.finishTrial(data);
+        resolveTrial(data);
+      };
+      const onKey = (e) => {
+        if (started === null) return;
+        if (e.key === "Enter") {
+          const t = e.target;
+          if (t && t.tagName === "TEXTAREA" && !(e.ctrlKey || e.metaKey)) return; // a new line in a description
+          if (t && t.tagName === "BUTTON" && t !== submit) return; // Enter presses the focused button
+          e.preventDefault();
+          finish();
+          return;
+        }
+        if (e.ctrlKey || e.metaKey || e.altKey || isTyping(e.target) || !widget.key) return;
+        if (widget.key(e)) e.preventDefault();
+      };
+      submit.addEventListener("click", finish);
+      document.addEventListener("keydown", onKey);
       if (onLoad) onLoad();
 
-      if (timed) {
-        answer.hidden = true; // nothing but the picture until the mask is gone
-        stage.image.style.visibility = "hidden"; // and the picture only once the clock runs
-      }
-      await stage.image.decode().catch(() => {
-        throw new Error(`stim3d-response: cannot load the image ${trial.image}`);
-      });
-      let presented = null;
-      if (timed) {
-        stage.image.style.visibility = "";
-        const shown = await nextFrame(); // the frame that paints it
-        const hidden = await holdFor(params.present_ms, shown);
-        presented = Math.round(hidden - shown);
-        const noise = mask(trial, stage);
-        stage.root.appendChild(noise);
-        stage.image.hidden = true;
-        await holdFor(params.mask_ms, await nextFrame());
-        noise.remove();
-        if (SPATIAL.has(type)) stage.showFrame();
-        else stageBox.hidden = true;
-        answer.hidden = false;
-      }
-      const started = performance.now();
+      presented = await present(params, trial, { root, stage, stageBox, answer });
+      root.dataset.ready = "true"; // the page (and tests) may answer from now on
+      started = performance.now();
       widget.focus();
-
-      return new Promise((resolve) => {
-        const finish = () => {
-          const response = widget.value();
-          if (response === null) return;
-          const rt = Math.min(MAX_RT_MS, Math.round(performance.now() - started));
-          const data = { response, rt_ms: rt, trial_id: trial.trial_id, role: trial.role };
-          if (timed) data.presented_ms = presented;
-          document.removeEventListener("keydown", onKey);
-          stage.destroy();
-          display.replaceChildren();
-          this.jsPsych.finishTrial(data);
-          resolve(data);
-        };
-        const onKey = (e) => {
-          if (e.key === "Enter") {
-            const t = e.target;
-            if (t && t.tagName === "TEXTAREA" && !(e.ctrlKey || e.metaKey)) return; // a new line in a description
-            if (t && t.tagName === "BUTTON" && t !== submit) return; // Enter presses the focused button
-            e.preventDefault();
-            if (!submit.disabled) finish();
-            return;
-          }
-          if (e.ctrlKey || e.metaKey || e.altKey || isTyping(e.target) || !widget.key) return;
-          if (widget.key(e)) e.preventDefault();
-        };
-        submit.addEventListener("click", finish);
-        document.addEventListener("keydown", onKey);
-      });
+      return done;
     }
+  }
+
+  /** Show the trial once its picture is decoded; timed: picture, mask, then the answer. Returns presented_ms. */
+  async function present(params, trial, { root, stage, stageBox, answer }) {
+    const timed = params.present_ms !== null && params.present_ms !== undefined;
+    root.style.visibility = "hidden";
+    answer.hidden = timed; // nothing but the picture until the mask is gone
+    await stage.image.decode().catch(() => {
+      throw new Error(`stim3d-response: cannot load the image ${trial.image}`);
+    });
+    root.style.visibility = "";
+    if (!timed) return null;
+    const shown = await nextFrame(); // the frame that paints the picture
+    const hidden = await holdFor(params.present_ms, shown);
+    const noise = mask(trial, stage);
+    stage.root.appendChild(noise);
+    stage.image.hidden = true;
+    await holdFor(params.mask_ms, await nextFrame());
+    noise.remove();
+    if (SPATIAL.has(trial.answer_type)) stage.showFrame();
+    else stageBox.hidden = true;
+    answer.hidden = false;
+    return Math.round(hidden - shown);
   }
   Stim3dResponsePlugin.info = info;
   /** The pure parts, for tests and for the page (e.g. writing a gold as a response would). */
