@@ -18,6 +18,8 @@ Steps (`--only STEP`, repeatable; default: all):
 - `gallery`: the gallery page of a 12-item Cycles batch (6 scenes in studio and photoreal), screenshot by
   headless Chromium: docs/gallery.png.
 - `oddgrid`: docs/oddgrid.md's constant baselines (instant) and its contact sheet of an 8-item Cycles batch.
+- `study`: one screenshot per response widget of the study (docs/images/study/) and the table of
+  docs/study_widgets.md, from the widgets answered and submitted in headless Chromium (bench/docs_study.py).
 
 It prints how long each step took and which files changed. Renders are small (the
 pages say their sizes) but `summary`, `sweep`, `families` and `gallery` still take
@@ -165,6 +167,15 @@ def step_oddgrid(work: Path) -> list[str]:
     return changed
 
 
+def step_study(work: Path) -> list[str]:
+    from . import docs_study  # needs playwright (the test extra) and the vendored jsPsych
+
+    table, changed = docs_study.screenshots()
+    if replace_block(docs_study.PAGE, "study-widgets", table):
+        changed.append("study_widgets.md:study-widgets")
+    return changed
+
+
 def _copy_if_changed(source: Path, target: Path) -> bool:
     if target.is_file() and target.read_bytes() == source.read_bytes():
         return False
@@ -175,7 +186,7 @@ def _copy_if_changed(source: Path, target: Path) -> bool:
 
 STEPS: dict[str, Callable[[Path], list[str]]] = {
     "perf": step_perf, "scoring": step_scoring, "summary": step_summary, "sweep": step_sweep, "looksweep": step_looksweep,
-    "families": step_families, "gallery": step_gallery, "oddgrid": step_oddgrid,
+    "families": step_families, "gallery": step_gallery, "oddgrid": step_oddgrid, "study": step_study,
 }
 
 

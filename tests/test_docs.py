@@ -25,7 +25,7 @@ def _all_blocks() -> dict[tuple[str, str], str]:
 
 def test_every_generated_block_is_known():
     known = {*docs_perf.BLOCKS, "scoring-example", "demo-summary", "sweep-caption", "family-pictures",
-             "gallery-caption", "oddgrid-baselines", "look-sweep-caption"}
+             "gallery-caption", "oddgrid-baselines", "look-sweep-caption", "study-widgets"}
     unknown = {key for key in _all_blocks() if key[1] not in known}
     assert not unknown, f"blocks no step of bench/docs.py writes: {sorted(unknown)}"
 
