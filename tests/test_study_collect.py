@@ -318,3 +318,40 @@ def test_score_bad_inputs_are_one_line(study, tmp_path, capsys):
         err = capsys.readouterr().err.strip()
         assert "\n" not in err and message in err, (args, err)
     assert not (batch / "eval").exists() and os.listdir(folder / "data") == ["alice"]
+
+
+def test_agreement_matches_hand_counts_and_fleiss_published_example():
+    from stim3d.study.agreement import fleiss_kappa, pairwise_agreement
+
+    assert pairwise_agreement([["a", "a"], ["a", "b"], ["c"]]) == 0.5  # the single rating is no question to agree on
+    assert fleiss_kappa([["a", "a"], ["a", "b"]]) == pytest.approx((0.5 - 10 / 16) / (1 - 10 / 16))
+    assert fleiss_kappa([["a", "a"], ["a", "a"]]) is None  # one category: chance agreement is total
+    # Fleiss (1971) as tabled on Wikipedia's "Fleiss' kappa": 10 subjects, 14 raters, 5 categories -> 0.210
+    table = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1], [7, 7, 0, 0, 0],
+             [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]
+    groups = [[str(c) for c, k in enumerate(row) for _ in range(k)] for row in table]
+    assert fleiss_kappa(groups) == pytest.approx(0.210, abs=5e-4)
+
+
+def test_the_questions_most_people_fail_link_to_the_gallery(study):
+    from stim3d.render.batch.reading import load_batch
+    from stim3d.study.versus import write_versus
+
+    batch, _ = study
+    loaded = load_batch(batch)
+    first, second = loaded.records[0], loaded.records[1]
+    gold = golds(batch)
+
+    def row(person: str, record: Any, right: bool) -> dict[str, Any]:
+        response = gold[record.question_id] if right else str(int(gold[record.question_id]) + 1)
+        return {"question_id": record.question_id, "model": f"human:{person}", "request_hash": f"{person}{record.question_id}",
+                "response": response}
+
+    per_person = {p: [row(p, first, p == "c"), row(p, second, True)] for p in ("a", "b", "c")}
+    (batch / "gallery").mkdir()
+    (batch / "gallery" / "index.html").write_text("<!doctype html>")
+    page = write_versus(loaded, per_person, STUDY_ID).read_text()
+    failed = page.split("Questions most people got wrong", 1)[1]
+    assert f"<a href='../gallery/index.html#item={first.item_id}'>{first.item_id}</a>" in failed
+    assert second.item_id not in failed  # everyone got it right
+    assert "<td>3</td><td>2</td>" in failed  # three people saw it, two were wrong

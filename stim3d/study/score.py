@@ -139,6 +139,9 @@ def read_sessions(study: StudyFolder) -> tuple[list[tuple[Session, str]], dict[s
             if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_SESSION_BYTES:
                 raise StudyError("not a regular session file (a link, a folder or too large)")
             session = study.parse_session(json.loads(path.read_text(encoding="utf-8")))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            skipped[name] = f"not JSON ({first_line(exc)})"
+            continue
         except (StudyError, ValueError, OSError) as exc:
             skipped[name] = first_line(exc)
             continue

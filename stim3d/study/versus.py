@@ -105,6 +105,14 @@ def _curves(axis: str, per_column: Mapping[str, list[Cell]], fits: Mapping[str, 
     return path
 
 
+def _threshold(fit: Logistic | None, cells: Sequence[Cell]) -> str:
+    """The fit's 50 % point when it lies within the levels tested (outside them it is an extrapolation, not shown)."""
+    if fit is None or fit.threshold is None:
+        return "-"
+    low, high = min(float(c.label) for c in cells), max(float(c.label) for c in cells)
+    return f"{fit.threshold:.4g}" if low <= fit.threshold <= high else f"outside [{low:g}, {high:g}]"
+
+
 def _axis_sections(columns: Mapping[str, Column], axes: Sequence[str], folder: Path) -> list[str]:
     parts = []
     for axis in axes[:MAX_AXES]:
@@ -112,8 +120,8 @@ def _axis_sections(columns: Mapping[str, Column], axes: Sequence[str], folder: P
         fits = {name: fit_logistic([float(c.label) for c in cells], [c.correct for c in cells], [c.n for c in cells])
                 for name, cells in per_column.items()}
         png = _curves(axis, per_column, fits, folder / f"people-vs-models-{re.sub(r'[^A-Za-z0-9_-]', '_', axis)}.png")
-        rows = [[name, "-" if fit is None else f"{fit.slope:.3f}",
-                 "-" if fit is None or fit.threshold is None else f"{fit.threshold:.4g}"] for name, fit in fits.items()]
+        rows = [[name, "-" if fit is None else f"{fit.slope:.3f}", _threshold(fit, per_column[name])]
+                for name, fit in fits.items()]
         parts.append(_side_by_side(f"Accuracy by {axis}", per_column)
                      + f"<p>Logistic fits (accuracy against {html.escape(axis)}): slope and the 50 % point.</p>"
                      + _table(("", "slope", "50 % threshold"), rows) + f"<img src='{png.name}'>")
