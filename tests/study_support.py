@@ -1,6 +1,6 @@
 """A test helper, not the product: a minimal study folder made by hand from a rendered batch.
 
-`stim3d study build` (stim3d/study/build.py) writes the real thing; the serve and score tests
+`stim3d study build` writes the real thing; the serve and score tests
 need only what contract.py defines (study.json, trials.json, the stimuli), so this writes
 that much and no more: the first questions as main trials, then one practice and one catch.
 """
