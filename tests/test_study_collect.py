@@ -355,3 +355,13 @@ def test_the_questions_most_people_fail_link_to_the_gallery(study):
     assert f"<a href='../gallery/index.html#item={first.item_id}'>{first.item_id}</a>" in failed
     assert second.item_id not in failed  # everyone got it right
     assert "<td>3</td><td>2</td>" in failed  # three people saw it, two were wrong
+
+
+def test_a_data_folder_that_is_a_link_is_refused_and_a_body_needs_its_length(served, study, tmp_path):
+    base, folder = served
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (folder / "data").symlink_to(elsewhere)
+    status, answer = request(base + "/api/session", "PUT", session(folder, "gina", study[0]))
+    assert status == 400 and "symbolic link" in json.loads(answer)["error"] and not any(elsewhere.iterdir())
+    assert " 411 " in raw_http(base, "PUT /api/session HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
