@@ -1,10 +1,15 @@
-"""`stim3d score BATCH --compare eval/*/`: several models' answers on one batch, scored and tabled side by side."""
+"""`stim3d score BATCH --compare eval/*/`: several models' answers on one batch, scored and tabled side by side.
+
+People's folders (`human`, `human-<participant>`, written by `stim3d study score`) are scored on the questions
+they were shown, every response counted (eval/people.py); a model on every record, a missing answer wrong.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 
+from stim3d.eval.people import people_folder, score_folder
 from stim3d.eval.report import write_compare
 from stim3d.eval.run import EvalError
 from stim3d.eval.store import RESPONSES, latest_responses
@@ -29,8 +34,12 @@ def compare(records: Sequence[Record], sources: Sequence[Path], out: Path, title
     """Score each source on `records` and write the page `out`; (the page, {name: report})."""
     reports: dict[str, ScoreReport] = {}
     for source in sources:
-        name, answers = model_answers(source)
+        if Path(source).is_dir() and people_folder(source):  # `stim3d study score`'s human folders
+            name, report = Path(source).name, score_folder(records, Path(source))[1]
+        else:
+            name, answers = model_answers(source)
+            report = score(records, answers)
         if name in reports:
             raise EvalError(f"--compare: two sources are named {name!r}; give each model its own folder name")
-        reports[name] = score(records, answers)
+        reports[name] = report
     return write_compare(out, records, reports, title), reports

@@ -120,9 +120,12 @@ def write_compare(path: Path, records: Sequence[Record], reports: Mapping[str, S
     path.parent.mkdir(parents=True, exist_ok=True)
     names = list(reports)
     body = []
-    for name, labels in (("all", ["all"] * len(records)), ("family", [r.family for r in records]),
-                         ("question type", [question_type(r) for r in records])):
-        per_model = {m: {c.label: c for c in grouped(labels, reports[m].questions)} for m in names}
+    # labels from each report's own results: people are scored on the questions they saw, one result per response
+    # (eval/people.py), so a report's results need not line up with `records`
+    for name, label in (("all", lambda q: "all"), ("family", lambda q: q.family),
+                        ("question type", lambda q: f"{q.family} ({q.answer_type})")):
+        per_model = {m: {c.label: c for c in grouped([label(q) for q in reports[m].questions], reports[m].questions)}
+                     for m in names}
         groups = sorted({g for cells in per_model.values() for g in cells}, key=str)
         rows = []
         for group in groups:

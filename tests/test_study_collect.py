@@ -1,0 +1,367 @@
+"""`stim3d study serve` over real HTTP on 127.0.0.1, and `stim3d study score` on scripted sessions (no browser).
+
+The batch is a tiny Workbench render; the study folder is made by tests/study_support.py
+(a minimal study.json, trials.json and stimuli, as contract.py defines them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import stim3d
+from stim3d.cli import main
+from stim3d.eval.store import ResponseStore, latest_responses
+from stim3d.scoring.records import answer_text, read_records
+from stim3d.scoring.report import read_predictions
+from stim3d.study.contract import MAX_BODY_BYTES
+from stim3d.study.folder import StudyFolder
+from stim3d.study.score import score_study
+from stim3d.study.serve import make_server
+from tests.study_support import STUDY_ID, make_study
+
+pytestmark = pytest.mark.bpy
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = {"seed": 3, "render": {"engine": "workbench", "width": 64, "height": 48},
+          "tasks": [{"family": "shape_count", "count": 10, "grid": {"min_visibility": [0.6, 0.9]},
+                     "params": {"n_shape_types": 2, "max_instances": 3}}]}
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("study_batch") / "batch"
+    report = stim3d.render_batch(CONFIG, out, workers=1)
+    assert report.rendered == 10 and not report.failed
+    return out
+
+
+@pytest.fixture
+def study(rendered, tmp_path) -> tuple[Path, Path]:
+    """(batch, study) in this test's own folder: the batch copied (score writes into it), the study beside it."""
+    batch = tmp_path / "batch"
+    shutil.copytree(rendered, batch)
+    return batch, make_study(batch, tmp_path / "study")
+
+
+@pytest.fixture
+def served(study) -> Iterator[tuple[str, Path]]:
+    server = make_server(study[1], "127.0.0.1", 0, log=lambda line: None)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", study[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def golds(batch: Path) -> dict[str, str]:
+    return {r.question_id: answer_text(r.answer.type, r.answer.gold) for r in read_records(batch / "records.jsonl")}
+
+
+def session(folder: Path, participant: str, batch: Path, wrong: int = 0, wrong_catch: bool = False, rt_ms: int = 1800,
+            upto: int | None = None, session_id: str = "s1") -> dict[str, Any]:
+    """A session answering the plan of `participant` right, except the first `wrong` main trials (and the catch)."""
+    study = StudyFolder.open(folder)
+    gold = golds(batch)
+    plan = study.plan(participant)
+    trials, mains = [], 0
+    for index, trial_id in enumerate(plan[:upto]):
+        role = study.by_id[trial_id].role
+        response = gold[trial_id]
+        if (role == "main" and mains < wrong) or (role == "catch" and wrong_catch):
+            response = str(int(response) + 1)
+        mains += role == "main"
+        trials.append({"index": index, "trial_id": trial_id, "role": role, "response": response, "rt_ms": rt_ms})
+    return {"study": STUDY_ID, "participant": participant, "session": session_id, "plan": plan, "trials": trials,
+            "complete": upto is None}
+
+
+def request(url: str, method: str = "GET", body: Any = None, raw: bytes | None = None) -> tuple[int, Any]:
+    data = raw if raw is not None else None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def raw_http(base: str, text: str) -> str:
+    """Send `text` as it is (no client normalising the path) and return the status line."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(text.encode())
+        return sock.makefile("rb").readline().decode().strip()
+
+
+def listing(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def test_ping_put_get_and_resume_without_duplicates(served, study):
+    base, folder = served
+    assert request(base + "/api/ping") == (200, json.dumps({"study": STUDY_ID}).encode())
+    full = session(folder, "alice", study[0])
+    short = {**full, "trials": full["trials"][:3], "complete": False}
+    assert json.loads(request(base + "/api/session", "PUT", short)[1]) == {"stored": 3, "complete": False}
+    status, stored = request(base + "/api/session?participant=alice&session=s1")
+    assert status == 200 and json.loads(stored)["trials"] == [{**t, "focus_losses": 0, "presented_ms": None}
+                                                              for t in short["trials"]]
+    longer = {**full, "trials": full["trials"][:6], "complete": False}
+    assert json.loads(request(base + "/api/session", "PUT", longer)[1]) == {"stored": 6, "complete": False}
+    # a stale page resends two trials with other answers and then the whole session: stored trials win, none twice
+    stale = {**full, "trials": [{**t, "response": "99"} for t in full["trials"][:2]], "complete": False}
+    assert json.loads(request(base + "/api/session", "PUT", stale)[1]) == {"stored": 6, "complete": False}
+    assert json.loads(request(base + "/api/session", "PUT", full)[1]) == {"stored": 10, "complete": True}
+    assert json.loads(request(base + "/api/session", "PUT", {**stale})[1]) == {"stored": 10, "complete": True}
+    kept = json.loads((folder / "data" / "alice" / "s1.json").read_text())
+    assert [t["index"] for t in kept["trials"]] == list(range(10))
+    assert [t["response"] for t in kept["trials"]] == [t["response"] for t in full["trials"]]
+    assert request(base + "/api/session?participant=alice&session=other")[0] == 404
+    assert request(base + "/api/session?participant=..&session=s1")[0] == 400
+
+
+def test_bad_sessions_are_refused_in_one_line_and_nothing_is_written_but_data(served, study):
+    base, folder = served
+    good = session(folder, "bob", study[0])
+    before = listing(folder.parent)
+    plan = good["plan"]
+    bad: dict[str, Any] = {
+        "wrong plan": {**good, "plan": list(reversed(plan))},
+        "unknown trial": {**good, "trials": [{**good["trials"][0], "trial_id": "no-such-trial"}]},
+        "trial out of place": {**good, "trials": [{**good["trials"][0], "index": 1}]},
+        "index past the plan": {**good, "trials": [{**good["trials"][0], "index": len(plan)}]},
+        "wrong role": {**good, "trials": [{**good["trials"][1], "role": "catch" if good["trials"][1]["role"] != "catch"
+                                          else "main"}]},
+        "wrong study": {**good, "study": "another-study"},
+        "dot-dot participant": {**good, "participant": "../x"},
+        "nested participant": {**good, "participant": "a/b"},
+        "absolute participant": {**good, "participant": "/tmp/x"},
+        "hidden session": {**good, "session": ".s1"},
+        "not a session": [1, 2, 3],
+    }
+    for what, body in bad.items():
+        status, answer = request(base + "/api/session", "PUT", body)
+        error = json.loads(answer)["error"]
+        assert status == 400 and error and "\n" not in error, (what, status, answer)
+    for raw in (b"{not json", b"\xff\xfe", b""):
+        status, answer = request(base + "/api/session", "PUT", raw=raw)
+        assert status == 400 and "\n" not in json.loads(answer)["error"]
+    # over the limit: refused from the header alone, the body never read
+    status = raw_http(base, f"PUT /api/session HTTP/1.1\r\nHost: x\r\nContent-Length: {MAX_BODY_BYTES + 1}\r\n\r\n{{")
+    assert " 413 " in status
+    assert listing(folder.parent) == before  # no data/ was even created
+    assert request(base + "/api/session", "PUT", good)[0] == 200
+    after = listing(folder.parent)
+    assert sorted(set(after) - set(before)) == ["study/data", "study/data/bob", "study/data/bob/s1.json"]
+
+
+def test_only_the_pages_files_are_served(served, study, tmp_path):
+    base, folder = served
+    assert request(base + "/index.html") == (200, (folder / "index.html").read_bytes())
+    assert request(base + "/")[0] == 200 and request(base + "/trials.json")[0] == 200
+    request(base + "/api/session", "PUT", session(folder, "carol", study[0]))
+    assert (folder / "data" / "carol" / "s1.json").is_file()
+    (tmp_path / "secret.txt").write_text("outside")
+    (folder / "link.txt").symlink_to(tmp_path / "secret.txt")
+    (folder / "data-link").symlink_to(folder / "data")
+    (folder / ".hidden").write_text("x")
+    for path in ("/data/carol/s1.json", "/DATA/carol/s1.json", "/link.txt", "/data-link/carol/s1.json", "/.hidden",
+                 "/%2e%2e/secret.txt", "/stimuli/..%2f..%2fsecret.txt"):
+        status, answer = request(base + path)
+        assert status == 403 and b"outside" not in answer and b"carol" not in answer, path
+    assert request(base + "/stimuli/")[0] == 404 and request(base + "/no-such-file")[0] == 404  # no listings
+    for path in ("/../secret.txt", "/stimuli/../../secret.txt", "/../study/data/carol/s1.json"):
+        assert " 403 " in raw_http(base, f"GET {path} HTTP/1.0\r\n\r\n"), path
+
+
+def _serve(folder: Path) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([sys.executable, "-m", "stim3d", "study", "serve", str(folder), "--port", "0"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    timer = threading.Timer(60, proc.kill)  # a server that never prints its URL cannot hang the test
+    timer.start()
+    url = proc.stdout.readline().strip() if proc.stdout else ""
+    timer.cancel()
+    return proc, url
+
+
+def test_the_serve_command_prints_its_url_first_and_stops_cleanly(study):
+    for sig, code in ((signal.SIGTERM, 0), (signal.SIGINT, 130)):
+        proc, url = _serve(study[1])
+        try:
+            assert url.startswith("http://127.0.0.1:") and url.endswith("/index.html"), url
+            assert request(url.replace("/index.html", "/api/ping"))[0] == 200
+            proc.send_signal(sig)
+            assert proc.wait(timeout=30) == code
+        finally:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def test_serving_a_folder_that_is_not_a_study_is_one_line(tmp_path, capsys):
+    assert main(["study", "serve", str(tmp_path), "--port", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "not a study folder" in err
+
+
+def write_session(folder: Path, body: dict[str, Any], name: str | None = None) -> None:
+    path = folder / "data" / (name or f"{body['participant']}/{body['session']}.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(body))
+
+
+def scripted(batch: Path, folder: Path) -> None:
+    """alice all right; bob 2 main wrong; carol 1 wrong and a failed catch; dave too fast; erin half done;
+    frank all right in a downloaded file dropped into data/; one file that is no session."""
+    write_session(folder, session(folder, "alice", batch))
+    write_session(folder, session(folder, "bob", batch, wrong=2))
+    write_session(folder, session(folder, "bob", batch, upto=3, session_id="s0"))  # an earlier, shorter visit
+    write_session(folder, session(folder, "carol", batch, wrong=1, wrong_catch=True))
+    write_session(folder, session(folder, "dave", batch, rt_ms=300))
+    write_session(folder, session(folder, "erin", batch, upto=5))
+    write_session(folder, session(folder, "frank", batch), name="frank-download.json")
+    (folder / "data" / "junk.json").write_text("{not a session")
+
+
+def test_score_excludes_by_the_documented_rules_and_scores_like_a_model(study, capsys):
+    batch, folder = study
+    scripted(batch, folder)
+    report = score_study(folder)
+    by = {p.participant: p for p in report.participants}
+    assert sorted(by) == ["alice", "bob", "carol", "dave", "erin", "frank"]
+    assert [p for p in by if by[p].included] == ["alice", "bob", "frank"]
+    assert [r.split(":")[0] for r in by["carol"].reasons] == ["failed attention check"]
+    assert [r.split(":")[0] for r in by["dave"].reasons] == ["too fast"]
+    assert by["erin"].reasons == ["incomplete: 5 of 10 trials answered"]
+    assert list(report.skipped) == ["data/junk.json"] and by["bob"].session == "s1"
+    exclusions = json.loads((folder / "exclusions.json").read_text())
+    assert {p["participant"]: p["included"] for p in exclusions["participants"]} == {p: by[p].included for p in by}
+    gold = golds(batch)
+    hand: dict[str, int] = {}
+    for person in ("alice", "bob", "frank"):  # the hand count: each response against the record's gold text
+        rows = [json.loads(line) for line in (batch / "eval" / f"human-{person}" / "responses.jsonl").read_text().splitlines()]
+        assert {r["model"] for r in rows} == {f"human:{person}"} and len(rows) == 8  # main trials only
+        hand[person] = sum(r["response"] == gold[r["question_id"]] for r in rows)
+        assert by[person].correct == hand[person]
+        scores = json.loads((batch / "eval" / f"human-{person}" / "scores.json").read_text())
+        assert scores["rows"][0]["accuracy"] == pytest.approx(hand[person] / 8)
+        predictions, count = read_predictions(batch / "eval" / f"human-{person}" / "responses.jsonl")
+        assert count == 8 and ResponseStore(batch / "eval" / f"human-{person}").skipped_lines == 0
+    assert hand == {"alice": 8, "bob": 6, "frank": 8}
+    pooled = ResponseStore(batch / "eval" / "human")
+    assert len(pooled) == 24 and pooled.skipped_lines == 0  # one line per response, distinct request hashes
+    scores = json.loads((batch / "eval" / "human" / "scores.json").read_text())
+    assert scores["rows"][0]["n"] == 24 and scores["rows"][0]["accuracy"] == pytest.approx(22 / 24)
+    assert report.pooled == (24, 22, 8)
+    # a participant whose data is gone is gone from eval/ on the next run
+    shutil.rmtree(folder / "data" / "alice")
+    again = score_study(folder)
+    assert "alice" not in {p.participant for p in again.participants}
+    assert not (batch / "eval" / "human-alice").exists() and again.pooled == (16, 14, 8)
+
+
+def test_study_score_command_then_a_model_beside_people(study, capsys):
+    batch, folder = study
+    scripted(batch, folder)
+    result = subprocess.run([sys.executable, "-m", "stim3d", "study", "score", str(folder)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert any(line.strip().startswith("bob: included, 6 of 8 right, accuracy 0.750") for line in lines)
+    assert any(line.strip().startswith("dave: excluded (too fast") for line in lines)
+    assert any(line.endswith("people-vs-models.html") for line in lines)
+    stim3d.evaluate(batch, "baseline:constant")
+    assert main(["study", "score", str(folder)]) == 0
+    page = (batch / "eval" / "people-vs-models.html").read_text()
+    assert "<th>human</th><th>baseline-constant</th>" in page and "Fleiss" in page
+    assert "accuracy by min_visibility" in page.lower()
+    # the people sit in `stim3d score --compare eval/*/` too, scored on the questions they saw
+    capsys.readouterr()
+    sources = sorted(str(p) for p in (batch / "eval").glob("*/"))
+    assert main(["score", str(batch), "--compare", *sources]) == 0
+    table = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:]
+             if not line.startswith("wrote")}
+    assert table["human-bob"][1:4] == ["8", "0", "0.750"]
+    assert table["human"][1:4] == ["24", "0", "0.917"]
+    assert table["baseline-constant"][1] == "10"
+    assert latest_responses(batch / "eval" / "human-bob")  # store.py's reader takes the human folders
+
+
+def test_score_bad_inputs_are_one_line(study, tmp_path, capsys):
+    batch, folder = study
+    cases = [([str(tmp_path / "nowhere")], "no such study folder"), ([str(batch)], "not a study folder"),
+             ([str(folder)], "no session files")]
+    write_other = tmp_path / "other"
+    shutil.copytree(batch, write_other)
+    manifest = json.loads((write_other / "batch.json").read_text())
+    (write_other / "batch.json").write_text(json.dumps({**manifest, "config_hash": "0000000000000000"}))
+    cases.append(([str(folder), "--batch", str(write_other)], "not the batch this study was built from"))
+    for args, message in cases:
+        if "--batch" in args:
+            write_session(folder, session(folder, "alice", batch))
+        assert main(["study", "score", *args]) == 2, args
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and message in err, (args, err)
+    assert not (batch / "eval").exists() and os.listdir(folder / "data") == ["alice"]
+
+
+def test_agreement_matches_hand_counts_and_fleiss_published_example():
+    from stim3d.study.agreement import fleiss_kappa, pairwise_agreement
+
+    assert pairwise_agreement([["a", "a"], ["a", "b"], ["c"]]) == 0.5  # the single rating is no question to agree on
+    assert fleiss_kappa([["a", "a"], ["a", "b"]]) == pytest.approx((0.5 - 10 / 16) / (1 - 10 / 16))
+    assert fleiss_kappa([["a", "a"], ["a", "a"]]) is None  # one category: chance agreement is total
+    # Fleiss (1971) as tabled on Wikipedia's "Fleiss' kappa": 10 subjects, 14 raters, 5 categories -> 0.210
+    table = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1], [7, 7, 0, 0, 0],
+             [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]
+    groups = [[str(c) for c, k in enumerate(row) for _ in range(k)] for row in table]
+    assert fleiss_kappa(groups) == pytest.approx(0.210, abs=5e-4)
+
+
+def test_the_questions_most_people_fail_link_to_the_gallery(study):
+    from stim3d.render.batch.reading import load_batch
+    from stim3d.study.versus import write_versus
+
+    batch, _ = study
+    loaded = load_batch(batch)
+    first, second = loaded.records[0], loaded.records[1]
+    gold = golds(batch)
+
+    def row(person: str, record: Any, right: bool) -> dict[str, Any]:
+        response = gold[record.question_id] if right else str(int(gold[record.question_id]) + 1)
+        return {"question_id": record.question_id, "model": f"human:{person}", "request_hash": f"{person}{record.question_id}",
+                "response": response}
+
+    per_person = {p: [row(p, first, p == "c"), row(p, second, True)] for p in ("a", "b", "c")}
+    (batch / "gallery").mkdir()
+    (batch / "gallery" / "index.html").write_text("<!doctype html>")
+    page = write_versus(loaded, per_person, STUDY_ID).read_text()
+    failed = page.split("Questions most people got wrong", 1)[1]
+    assert f"<a href='../gallery/index.html#item={first.item_id}'>{first.item_id}</a>" in failed
+    assert second.item_id not in failed  # everyone got it right
+    assert "<td>3</td><td>2</td>" in failed  # three people saw it, two were wrong
+
+
+def test_a_data_folder_that_is_a_link_is_refused_and_a_body_needs_its_length(served, study, tmp_path):
+    base, folder = served
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (folder / "data").symlink_to(elsewhere)
+    status, answer = request(base + "/api/session", "PUT", session(folder, "gina", study[0]))
+    assert status == 400 and "symbolic link" in json.loads(answer)["error"] and not any(elsewhere.iterdir())
+    assert " 411 " in raw_http(base, "PUT /api/session HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
