@@ -24,6 +24,7 @@ from stim3d.study.staircase import (
     make_spec,
     pick_trial,
     replay,
+    session_steps,
     staircase_manifest,
 )
 
@@ -211,3 +212,38 @@ def test_manifest_lists_each_levels_trials_and_refuses_what_the_page_cannot_run(
     no_gold = [t.model_copy(update={"gold_text": None}) for t in trials]
     with pytest.raises(StaircaseError, match="needs its gold_text"):
         staircase_manifest(no_gold, {"levels": [0.3, 0.6]})
+
+
+PAGE_FLOW = """
+// What the page does per step: the level, the trial of that level, the participant's answer, the update.
+const sc = S.create(M.spec);
+const shown = [];
+for (let step = 0; !sc.done(); step++) {
+  const level = sc.next();
+  const id = S.pickTrial(M, SEED, PARTICIPANT, step, level);
+  const response = level >= 0.6 ? GOLD[id] : "7";  // a participant who sees the cones from 0.6 up
+  sc.update(level, response === GOLD[id]);
+  shown.push([id, response]);
+}
+console.log(JSON.stringify({shown, estimate: sc.estimate()}));
+"""
+
+
+def test_a_session_the_page_ran_replays_to_the_same_estimate_and_a_forged_one_is_refused():
+    levels = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    trials = level_trials(levels, per_level=3)
+    manifest = staircase_manifest(trials, {"levels": levels, "trials": 16})
+    gold = {t.trial_id: t.gold_text for t in trials}
+    got = run_js(f"const M = {json.dumps(manifest)}; const SEED = 5; const PARTICIPANT = 'p-7';"
+                 f"const GOLD = {json.dumps(gold)};\n{PAGE_FLOW}")
+    shown = [tuple(x) for x in got["shown"]]
+    answers = session_steps(manifest, 5, "p-7", shown, gold)
+    estimate = replay(manifest["spec"], answers)
+    assert abs(estimate.threshold - got["estimate"]["threshold"]) <= 1e-9 and estimate.trials == 16
+    assert 0.5 <= estimate.threshold <= 0.6  # between the last level missed and the first one seen
+    assert len({trial_id for trial_id, _ in shown}) > len({level for level, _ in answers})  # several trials per level
+    with pytest.raises(StaircaseError, match="step 0: the session shows trial"):
+        session_steps(manifest, 6, "p-7", shown, gold)  # another seed picks other trials
+    forged = [*shown[:3], (shown[3][0], gold[shown[3][0]] if shown[3][1] != gold[shown[3][0]] else "7"), *shown[4:]]
+    with pytest.raises(StaircaseError, match="staircase step"):
+        session_steps(manifest, 5, "p-7", forged, gold)  # one answer flipped: the later levels no longer follow

@@ -33,7 +33,7 @@ level to show with `contract.fnv1a32`, `pick_trial`).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -258,3 +258,29 @@ def pick_trial(manifest: dict[str, Any], seed: int, participant: str, step: int,
     index = manifest["levels"].index(level)
     ids = manifest["trial_ids"][index]
     return ids[fnv1a32(f"{seed}|{participant}|{step}|{manifest['keys'][index]}") % len(ids)]
+
+
+def session_steps(manifest: dict[str, Any], seed: int, participant: str, results: Sequence[tuple[str, str]],
+                  gold_text: Mapping[str, str]) -> list[tuple[float, bool]]:
+    """A session's staircase steps, (trial_id, response) in the order shown, checked and judged as the page did.
+
+    Step k must show `pick_trial(manifest, seed, participant, k, level)` for the level the
+    staircase picks after the steps before it; the answer is right when the response is
+    exactly the trial's `gold_text` (the page's rule, js/staircase.js's caller). Returns the
+    (level, correct) pairs `replay` takes; StaircaseError names the first step that differs,
+    so the server can refuse a forged session and `stim3d study score` never scores one.
+    """
+    staircase = Staircase(manifest["spec"])
+    answers: list[tuple[float, bool]] = []
+    for step, (trial_id, response) in enumerate(results):
+        level = staircase.next()
+        expected = pick_trial(manifest, seed, participant, step, level)
+        if trial_id != expected:
+            raise StaircaseError(f"staircase step {step}: the session shows trial {trial_id}, "
+                                 f"the staircase picks {expected} (level {level_key(level)})")
+        if trial_id not in gold_text:
+            raise StaircaseError(f"staircase step {step}: trial {trial_id} has no gold_text")
+        correct = response == gold_text[trial_id]
+        staircase.update(level, correct)
+        answers.append((level, correct))
+    return answers
