@@ -69,6 +69,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     except GalleryError as exc:
         raise UsageError(str(exc)) from None
 
+    if args.staircase or args.staircase_trials is not None:
+        return _cmd_staircase(args, settings, filters)
+
     def progress(done: int, total: int, message: str) -> None:
         if done == total or "failed" in message or done % max(1, total // 20) == 0:
             print(f"[{done}/{total}] {message}", file=sys.stderr, flush=True)
@@ -98,6 +101,31 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 1 if result.failed else 0  # scored, but the failed questions count as missing: rerun to ask them again
 
 
+def _cmd_staircase(args: argparse.Namespace, settings: dict[str, Any], filters: dict[str, str]) -> int:
+    """`--staircase`: a threshold per sweep question (stim3d/eval/staircase.py), one line each."""
+    from stim3d.eval.run import EvalError
+    from stim3d.eval.staircase import run_staircases
+    from stim3d.study.staircase import DEFAULT_TRIALS
+
+    if not args.staircase:
+        raise UsageError("--staircase-trials needs --staircase")
+    if args.limit is not None or args.dry_run:
+        raise UsageError(f"--staircase picks its own questions: drop {'--limit' if args.limit else '--dry-run'}")
+    try:
+        run = run_staircases(args.batch, settings["model"], settings.get("base_url"),
+                             trials=args.staircase_trials or DEFAULT_TRIALS, temperature=settings["temperature"],
+                             max_tokens=settings["max_tokens"], system=settings.get("system"),
+                             extra_body=settings.get("extra_body"), image_scale=settings["downscale"], filters=filters,
+                             timeout=settings["timeout"], retries=settings["retries"],
+                             api_key_env=settings.get("api_key_env"), seed=settings["seed"])
+    except EvalError as exc:
+        raise UsageError(str(exc)) from None
+    for line in run.summary_lines():
+        print(line)
+    print(f"wrote {run.path}")
+    return 1 if run.failed else 0  # the tracks that stopped are reported; a rerun resumes them
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this group's subcommands to the `stim3d` parser."""
     p = sub.add_parser("eval", help="ask a model on an OpenAI-compatible endpoint (or a baseline) every question "
@@ -122,4 +150,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the environment variable holding the API key (the key itself is never written anywhere)")
     p.add_argument("--seed", type=int, help="seed of baseline:random (default 0)")
     p.add_argument("--dry-run", action="store_true", help="print the first request (image shortened) and stop")
+    p.add_argument("--staircase", action="store_true",
+                   help="sweep folders: find each sweep question's threshold level adaptively (one question per "
+                        "step) and write BATCH/eval/MODEL/staircase.json")
+    p.add_argument("--staircase-trials", dest="staircase_trials", type=positive, metavar="N",
+                   help="steps of each sweep's staircase (default 30)")
     p.set_defaults(func=cmd_eval)
