@@ -329,8 +329,9 @@ def test_gallery_in_headless_chromium(batch, tmp_path):
 
         # the error capture itself works: a page with a broken image and a thrown error is caught
         browser.open("data:text/html,<img src='file:///nonexistent.png'><script>throw new Error('boom')</script>")
-        time.sleep(0.3)
-        browser.js("1")  # drain pending events
+        deadline = time.monotonic() + 10
+        while not browser.errors() and time.monotonic() < deadline:  # the events arrive as the page runs
+            browser.js("1")  # drain pending events
         assert len(browser.errors()) >= 1
 
 
@@ -365,9 +366,10 @@ def test_many_items_load_lazily_and_thumbnails_are_reused(batch, tmp_path):
 
     with Chromium(tmp_path / "profile") as browser:
         browser.open((big / "gallery" / "index.html").as_uri())
-        time.sleep(0.5)
+        loaded_js = "Array.from(document.querySelectorAll('.card img')).filter(i => i.complete && i.naturalWidth > 0).length"
+        browser.wait_for(f"document.querySelectorAll('.card').length === 200 && {loaded_js} > 0", timeout=30)
         assert browser.js("document.querySelectorAll('.card').length") == 200
-        loaded = browser.js("Array.from(document.querySelectorAll('.card img')).filter(i => i.complete && i.naturalWidth > 0).length")
+        loaded = browser.js(loaded_js)
         assert 0 < loaded < 100, f"{loaded} of 200 thumbnails loaded on open"
         assert browser.errors() == []
 

@@ -30,7 +30,7 @@ from PIL import Image
 
 from stim3d.version import __version__
 
-pytestmark = pytest.mark.bpy
+pytestmark = [pytest.mark.bpy, pytest.mark.network]  # the `installed` fixture pip-installs from the package index
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "examples" / "plugin-template"  # the plug-in template a plug-in author copies

@@ -12,15 +12,24 @@ fixed by its seed, so the sample is the same on every run.
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from bench.preset_feasibility import SIZES, compose_one, preset_paths
-from stim3d.render.batch.config import expand, load_config
+from stim3d.render.batch.config import BatchConfig, ItemPlan, expand, load_config
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item, seed_entropy
 
 KNOWN_BAD = {"rose3d": ("rose_grid-t0-00067", "rose_grid-t0-00178", "rose_grid-t0-00311", "rose_grid-t0-00693"),
              "oddgrid3d": ("odd_grid-t0-00516",)}  # 00516: its position shift measured under 0.04 of the spacing in every view
+
+
+@functools.cache
+def planned(path) -> tuple[BatchConfig, list[ItemPlan]]:
+    """A preset's config and plan, read once per session (collection expands every preset only once)."""
+    config = load_config(path)
+    return config, expand(config)
 
 
 def covering_sample(path) -> list[int]:
@@ -29,33 +38,28 @@ def covering_sample(path) -> list[int]:
     A task with fewer items than grid values plans only some of them (rubrics3d's 74-item tasks over the
     seed presets' grids): the values no planned item takes are not in the preset, so the loop stops there.
     """
-    config = load_config(path)
-    plans = expand(config)
+    config, plans = planned(path)
     wanted = {(t, key, repr(value)) for t, task in enumerate(config.tasks) for key, values in task.grid.items()
               for value in values} | {(t, "task", "") for t in range(len(config.tasks))}
-
-    def covers(i: int) -> set:
-        plan = plans[i]
-        grid = config.tasks[plan.task_index].grid
-        return {(plan.task_index, key, repr(plan.params[key])) for key in grid} | {(plan.task_index, "task", "")}
-
+    covers = [{(plan.task_index, key, repr(plan.params[key])) for key in config.tasks[plan.task_index].grid}
+              | {(plan.task_index, "task", "")} for plan in plans]
     chosen: list[int] = []
     while wanted:
-        best = max(range(len(plans)), key=lambda i: len(covers(i) & wanted))
-        if not covers(best) & wanted:
+        best = max(range(len(plans)), key=lambda i: len(covers[i] & wanted))
+        if not covers[best] & wanted:
             break
         chosen.append(best)
-        wanted -= covers(best)
+        wanted -= covers[best]
     return chosen
 
 
 def own_size(path) -> tuple[int, int]:
-    render = load_config(path).render
+    render = planned(path)[0].render
     return render.width, render.height
 
 
 CASES = [(path, i, *own_size(path)) for path in preset_paths() for i in covering_sample(path)]
-CASES += [(path, i, *size) for path in preset_paths() for i, plan in enumerate(expand(load_config(path)))
+CASES += [(path, i, *size) for path in preset_paths() for i, plan in enumerate(planned(path)[1])
           if plan.item_id.startswith(KNOWN_BAD.get(path.stem, ("-",))) for size in dict.fromkeys([own_size(path), *SIZES])]
 
 
@@ -71,9 +75,8 @@ def test_the_last_infeasible_rose_scene_composes_with_a_longer_lens():
     sensor width gives fx = focal / 36 * 640 px: 1244.4 px at 70 mm, 1777.8 px at 100 mm.
     """
     path = next(p for p in preset_paths() if p.stem == "rose3d")
-    config = load_config(path)
-    index = next(i for i, plan in enumerate(expand(config)) if plan.item_id == LONG_LENS)
-    plan = expand(config)[index]
+    config, plans = planned(path)
+    plan = next(plan for plan in plans if plan.item_id == LONG_LENS)
     item = make_item(plan.family, plan.params, seed_entropy(config.seed, plan.task_index, plan.item_index),
                      plan.item_id, Frame(640, 480, config.render.rays_per_pixel), plan.split, plan.scene_id)
     assert item.difficulty["layout_attempt"] >= 12 + 9  # past the 12 drawn and 9 steeper/shrunk cameras
@@ -83,7 +86,7 @@ def test_the_last_infeasible_rose_scene_composes_with_a_longer_lens():
 
 def test_the_sample_covers_every_preset_and_the_known_bad_items():
     assert {path.stem for path, *_ in CASES} >= {"ava3d", "dysm3d", "oddgrid3d", "rose3d"}
-    bad = {expand(load_config(path))[i].item_id for path, i, *_ in CASES if path.stem == "rose3d"}
+    bad = {planned(path)[1][i].item_id for path, i, *_ in CASES if path.stem == "rose3d"}
     assert {f"{seed}-{variant}" for seed in KNOWN_BAD["rose3d"] for variant in ("base", "cue")} <= bad
 
 

@@ -11,11 +11,14 @@ import sys
 import tarfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "mkdocs.yml", "stim3d", "scenes", "render",
            "scoring", "blender_addon", "tests", "bench", "docs", "scripts", "examples")
 
 
+@pytest.mark.network  # pip installs setuptools>=77 from the package index
 def test_the_sdist_holds_the_test_suite_and_it_collects(tmp_path):
     source = tmp_path / "src"  # a copy, so the build leaves no egg-info or build/ in the checkout
     source.mkdir()
