@@ -10,7 +10,8 @@ depend on the last bits of a trigonometric function.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
     BaseModel,
@@ -48,10 +49,41 @@ def round6(value: float) -> float:
     return float(round(float(value), 6))
 
 
+@dataclass(frozen=True)
+class AddedIn:
+    """Field metadata (`Annotated[T, AddedIn("0.2.0.dev0")]`): the stim3d version that added the field.
+
+    The one rule for fields added after files existed: while such a field holds its
+    default it is left out of the JSON (`leave_out_added_defaults`), so an item.json, a
+    config's content hash or a resume key made before the field existed keeps its bytes
+    (tests/test_golden.py and tests/test_fixture_resume.py hold them). A field given a
+    non-default value is written as usual.
+    """
+
+    version: str
+
+
+ADDED = AddedIn("0.2.0.dev0")  # looks, interchange, normals, a look's measures: all joined in the 0.2.0 series
+
+
+def leave_out_added_defaults(model: BaseModel, data: dict[str, Any]) -> dict[str, Any]:
+    """`data` (the model's serialised fields) without the `AddedIn` fields that hold their default."""
+    for name, field in type(model).model_fields.items():
+        if name in data and any(isinstance(m, AddedIn) for m in field.metadata) \
+                and getattr(model, name) == field.get_default(call_default_factory=True):
+            del data[name]
+    return data
+
+
 class Strict(BaseModel):
-    """Base for all models: unknown keys are an error, so typos in files surface."""
+    """Base for all models: unknown keys are an error, so typos in files surface; `AddedIn` fields at their
+    default are left out of the JSON."""
 
     model_config = ConfigDict(extra="forbid", frozen=False)
+
+    @model_serializer(mode="wrap")
+    def _leave_out_added_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return leave_out_added_defaults(self, handler(self))
 
 
 class Color(Strict):
@@ -190,17 +222,9 @@ class Look(Strict):
     redraws: int = Field(0, ge=0)
     colour_failures: list[int] = Field(
         default_factory=list, description="objects whose named colour still failed the check after the last redraw")
-    measured: dict[str, float] = Field(
+    measured: Annotated[dict[str, float], ADDED] = Field(
         default_factory=dict, description="the family's own colour measures in the rendered image under this look "
         "(Family.look_colour_check; odd_grid: measured_delta_e, neighbour_delta_e, delta_e_margin); absent when none")
-
-    @model_serializer(mode="wrap")
-    def _omit_unmeasured(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Leave `measured` out when the family measures nothing, so such looks serialise as before it existed."""
-        data = handler(self)
-        if not self.measured:
-            data.pop("measured", None)
-        return data
 
     def of(self, object_id: int) -> ObjectLook:
         for material in self.objects:
@@ -214,15 +238,7 @@ class Scene(Strict):
     lights: list[Light]
     stage: Stage = Field(default_factory=Stage)
     objects: list[SceneObject]
-    look: Look | None = Field(None, description="the drawn look; absent for studio (scenes/looks.py)")
-
-    @model_serializer(mode="wrap")
-    def _omit_studio_look(self, handler: Any) -> dict[str, Any]:
-        """Leave `look` out for studio, so a studio item.json is byte-identical to one made before looks."""
-        data = handler(self)
-        if self.look is None:
-            data.pop("look", None)
-        return data
+    look: Annotated[Look | None, ADDED] = Field(None, description="the drawn look; absent for studio (scenes/looks.py)")
 
     def object(self, object_id: int) -> SceneObject:
         for obj in self.objects:
@@ -281,16 +297,8 @@ class GroundTruth(Strict):
     objects: list[ObjectTruth]
     rays_per_pixel: int = 1
     # Added when an item is rendered (scenes/interchange.py); absent from composed item.json, whose bytes are pinned.
-    camera_matrices: CameraMatrices | None = None
-    boxes_3d: list[Box3D] | None = None
-
-    @model_serializer(mode="wrap")
-    def _omit_absent_interchange(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data = handler(self)
-        for key in ("camera_matrices", "boxes_3d"):
-            if data.get(key) is None:
-                data.pop(key, None)
-        return data
+    camera_matrices: Annotated[CameraMatrices | None, ADDED] = None
+    boxes_3d: Annotated[list[Box3D] | None, ADDED] = None
 
     def of(self, object_id: int) -> ObjectTruth:
         for truth in self.objects:
@@ -315,9 +323,9 @@ class RenderSettings(Strict):
     device: Literal["cpu", "gpu"] = "cpu"
     threads: int = Field(0, ge=0, description="Cycles threads; 0 = all cores")
     depth: bool = Field(False, description="also write depth.npy")
-    normals: bool = Field(False, description="also write normals.npy: camera-space unit normals, OpenCV axes (Cycles only)")
+    normals: Annotated[bool, ADDED] = Field(False, description="also write normals.npy: camera-space unit normals, OpenCV axes (Cycles only)")
     rays_per_pixel: int = Field(1, ge=1, le=8, description="s: visibility casts s x s rays per pixel")
-    look: LookName = Field("studio", description="appearance: studio, clevr or photoreal (docs/looks.md)")
+    look: Annotated[LookName, ADDED] = Field("studio", description="appearance: studio, clevr or photoreal (docs/looks.md)")
 
     @field_validator("normals")
     @classmethod
@@ -326,16 +334,6 @@ class RenderSettings(Strict):
             raise ValueError(f"the normals pass needs engine cycles ({info.data.get('engine')} has none)")
         return value
 
-    @model_serializer(mode="wrap")
-    def _omit_studio_look(self, handler: Any) -> dict[str, Any]:
-        """Leave `look` out while it is studio (and `normals` while off), so configs and resume keys made before
-        them keep their hashes."""
-        data = handler(self)
-        if self.look == "studio":
-            data.pop("look", None)
-        if not self.normals:
-            data.pop("normals", None)
-        return data
 
 
 class Provenance(Strict):

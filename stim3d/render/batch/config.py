@@ -35,15 +35,24 @@ import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from stim3d.errors import Stim3dError
 from stim3d.scenes.balance import ANSWER_KEY, task_answers
 from stim3d.scenes.families import FamilyError, get_family
-from stim3d.scenes.model import LOOK_NAMES, LookName, RenderSettings
+from stim3d.scenes.model import ADDED, LOOK_NAMES, LookName, RenderSettings, leave_out_added_defaults
 from stim3d.scenes.names import SplitName
 
 VARIANT_NAME = re.compile(r"[a-z0-9_]{1,20}")
@@ -106,7 +115,7 @@ class TaskConfig(BaseModel):
 
     family: str
     count: int | None = Field(None, ge=1, le=1_000_000, strict=True)  # strict: `count: true` is not 1
-    splits: dict[SplitName, int] = Field(
+    splits: Annotated[dict[SplitName, int], ADDED] = Field(
         default_factory=dict,
         description="distribution-matched splits, name -> item count (e.g. train: 3000, test: 600): same grid and "
         "answer balance per split, disjoint seeds; replaces `split` (and `count`, which is then their total)",
@@ -119,13 +128,13 @@ class TaskConfig(BaseModel):
         description="renders of the same composed scene: name -> parameter overrides; every variant of an item "
         "uses the item's seed, so the scenes differ only by what the overrides change (they share a scene_id)",
     )
-    look: LookName | None = Field(
+    look: Annotated[LookName | None, ADDED] = Field(
         None, description="the task's look (studio, clevr, photoreal); default: render.look. A variant may set "
         "`look:` among its overrides, so one scene renders in several looks with a shared scene_id")
-    render: TaskRender | None = Field(
+    render: Annotated[TaskRender | None, ADDED] = Field(
         None, description="the task's own samples, denoise, denoise_quality, light_tree and adaptive_sampling "
         "over the batch's render (the rest stays the batch's)")
-    questions: list[Literal["default", "describe"]] = Field(
+    questions: Annotated[list[Literal["default", "describe"]], ADDED] = Field(
         default_factory=lambda: ["default"], min_length=1,  # type: ignore[arg-type]
         description="question sets of every item: default (the family's own questions) and/or describe "
         "(a free-form description scored by a rubric from the ground truth, docs/rubrics.md)",
@@ -139,18 +148,9 @@ class TaskConfig(BaseModel):
         return questions
 
     @model_serializer(mode="wrap")
-    def _omit_default_questions(self, handler: Any) -> dict[str, Any]:
-        """Leave `questions` and `splits` out while they are the default, so older configs keep their content hash."""
-        data = handler(self)
-        if self.questions == ["default"]:
-            data.pop("questions", None)
-        if not self.splits:
-            data.pop("splits", None)
-        if self.look is None:
-            data.pop("look", None)
-        if self.render is None:
-            data.pop("render", None)
-        return data
+    def _leave_out_added_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Older configs keep their content hash: the rule of scenes/model.py `AddedIn`."""
+        return leave_out_added_defaults(self, handler(self))
 
     @field_validator("splits")
     @classmethod
