@@ -103,7 +103,7 @@ def projected_box(points_uv: np.ndarray) -> tuple[float, float, float, float]:
 @pytest.mark.bpy
 def test_rendered_items_export_to_clevr_and_their_boxes_contain_the_measured_pixels(rendered, tmp_path):
     export(rendered, "clevr", tmp_path / "clevr")
-    scenes = json.loads((tmp_path / "clevr" / "CLEVR_scenes.json").read_text())["scenes"]
+    scenes = json.loads((tmp_path / "clevr" / "CLEVR_test_scenes.json").read_text())["scenes"]  # one file per split
     assert len(scenes) == 2
     for clevr in scenes:
         item = json.loads((rendered / "items" / clevr["item_id"] / "item.json").read_text())

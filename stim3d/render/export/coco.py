@@ -91,11 +91,7 @@ def export_coco(batches: Sequence[Path], dest: Path) -> ExportReport:
         images: list[dict[str, Any]] = []
         annotations: list[dict[str, Any]] = []
         for entry, item in items:
-            mask, cam = load_mask(entry.folder), item.scene.camera
-            if mask.shape != (cam.height, cam.width):  # an error, not an image with 0 annotations
-                report.skipped[f"{entry.folder.parent.parent}/{entry.item_id}"] = \
-                    f"mask.png is {mask.shape[1]}x{mask.shape[0]}, the item's camera {cam.width}x{cam.height}"
-                continue
+            mask = load_mask(entry.folder)  # the image's size and the camera's (exportable_items)
             image_id = len(images) + 1
             file_name = f"{entry.uid}.png"
             shutil.copyfile(entry.folder / IMAGE, tmp / "images" / file_name)

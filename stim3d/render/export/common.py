@@ -217,13 +217,25 @@ def exportable_items(batches: Sequence[Path], report: ExportReport) -> list[tupl
     """The items every export writes, each with its item.json: THE one rule for torn items, shared by all formats.
 
     An item folder with image.png or mask.png missing or undecodable, a link in it,
-    or an item.json that does not parse is left out and named in `report.skipped`
+    an item.json that does not parse, or an image not of its camera's size is left out and named in `report.skipped`
     ("<batch folder>/<item id>" -> reason); the CLI prints each and exits 1. Sets
     `report.duplicates_skipped`. Batch-level faults (no records, stale sha256,
     clashing items) stay ExportError: they say the batch, not one item, is wrong.
     """
     entries, report.duplicates_skipped = collect_items(batches, report.skipped)
-    return [(entry, item) for entry in entries if (item := load_exported(entry, report)) is not None]
+    usable = []
+    for entry in entries:
+        if (item := load_exported(entry, report)) is None:
+            continue
+        with Image.open(entry.folder / IMAGE) as image:  # decoded by collect_items already
+            size = image.size
+        cam = item.scene.camera
+        if size != (cam.width, cam.height):  # masks and poses would not line up with the pixels
+            report.skipped[f"{entry.folder.parent.parent}/{entry.item_id}"] = \
+                f"image.png is {size[0]}x{size[1]}, the item's camera {cam.width}x{cam.height}"
+            continue
+        usable.append((entry, item))
+    return usable
 
 
 EXPORTS_DIR = "exports"
