@@ -15,7 +15,7 @@ BOP: thodan/bop_toolkit at commit cea62d651c7e395b2e1962b9749e4e89693c6ac4 (not 
 package index, so not installed here): bop_toolkit_lib/inout.py's load_cam_params,
 load_json(keys_to_int), load_scene_camera, load_scene_gt, load_ply, load_depth;
 dataset_params.py's path templates; misc.calc_2d_bbox's box convention,
-scripts/calc_gt_info.py's counts and get_im_targets' test targets. `Readers` below are
+the calc_gt_info.py script's counts and get_im_targets' test targets. `Readers` below are
 those functions as that commit has them, reduced to what this layout uses; when
 bop_toolkit_lib is importable, the same checks run with the real module too.
 """
@@ -125,7 +125,7 @@ def test_clevr_scenes_metadata_and_synonyms_are_what_the_question_engine_reads(b
                 assert 0 <= obj["rotation"] < 360
             n = len(objects)
             assert set(scene["relationships"]) == {"left", "right", "front", "behind"}
-            for name, rows in scene["relationships"].items():
+            for rows in scene["relationships"].values():
                 assert len(rows) == n and all(0 <= j < n and j != i for i, row in enumerate(rows) for j in row)
             for i in range(n):  # left and right, front and behind are each other's mirror
                 for j in scene["relationships"]["left"][i]:

@@ -16,7 +16,7 @@
 
 Amodal masks are exact, no renderer: each object is ray-cast alone through the pixel
 centres (scenes/visibility.py `cast_object`, the rays stim3d's amodal_px counts).
-scene_gt_info follows bop_toolkit's scripts/calc_gt_info.py: `px_count_all` counts the
+scene_gt_info follows bop_toolkit's calc_gt_info.py script: `px_count_all` counts the
 whole silhouette, the part outside the frame too; `px_count_valid` its in-frame pixels
 with a depth (all of them when the batch has no depth); `px_count_visib` mask_visib's
 pixels; `visib_fract = px_count_visib / px_count_all`; boxes are [x, y, w, h] with

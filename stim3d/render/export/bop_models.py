@@ -1,6 +1,6 @@
 """BOP's object models: `models/obj_NNNNNN.ply` (ASCII PLY, millimetres, with vertex normals) and `models_info.json`.
 
-BOP's format (bop_toolkit docs/bop_datasets_format.md): models are ASCII PLY in mm
+BOP's format (bop_toolkit's bop_datasets_format.md): models are ASCII PLY in mm
 that "include vertex normals", Z up, the origin at the centre of the 3D bounding box;
 models_info.json gives per model its `diameter` (the largest distance between two
 vertices) and its box (`min_x`, `min_y`, `min_z`, `size_x`, `size_y`, `size_z`).
