@@ -49,7 +49,7 @@ cd "$work"   # presets by name from any directory, through the installed package
 "$core/stim3d" validate demo
 "$core/stim3d" presets --json | "$core/python" -c 'import json, sys; assert {p["name"] for p in json.load(sys.stdin)} >= {"demo", "dysm3d"}'
 set +e; refused="$("$core/stim3d" render demo --out "$work/nope" 2>&1)"; code=$?; set -e
-[ "$code" = 2 ] && [ "$(printf '%s\n' "$refused" | wc -l)" = 1 ] && [[ "$refused" == *'stim3d[blender]'* ]] \
+[ "$code" = 2 ] && [ "$(printf '%s\n' "$refused" | wc -l)" = 1 ] && [[ "$refused" == *"/src[blender]'"* ]] \
   || { echo "check_core.sh: render without bpy should say so in one line, exit 2; got $code: $refused" >&2; exit 1; }
 
 # Score gold answers: every question must be correct.
@@ -70,7 +70,7 @@ assert report["records"] > 0 and overall["accuracy"] == 1.0, overall' "$work/sco
 # Exports: COCO in the core; the imagefolder names its extra until pyarrow is there, then writes parquet.
 "$core/stim3d" export coco "$work/batch" --to "$work/coco" >/dev/null
 set +e; refused="$("$core/stim3d" export imagefolder "$work/batch" --to "$work/hf" 2>&1)"; code=$?; set -e
-[ "$code" = 2 ] && [[ "$refused" == *'stim3d[export]'* ]] || { echo "check_core.sh: imagefolder without pyarrow: $code $refused" >&2; exit 1; }
+[ "$code" = 2 ] && [[ "$refused" == *"/src[export]'"* ]] || { echo "check_core.sh: imagefolder without pyarrow: $code $refused" >&2; exit 1; }
 "$core/python" -m pip install -q --disable-pip-version-check "$work/src[export]"
 "$core/stim3d" export imagefolder "$work/batch" --to "$work/hf" >/dev/null
 ls "$work"/hf/*/metadata.parquet >/dev/null

@@ -2,7 +2,7 @@
 # One-step set-up on a fresh Debian (bookworm) machine with Python 3.11:
 # the system libraries bpy and pyrender need, then a virtual environment in .venv
 # with stim3d installed (editable) with its `blender` extra (bpy: rendering; the core alone is
-# `pip install stim3d`, docs/index.md). `--test` adds the test and docs extras (CI lints, type-checks,
+# `pip install -e .`, docs/index.md). `--test` adds the test and docs extras (CI lints, type-checks,
 # builds the docs site); `--ray` the Ray extra.
 set -euo pipefail
 cd "$(dirname "$0")/.."

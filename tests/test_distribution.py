@@ -72,7 +72,10 @@ def test_render_without_blender_says_what_to_install_in_one_line(tmp_path, monke
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "bpy" else real(name, *a))
     code, out, err = run("render", "demo", "--out", str(tmp_path / "out"))
-    assert code == 2 and len(err.splitlines()) == 1 and 'pip install "stim3d[blender]"' in err
+    from stim3d.install_hint import install_hint
+
+    assert code == 2 and len(err.splitlines()) == 1 and f"{install_hint('blender')} (Python 3.11)" in err
+    assert "pip install -e '" in err and "[blender]'" in err  # this test runs from a checkout
     assert not (tmp_path / "out").exists()
 
 
@@ -95,7 +98,7 @@ def test_imagefolder_without_pyarrow_names_the_extra_and_writes_nothing(tmp_path
     done = subprocess.run([sys.executable, "-c", script, "export", "imagefolder", str(tmp_path),
                            "--to", str(tmp_path / "hf")], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
-    assert 'pip install "stim3d[export]"' in done.stderr and not (tmp_path / "hf").exists()
+    assert "pip install -e '.[export]'" in done.stderr and not (tmp_path / "hf").exists()  # run in the checkout
 
 
 def test_validate_names_samples_only_for_the_engine_that_takes_them(tmp_path):

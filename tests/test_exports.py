@@ -138,6 +138,9 @@ def test_coco_export_loads_with_pycocotools_and_its_masks_equal_mask_png(batches
         coco = coco_api.COCO(str(dest / "annotations.json"))
     images = coco.loadImgs(coco.getImgIds())
     assert len(images) == 6 and len({img["file_name"] for img in images}) == 6
+    licenses = {entry["id"]: entry for entry in coco.dataset["licenses"]}  # CC BY 4.0, as the dataset card says
+    assert [entry["name"] for entry in licenses.values()] == ["Creative Commons Attribution 4.0 International (CC BY 4.0)"]
+    assert all(img["license"] in licenses for img in images)
     assert sorted(img["split"] for img in images) == ["test"] * 5 + ["train"]  # images carry their split
     annotations = coco.loadAnns(coco.getAnnIds())
     assert len({a["id"] for a in annotations}) == len(annotations) > 0

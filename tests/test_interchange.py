@@ -103,7 +103,7 @@ def projected_box(points_uv: np.ndarray) -> tuple[float, float, float, float]:
 @pytest.mark.bpy
 def test_rendered_items_export_to_clevr_and_their_boxes_contain_the_measured_pixels(rendered, tmp_path):
     export(rendered, "clevr", tmp_path / "clevr")
-    scenes = json.loads((tmp_path / "clevr" / "CLEVR_scenes.json").read_text())["scenes"]
+    scenes = json.loads((tmp_path / "clevr" / "CLEVR_test_scenes.json").read_text())["scenes"]  # one file per split
     assert len(scenes) == 2
     for clevr in scenes:
         item = json.loads((rendered / "items" / clevr["item_id"] / "item.json").read_text())
@@ -131,7 +131,7 @@ def ply_vertices(path) -> np.ndarray:
     lines = path.read_text().splitlines()
     count = int(next(line for line in lines if line.startswith("element vertex")).split()[-1])
     start = lines.index("end_header") + 1
-    return np.array([[float(x) for x in line.split()] for line in lines[start:start + count]])
+    return np.array([[float(x) for x in line.split()[:3]] for line in lines[start:start + count]])  # x y z (nx ny nz)
 
 
 @pytest.mark.bpy
@@ -160,9 +160,9 @@ def test_rendered_items_export_to_bop_and_read_back(rendered, tmp_path):
             pixels = in_camera @ K.T
             # BOP's pixel centres sit on integers: pixel i spans [i - 0.5, i + 0.5).
             x0, y0, x1, y1 = projected_box(pixels[:, :2].T / pixels[:, 2])
-            bx, by, bw, bh = info["bbox_obj"]
-            if bw > 0:
-                assert bx >= np.floor(x0) - 1 and bx + bw - 1 <= np.ceil(x1) + 1
-                assert by >= np.floor(y0) - 1 and by + bh - 1 <= np.ceil(y1) + 1
+            bx, by, bw, bh = info["bbox_obj"]  # bop_toolkit's boxes: w = x_max - x_min (pixel indices)
+            if bw >= 0:
+                assert bx >= np.floor(x0) - 1 and bx + bw <= np.ceil(x1) + 1
+                assert by >= np.floor(y0) - 1 and by + bh <= np.ceil(y1) + 1
                 # and tightly: the projected model is no more than a pixel wider than the measured box
-                assert x1 - x0 <= bw + 1.5 and y1 - y0 <= bh + 1.5 or truth["truncation"] > 0
+                assert x1 - x0 <= bw + 2.5 and y1 - y0 <= bh + 2.5 or truth["truncation"] > 0

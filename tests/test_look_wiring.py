@@ -171,7 +171,8 @@ def test_every_export_records_each_items_look_and_its_objects_materials(batch, t
         code, _ = _cli("export", fmt, str(out), "--to", str(tmp_path / fmt))
         assert code == 0, fmt
 
-    scenes = json.loads((tmp_path / "clevr" / "CLEVR_scenes.json").read_text())["scenes"]
+    scenes = [scene for path in sorted((tmp_path / "clevr").glob("CLEVR_*_scenes.json"))  # one file per split
+              for scene in json.loads(path.read_text())["scenes"]]
     assert len(scenes) == 5
     for scene in scenes:
         expected = truth[scene["item_id"]]

@@ -23,7 +23,7 @@ import json
 import pytest
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: the Ray executor needs the ray extra "
-                                        "(pip install 'stim3d[ray]', or scripts/install.sh --ray)")
+                                        "(scripts/install.sh --ray, or pip install -e '.[ray]' in a checkout)")
 
 import stim3d  # noqa: E402
 from stim3d.render.batch.driver import ProgressEvent  # noqa: E402

@@ -10,7 +10,7 @@ import json
 import pytest
 
 pytest.importorskip("ray", reason="Ray is not installed: the Ray executor needs the ray extra "
-                                  "(pip install 'stim3d[ray]', or scripts/install.sh --ray)")
+                                  "(scripts/install.sh --ray, or pip install -e '.[ray]' in a checkout)")
 
 from tests.batch_support import (  # noqa: E402
     ITEM_TIMEOUT,

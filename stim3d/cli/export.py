@@ -13,7 +13,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from stim3d.render.export.bop import export_bop
     from stim3d.render.export.clevr import export_clevr
     from stim3d.render.export.coco import export_coco
-    from stim3d.render.export.common import ExportError
+    from stim3d.render.export.common import ExportError, default_destination
     from stim3d.render.export.imagefolder import export_imagefolder
     from stim3d.render.export.lmms_eval import export_lmms_eval
     from stim3d.render.export.vlmevalkit import export_vlmevalkit
@@ -21,11 +21,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     batches = [Path(b) for b in args.batches]
     if args.to is None and len(batches) > 1:
         raise UsageError("several batch folders: say where the merged export goes with --to DIR")
-    dest = Path(args.to) if args.to else batches[0] / "exports" / args.format
     export = {"imagefolder": export_imagefolder, "coco": export_coco, "clevr": export_clevr,
               "bop": export_bop, "vlmevalkit": export_vlmevalkit,
               "lmms-eval": export_lmms_eval}[args.format]
     try:
+        dest = Path(args.to) if args.to else default_destination(batches[0], args.format)
         report = export(batches, dest)
     except ExportError as exc:
         raise UsageError(str(exc)) from None

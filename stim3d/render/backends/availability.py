@@ -1,6 +1,7 @@
-"""Whether this Python can render: the light core (`pip install stim3d`) has no Blender.
+"""Whether this Python can render: the light core (stim3d without extras) has no Blender.
 
-Rendering needs Blender's Python module (`pip install "stim3d[blender]"`, Python 3.11)
+Rendering needs Blender's Python module (the `blender` extra, Python 3.11; the command
+to add it comes from stim3d/install_hint.py)
 for Cycles and Workbench, and pyrender for the raster engine. A command that renders
 asks here first, so a core install gets one line saying what to install instead of a
 failure per item inside a worker process. `find_spec` looks without importing: bpy
@@ -12,8 +13,8 @@ from __future__ import annotations
 import importlib.util
 
 from stim3d.errors import Stim3dError
+from stim3d.install_hint import install_hint
 
-BLENDER_EXTRA = 'pip install "stim3d[blender]" (Python 3.11)'
 ENGINE_MODULES = {"cycles": "bpy", "workbench": "bpy", "raster": "pyrender"}
 
 
@@ -26,4 +27,4 @@ def require_engine(engine: str) -> None:
     module = ENGINE_MODULES.get(engine, "bpy")
     if importlib.util.find_spec(module) is None:
         raise RendererMissing(f"rendering with {engine} needs {module}, which is not installed here "
-                              f"(stim3d's light core): {BLENDER_EXTRA}")
+                              f"(stim3d's light core): {install_hint('blender')} (Python 3.11)")

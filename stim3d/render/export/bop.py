@@ -1,15 +1,30 @@
-"""BOP export: the layout of the BOP 6D-pose benchmark (bop_toolkit reads it), one BOP scene per item.
+"""BOP export: the BOP-scenewise layout bop_toolkit reads, one BOP scene per item (docs/exports.md).
 
-`DEST/models/obj_NNNNNN.ply` + `models_info.json`: one model per distinct (shape, size) in the export, in
-millimetres, its origin at the object's `location` (the mesh stim3d renders, `scenes/primitives.py`).
-`DEST/<split>/<scene:06d>/`: `rgb/000000.png`, `mask_visib/000000_<k:06d>.png` (255 where the k-th
-object of scene_gt is visible, from the item's mask.png), and
-- `scene_camera.json`: `cam_K` (row-major 3x3), `cam_R_w2c`, `cam_t_w2c` (mm), `depth_scale`;
-- `scene_gt.json`: per object `obj_id`, `cam_R_m2c` and `cam_t_m2c` (mm), model to OpenCV camera;
-- `scene_gt_info.json`: `bbox_obj` (amodal) and `bbox_visib` as [x, y, w, h], `px_count_all` (amodal),
-  `px_count_visib`, `px_count_valid`, `visib_fract` (stim3d's measured visibility).
-`DEST/scene_items.json` maps `<split>/<scene>` to the item. BOP's cameras are OpenCV's and its pixel
-centres sit on integers, so `cam_K`'s principal point is stim3d's cx, cy minus 0.5 (scenes/interchange.py).
+    DEST/camera.json                  cx, cy, fx, fy, width, height, depth_scale (the first item's camera)
+    DEST/models/obj_NNNNNN.ply        one model per distinct (shape, size), mm, with normals (bop_models.py)
+    DEST/models/models_info.json      diameter and 3D box per model
+    DEST/test_targets_bop19.json      per image of the `test` split, each object with visib_fract >= 0.1
+    DEST/scene_items.json             `<split>/<scene>` -> the stim3d item (batch, item_id, look, materials)
+    DEST/<split>/<scene:06d>/         scene ids from 1 within each split, image id 0:
+        rgb/000000.png                the item's image.png
+        depth/000000.png              16-bit, depth along the camera axis in units of depth_scale mm (with depth.npy)
+        mask/000000_<k:06d>.png       the k-th object of scene_gt alone (amodal, in the frame): 255 where it is
+        mask_visib/000000_<k:06d>.png 255 where the k-th object is visible (the item's mask.png)
+        scene_camera.json             cam_K, cam_R_w2c, cam_t_w2c (mm), depth_scale
+        scene_gt.json                 obj_id, cam_R_m2c, cam_t_m2c (mm): model to OpenCV camera
+        scene_gt_info.json            bbox_obj, bbox_visib, px_count_all, px_count_valid, px_count_visib, visib_fract
+
+Amodal masks are exact, no renderer: each object is ray-cast alone through the pixel
+centres (scenes/visibility.py `cast_object`, the rays stim3d's amodal_px counts).
+scene_gt_info follows bop_toolkit's calc_gt_info.py script: `px_count_all` counts the
+whole silhouette, the part outside the frame too; `px_count_valid` its in-frame pixels
+with a depth (all of them when the batch has no depth); `px_count_visib` mask_visib's
+pixels; `visib_fract = px_count_visib / px_count_all`; boxes are [x, y, w, h] with
+w = x_max - x_min (misc.calc_2d_bbox: pixel indices, so a one-pixel box has w = 0),
+bbox_obj not clipped to the frame, both [-1, -1, -1, -1] when nothing is visible.
+BOP's cameras are OpenCV's and its pixel centres sit on integers, so `cam_K`'s
+principal point is stim3d's cx, cy minus 0.5 (scenes/interchange.py). Depth beyond
+what 16 bits hold (65.535 m at depth_scale 1) and background are 0: BOP's "no depth".
 """
 
 from __future__ import annotations
@@ -23,21 +38,28 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from stim3d.render.batch.folder import IMAGE
-from stim3d.render.batch.item_folder import load_mask
+from stim3d.render.batch.folder import DEPTH, IMAGE
+from stim3d.render.batch.item_folder import load_mask, save_png16
+from stim3d.render.export.bop_models import MM, model_key, model_ply
 from stim3d.render.export.common import (
+    ExportedItem,
     ExportReport,
-    collect_items,
     export_folder,
-    load_exported,
+    exportable_items,
     look_name,
     object_materials,
 )
+from stim3d.render.files import inside
+from stim3d.scenes.camera import geometry
 from stim3d.scenes.interchange import camera_to_world, intrinsics
-from stim3d.scenes.model import Box, Item, SceneObject
-from stim3d.scenes.primitives import quat_to_matrix, unit_mesh
+from stim3d.scenes.model import Item
+from stim3d.scenes.primitives import quat_to_matrix
+from stim3d.scenes.visibility import cast_object
 
-MM = 1000.0
+DEPTH_SCALE = 1.0  # depth PNG unit in mm: 1 mm steps up to 65.535 m
+VISIB_GT_MIN = 0.1  # the BOP'19 localisation targets' visibility threshold (bop_toolkit's eval scripts)
+TARGETS_SPLIT = "test"
+IM = "000000"  # every BOP scene here holds one image, id 0
 
 
 def bop_intrinsics(item: Item) -> np.ndarray:
@@ -48,86 +70,128 @@ def bop_intrinsics(item: Item) -> np.ndarray:
     return k
 
 
-def model_key(obj: SceneObject) -> tuple[str, float]:
-    return obj.shape, round(obj.size, 6)
+def bop_box(xs: np.ndarray, ys: np.ndarray) -> list[int]:
+    """bop_toolkit's misc.calc_2d_bbox: [x_min, y_min, x_max - x_min, y_max - y_min]; [-1]*4 for no pixels."""
+    if len(xs) == 0:
+        return [-1, -1, -1, -1]
+    return [int(xs.min()), int(ys.min()), int(xs.max() - xs.min()), int(ys.max() - ys.min())]
 
 
-def model_ply(shape: str, size: float) -> tuple[str, dict[str, float]]:
-    """An ASCII PLY of the mesh in millimetres and its models_info entry (diameter, extents)."""
-    mesh = unit_mesh(shape)
-    vertices = mesh.vertices * size * MM
-    lines = ["ply", "format ascii 1.0", f"element vertex {len(vertices)}", "property float x", "property float y",
-             "property float z", f"element face {len(mesh.faces)}", "property list uchar int vertex_indices",
-             "end_header"]
-    lines += [" ".join(f"{v:.4f}" for v in vertex) for vertex in vertices]
-    lines += ["3 " + " ".join(str(int(i)) for i in face) for face in mesh.faces]
-    low, high = vertices.min(axis=0), vertices.max(axis=0)
-    spread = vertices[:, None, :] - vertices[None, :, :] if len(vertices) <= 2000 else None
-    diameter = float(np.sqrt((spread ** 2).sum(axis=2)).max()) if spread is not None else float(np.linalg.norm(high - low))
-    info = {"diameter": round(diameter, 4), **{f"min_{a}": round(float(v), 4) for a, v in zip("xyz", low)},
-            **{f"size_{a}": round(float(v), 4) for a, v in zip("xyz", high - low)}}
-    return "\n".join(lines) + "\n", info
+def amodal_masks(item: Item) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per object of the scene: its in-frame silhouette (bool H x W) and the columns and rows of every ray
+    that hits it alone, in the frame or not."""
+    cam = item.scene.camera
+    rays = geometry(cam)
+    out = []
+    for obj in item.scene.objects:
+        cast = cast_object(obj, rays, 1)
+        inside_frame = (cast.gx >= 0) & (cast.gx < cam.width) & (cast.gy >= 0) & (cast.gy < cam.height)
+        mask = np.zeros((cam.height, cam.width), dtype=bool)
+        mask[cast.gy[inside_frame], cast.gx[inside_frame]] = True
+        out.append((mask, cast.gx, cast.gy))
+    return out
 
 
-def _xywh(box: Box | None) -> list[int]:
-    return [-1, -1, -1, -1] if box is None else [box[0], box[1], box[2] - box[0], box[3] - box[1]]
+def depth_png(depth_m: np.ndarray) -> np.ndarray:
+    """Depth in metres -> BOP's uint16 depth in DEPTH_SCALE mm units, 0 where none (background, too far)."""
+    units = np.where(np.isfinite(depth_m), depth_m * MM / DEPTH_SCALE, 0.0)
+    units = np.round(units)
+    return np.where((units > 0) & (units <= np.iinfo(np.uint16).max), units, 0).astype(np.uint16)
 
 
-def scene_files(item: Item, obj_ids: dict[tuple[str, float], int]) -> tuple[dict[str, Any], list, list]:
-    """(scene_camera entry, scene_gt entries, scene_gt_info entries) of one item (image id 0)."""
+def scene_camera(item: Item) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
+    """The scene_camera.json entry of one item, and its world-to-camera rotation and translation (metres)."""
     world_to_camera = np.linalg.inv(camera_to_world(item.scene.camera, "opencv"))
     rotation, translation = world_to_camera[:3, :3], world_to_camera[:3, 3]
     camera = {"cam_K": bop_intrinsics(item).flatten().tolist(), "cam_R_w2c": rotation.flatten().tolist(),
-              "cam_t_w2c": (translation * MM).tolist(), "depth_scale": 1.0}
-    truths = {t.id: t for t in item.ground_truth.objects}
+              "cam_t_w2c": (translation * MM).tolist(), "depth_scale": DEPTH_SCALE}
+    return camera, rotation, translation
+
+
+def write_scene(scene: Path, entry: ExportedItem, item: Item, obj_ids: dict[tuple[str, float], int]) -> list[dict]:
+    """One BOP scene folder for one item; returns its scene_gt_info entries (for the test targets)."""
+    (scene / "rgb").mkdir(parents=True)
+    shutil.copyfile(entry.folder / IMAGE, scene / "rgb" / f"{IM}.png")
+    valid = None
+    if (entry.folder / DEPTH).is_file():
+        (scene / "depth").mkdir()
+        depth = depth_png(np.load(entry.folder / DEPTH))
+        save_png16(scene / "depth" / f"{IM}.png", depth)
+        valid = depth > 0
+    (scene / "mask").mkdir()
+    (scene / "mask_visib").mkdir()
+    visible_ids = load_mask(entry.folder)
+    camera, rotation, translation = scene_camera(item)
     gt, info = [], []
-    for obj in item.scene.objects:
-        model_to_camera = rotation @ quat_to_matrix(obj.rotation_quat)
-        gt.append({"obj_id": obj_ids[model_key(obj)], "cam_R_m2c": model_to_camera.flatten().tolist(),
+    for k, (obj, (amodal, gx, gy)) in enumerate(zip(item.scene.objects, amodal_masks(item))):
+        visible = visible_ids == obj.id
+        Image.fromarray(amodal.astype(np.uint8) * 255).save(scene / "mask" / f"{IM}_{k:06d}.png")
+        Image.fromarray(visible.astype(np.uint8) * 255).save(scene / "mask_visib" / f"{IM}_{k:06d}.png")
+        gt.append({"obj_id": obj_ids[model_key(obj)],
+                   "cam_R_m2c": (rotation @ quat_to_matrix(obj.rotation_quat)).flatten().tolist(),
                    "cam_t_m2c": ((rotation @ np.asarray(obj.location) + translation) * MM).tolist()})
-        truth = truths[obj.id]
-        info.append({"bbox_obj": _xywh(truth.bbox_amodal), "bbox_visib": _xywh(truth.bbox_visible),
-                     "px_count_all": int(truth.amodal_px), "px_count_valid": int(truth.amodal_px),
-                     "px_count_visib": int(truth.visible_px), "visib_fract": truth.visibility})
-    return camera, gt, info
+        vy, vx = np.nonzero(visible)
+        count_all, count_visib = len(gx), len(vx)
+        info.append({"bbox_obj": bop_box(gx, gy) if count_visib else [-1, -1, -1, -1],
+                     "bbox_visib": bop_box(vx, vy),
+                     "px_count_all": count_all,
+                     "px_count_valid": int((amodal & valid).sum() if valid is not None else amodal.sum()),
+                     "px_count_visib": count_visib,
+                     "visib_fract": count_visib / count_all if count_all else 0.0})
+    for name, content in (("scene_camera", camera), ("scene_gt", gt), ("scene_gt_info", info)):
+        (scene / f"{name}.json").write_text(json.dumps({"0": content}) + "\n")
+    return info
+
+
+def camera_json(item: Item) -> dict[str, Any]:
+    """The root camera.json (bop_toolkit's load_cam_params): the first item's intrinsics, BOP's pixel centres."""
+    k = bop_intrinsics(item)
+    cam = item.scene.camera
+    return {"cx": k[0, 2], "cy": k[1, 2], "depth_scale": DEPTH_SCALE, "fx": k[0, 0], "fy": k[1, 1],
+            "height": cam.height, "width": cam.width}
+
+
+def write_models(tmp: Path, loaded: list[tuple[ExportedItem, Item]]) -> dict[tuple[str, float], int]:
+    """models/ and models_info.json; returns obj_id per (shape, size), numbered from 1 in sorted order."""
+    keys = sorted({model_key(o) for _, item in loaded for o in item.scene.objects})
+    obj_ids = {key: i + 1 for i, key in enumerate(keys)}
+    (tmp / "models").mkdir()
+    models_info = {}
+    for (shape, size), obj_id in obj_ids.items():
+        ply, info = model_ply(shape, size)
+        (tmp / "models" / f"obj_{obj_id:06d}.ply").write_text(ply)
+        models_info[str(obj_id)] = {**info, "shape": shape, "size_m": size}
+    (tmp / "models" / "models_info.json").write_text(json.dumps(models_info, indent=1) + "\n")
+    return obj_ids
 
 
 def export_bop(batches: Sequence[Path], dest: Path) -> ExportReport:
     """Write the BOP layout described in the module docstring."""
     report = ExportReport(Path(dest), batches=len(batches))
-    items, report.duplicates_skipped = collect_items(batches, report.skipped)
+    loaded = exportable_items(batches, report)
     with export_folder(dest) as tmp:
-        loaded: list[tuple[Any, Item]] = [(entry, item) for entry in items
-                                          if (item := load_exported(entry, report)) is not None]
-        keys = sorted({model_key(o) for _, item in loaded for o in item.scene.objects})
-        obj_ids = {key: i + 1 for i, key in enumerate(keys)}
-        (tmp / "models").mkdir()
-        models_info = {}
-        for (shape, size), obj_id in obj_ids.items():
-            ply, info = model_ply(shape, size)
-            (tmp / "models" / f"obj_{obj_id:06d}.ply").write_text(ply)
-            models_info[str(obj_id)] = {**info, "shape": shape, "size_m": size}
-        (tmp / "models" / "models_info.json").write_text(json.dumps(models_info, indent=1) + "\n")
+        obj_ids = write_models(tmp, loaded)
+        if loaded:
+            (tmp / "camera.json").write_text(json.dumps(camera_json(loaded[0][1]), indent=1) + "\n")
         scene_items: dict[str, Any] = {}
+        targets: list[dict[str, int]] = []
         per_split: dict[str, int] = {}
         for entry, item in loaded:
             split = entry.records[0].split if entry.records else item.split
-            per_split[split] = per_split.get(split, 0) + 1
-            scene = tmp / split / f"{per_split[split]:06d}"
-            (scene / "rgb").mkdir(parents=True)
-            (scene / "mask_visib").mkdir()
-            shutil.copyfile(entry.folder / IMAGE, scene / "rgb" / "000000.png")
-            mask = load_mask(entry.folder)
-            for k, obj in enumerate(item.scene.objects):
-                Image.fromarray(((mask == obj.id) * 255).astype(np.uint8)).save(scene / "mask_visib" / f"000000_{k:06d}.png")
-            camera, gt, gt_info = scene_files(item, obj_ids)
-            (scene / "scene_camera.json").write_text(json.dumps({"0": camera}) + "\n")
-            (scene / "scene_gt.json").write_text(json.dumps({"0": gt}) + "\n")
-            (scene / "scene_gt_info.json").write_text(json.dumps({"0": gt_info}) + "\n")
-            scene_items[f"{split}/{per_split[split]:06d}"] = {
+            scene_id = per_split[split] = per_split.get(split, 0) + 1
+            info = write_scene(inside(tmp, tmp / split / f"{scene_id:06d}"), entry, item, obj_ids)
+            if split == TARGETS_SPLIT:
+                counts: dict[int, int] = {}
+                for obj, gt_info in zip(item.scene.objects, info):
+                    if gt_info["visib_fract"] >= VISIB_GT_MIN:
+                        counts[obj_ids[model_key(obj)]] = counts.get(obj_ids[model_key(obj)], 0) + 1
+                targets += [{"im_id": 0, "inst_count": n, "obj_id": obj_id, "scene_id": scene_id}
+                            for obj_id, n in sorted(counts.items())]
+            scene_items[f"{split}/{scene_id:06d}"] = {
                 "batch": entry.batch, "item_id": entry.item_id, "look": look_name(item),
                 "materials": {str(k): v for k, v in object_materials(item).items()}}  # BOP has no material field
             report.items += 1
-            report.annotations += len(gt)
+            report.annotations += len(item.scene.objects)
+        (tmp / "test_targets_bop19.json").write_text(json.dumps(targets, indent=1) + "\n")
         (tmp / "scene_items.json").write_text(json.dumps(scene_items, indent=1) + "\n")
     return report

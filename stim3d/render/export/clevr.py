@@ -1,4 +1,16 @@
-"""CLEVR scene-JSON export: `DEST/CLEVR_scenes.json` and `DEST/images/`, as CLEVR's question engine reads them.
+"""CLEVR scene-JSON export, laid out as CLEVR v1.0 is and read unchanged by CLEVR's question engine.
+
+    DEST/CLEVR_<split>_scenes.json            {"info": {..., "split"}, "scenes": [...]}, one file per split
+    DEST/images/<split>/CLEVR_<split>_NNNNNN.png
+    DEST/metadata.json, DEST/synonyms.json    the engine's --metadata_file and --synonyms_json (clevr_metadata.py)
+
+so `generate_questions.py --input_scene_file DEST/CLEVR_test_scenes.json
+--metadata_file DEST/metadata.json --synonyms_json DEST/synonyms.json` runs as it is
+(docs/exports.md). The engine takes the image number from the file name (the digits
+after its last "_"), and the split from `info`, hence one file per split and images
+numbered from 0 within each split, in batch then record order. Each scene keeps
+stim3d's names for its item: `item_id` (the batch's), `batch` (its 8-digit
+namespace) and `stim3d_id` (`<batch>-<item_id>`, the id every other export uses).
 
 Per image (CLEVR's `render_images.py` format): `image_index`, `image_filename`, `split`,
 `objects` (`shape`, `color`, `size`, `material`, `3d_coords`, `rotation`, `pixel_coords`),
@@ -16,7 +28,7 @@ Per image (CLEVR's `render_images.py` format): `image_index`, `image_filename`, 
 - `material`: the look's material of the object when a look sets one (clevr: `rubber` or
   `metal`, CLEVR's own names; photoreal: the library's, `plastic`, `ceramic`, ...,
   scenes/looks.py); in studio a matte finish is CLEVR's `rubber`, a glossy one its `metal`.
-Fields stim3d adds (`id`, `size_m`, `item_id`, `batch`, `family`, `look`) are ignored by CLEVR's tools.
+Fields stim3d adds (`id`, `size_m`, `item_id`, `batch`, `stim3d_id`, `family`, `look`) are ignored by CLEVR's tools.
 """
 
 from __future__ import annotations
@@ -31,22 +43,25 @@ from typing import Any
 import numpy as np
 
 from stim3d.render.batch.folder import IMAGE
+from stim3d.render.export.clevr_metadata import FINISH_MATERIALS, metadata, synonyms
 from stim3d.render.export.common import (
     ExportReport,
-    collect_items,
     export_folder,
-    load_exported,
+    exportable_items,
     look_name,
     object_materials,
 )
+from stim3d.render.files import inside
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.model import Item
 from stim3d.scenes.primitives import quat_to_matrix
 
-SCENES_FILE = "CLEVR_scenes.json"
+IMAGES_DIR = "images"
+METADATA_FILE = "metadata.json"
+SYNONYMS_FILE = "synonyms.json"
+DATA_LICENSE = "Creative Commons Attribution 4.0 International (CC BY 4.0)"  # as the dataset card says
 EPS = 0.2  # CLEVR's compute_all_relationships threshold, metres
 LARGE_FROM_M = 1.0  # between CLEVR's small (0.7 m across) and large (1.4 m) objects
-MATERIALS = {"matte": "rubber", "glossy": "metal"}
 
 
 def ground_directions(item: Item) -> dict[str, tuple[float, float, float]]:
@@ -94,7 +109,7 @@ def clevr_scene(item: Item, index: int, file_name: str, split: str) -> dict[str,
         "color": obj.color.name,
         "size": "large" if obj.size >= LARGE_FROM_M else "small",
         "size_m": obj.size,
-        "material": materials.get(obj.id) or MATERIALS.get(obj.finish, obj.finish),
+        "material": materials.get(obj.id) or FINISH_MATERIALS.get(obj.finish, obj.finish),
         "3d_coords": list(obj.location),
         "rotation": yaw_degrees(obj.rotation_quat),
         "pixel_coords": [int(round(float(u[i]))), int(round(float(v[i]))), round(float(depth[i]), 6)],
@@ -113,24 +128,38 @@ def clevr_scene(item: Item, index: int, file_name: str, split: str) -> dict[str,
     }
 
 
+def scenes_file(split: str) -> str:
+    """CLEVR's name for a split's scenes file."""
+    return f"CLEVR_{split}_scenes.json"
+
+
+def image_name(split: str, index: int) -> str:
+    """CLEVR's image name: the engine reads `index` back from the digits after the last underscore."""
+    return f"CLEVR_{split}_{index:06d}.png"
+
+
 def export_clevr(batches: Sequence[Path], dest: Path) -> ExportReport:
-    """Write DEST/CLEVR_scenes.json ({"info", "scenes"}) and DEST/images/ (one PNG per item)."""
+    """Write the CLEVR layout of the module docstring: per split a scenes file and its images, and the metadata."""
     report = ExportReport(Path(dest), batches=len(batches))
-    items, report.duplicates_skipped = collect_items(batches, report.skipped)
+    items = exportable_items(batches, report)
     with export_folder(dest) as tmp:
-        (tmp / "images").mkdir()
-        scenes: list[dict[str, Any]] = []
-        for entry in items:
-            if (item := load_exported(entry, report)) is None:
-                continue
-            file_name = f"{entry.uid}.png"
-            shutil.copyfile(entry.folder / IMAGE, tmp / "images" / file_name)
+        per_split: dict[str, list[dict[str, Any]]] = {}
+        for entry, item in items:
             split = entry.records[0].split if entry.records else item.split
+            scenes = per_split.setdefault(split, [])
+            folder = inside(tmp, tmp / IMAGES_DIR / split)  # split names are checked; this is the second line
+            folder.mkdir(parents=True, exist_ok=True)
+            file_name = image_name(split, len(scenes))
+            shutil.copyfile(entry.folder / IMAGE, folder / file_name)
             scene = clevr_scene(item, len(scenes), file_name, split)
-            scene["batch"] = entry.batch
+            scene.update(batch=entry.batch, stim3d_id=entry.uid)
             scenes.append(scene)
             report.items += 1
             report.annotations += len(scene["objects"])
-        info = {"version": "1.0", "license": "cc-by-4.0", "generator": "stim3d export clevr"}
-        (tmp / SCENES_FILE).write_text(json.dumps({"info": info, "scenes": scenes}) + "\n")
+        for split, scenes in per_split.items():
+            info = {"split": split, "version": "1.0", "license": DATA_LICENSE, "generator": "stim3d export clevr"}
+            (tmp / scenes_file(split)).write_text(json.dumps({"info": info, "scenes": scenes}) + "\n")
+        meta = metadata(o for scenes in per_split.values() for scene in scenes for o in scene["objects"])
+        (tmp / METADATA_FILE).write_text(json.dumps(meta, indent=1) + "\n")
+        (tmp / SYNONYMS_FILE).write_text(json.dumps(synonyms(meta["types"]), indent=1) + "\n")
     return report

@@ -1,4 +1,8 @@
-"""COCO instances export: `DEST/annotations.json` (RLE masks from each item's mask.png) and `DEST/images/`."""
+"""COCO instances export: `DEST/annotations.json` (RLE masks from each item's mask.png) and `DEST/images/`.
+
+The file carries COCO's `licenses` list (one entry: CC BY 4.0, the licence the
+dataset card declares for rendered data, export/card.py) and every image its
+`license` id, as COCO's own files do; pycocotools reads it (docs/exports.md)."""
 
 from __future__ import annotations
 
@@ -14,9 +18,8 @@ from stim3d.render.batch.folder import IMAGE
 from stim3d.render.batch.item_folder import load_mask
 from stim3d.render.export.common import (
     ExportReport,
-    collect_items,
     export_folder,
-    load_exported,
+    exportable_items,
     look_name,
     object_materials,
 )
@@ -24,6 +27,9 @@ from stim3d.scenes.model import SHAPES, Item
 
 CATEGORIES = [{"id": i + 1, "name": shape, "supercategory": "primitive"} for i, shape in enumerate(SHAPES)]
 CATEGORY_ID = {shape: i + 1 for i, shape in enumerate(SHAPES)}
+LICENSE_ID = 1
+LICENSES = [{"id": LICENSE_ID, "name": "Creative Commons Attribution 4.0 International (CC BY 4.0)",
+             "url": "https://creativecommons.org/licenses/by/4.0/"}]
 
 
 def rle_encode(binary: np.ndarray) -> dict[str, Any]:
@@ -79,19 +85,13 @@ def coco_annotations(item: Item, mask: np.ndarray, image_id: int, first_id: int)
 def export_coco(batches: Sequence[Path], dest: Path) -> ExportReport:
     """Write DEST/annotations.json (COCO instances, RLE masks from mask.png) and DEST/images/."""
     report = ExportReport(Path(dest), batches=len(batches))
-    items, report.duplicates_skipped = collect_items(batches, report.skipped)
+    items = exportable_items(batches, report)
     with export_folder(dest) as tmp:
         (tmp / "images").mkdir()
         images: list[dict[str, Any]] = []
         annotations: list[dict[str, Any]] = []
-        for entry in items:
-            if (item := load_exported(entry, report)) is None:
-                continue
-            mask, cam = load_mask(entry.folder), item.scene.camera
-            if mask.shape != (cam.height, cam.width):  # an error, not an image with 0 annotations
-                report.skipped[f"{entry.folder.parent.parent}/{entry.item_id}"] = \
-                    f"mask.png is {mask.shape[1]}x{mask.shape[0]}, the item's camera {cam.width}x{cam.height}"
-                continue
+        for entry, item in items:
+            mask = load_mask(entry.folder)  # the image's size and the camera's (exportable_items)
             image_id = len(images) + 1
             file_name = f"{entry.uid}.png"
             shutil.copyfile(entry.folder / IMAGE, tmp / "images" / file_name)
@@ -100,6 +100,7 @@ def export_coco(batches: Sequence[Path], dest: Path) -> ExportReport:
                 "file_name": file_name,
                 "width": int(mask.shape[1]),
                 "height": int(mask.shape[0]),
+                "license": LICENSE_ID,
                 "item_id": entry.item_id,
                 "batch": entry.batch,
                 "split": entry.records[0].split if entry.records else item.split,
@@ -113,6 +114,7 @@ def export_coco(batches: Sequence[Path], dest: Path) -> ExportReport:
         coco = {
             "info": {"description": "stim3d export: instance masks from each item's mask.png (object-index pass)",
                      "version": "1.0"},
+            "licenses": LICENSES,
             "images": images,
             "annotations": annotations,
             "categories": CATEGORIES,

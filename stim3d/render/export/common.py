@@ -64,7 +64,7 @@ class ExportReport:
         if self.objects_without_pixels:
             parts.append(f"{self.objects_without_pixels} fully hidden objects not annotated")
         if self.skipped:
-            parts.append(f"{len(self.skipped)} items skipped (corrupt files)")
+            parts.append(f"{len(self.skipped)} items skipped (torn or corrupt item folders)")
         return ", ".join(parts)
 
 
@@ -109,8 +109,9 @@ def collect_items(batches: Sequence[Path],
                   skipped: dict[str, str] | None = None) -> tuple[list[ExportedItem], int]:
     """Every item of the batches with its records, in batch then record order; and the duplicates skipped.
 
-    Items whose image or mask does not decode (or differ in size) are left out and,
-    when `skipped` is given, named there ("<batch folder>/<item id>" -> reason).
+    Items whose image or mask is missing, does not decode (or differ in size) are left out and,
+    when `skipped` is given, named there ("<batch folder>/<item id>" -> reason). Exports call
+    `exportable_items`, which also leaves out items whose item.json does not parse.
     """
     items: dict[str, ExportedItem] = {}
     duplicates = 0
@@ -145,8 +146,12 @@ def collect_items(batches: Sequence[Path],
                     if skipped is not None:
                         skipped[f"{batch}/{record.item_id}"] = f"{linked[0]} is a symbolic link (not followed)"
                     continue
-                if not image.is_file() or not (folder / MASK).is_file():
-                    raise ExportError(f"{batch}: item {record.item_id} is missing {IMAGE} or {MASK}")
+                missing = [name for name in (IMAGE, MASK) if not (folder / name).is_file()]
+                if missing:  # a torn item folder: skipped and named, like one whose item.json does not parse
+                    unusable.add(record.item_id)
+                    if skipped is not None:
+                        skipped[f"{batch}/{record.item_id}"] = f"{' and '.join(missing)} missing"
+                    continue
                 if file_sha256(image) != record.image.sha256:
                     raise ExportError(f"{records_path}: stale: {record.image.path} no longer has the recorded sha256")
                 problem = image_problem(folder)
@@ -207,3 +212,43 @@ def load_exported(entry: ExportedItem, report: ExportReport, note: str = "") -> 
         report.skipped[f"{entry.folder.parent.parent}/{entry.item_id}{note}"] = \
             f"item.json does not parse: {str(exc).splitlines()[0]}"
         return None
+
+
+def exportable_items(batches: Sequence[Path], report: ExportReport) -> list[tuple[ExportedItem, Item]]:
+    """The items every export writes, each with its item.json: THE one rule for torn items, shared by all formats.
+
+    An item folder with image.png or mask.png missing or undecodable, a link in it,
+    an item.json that does not parse, or an image not of its camera's size is left out and named in `report.skipped`
+    ("<batch folder>/<item id>" -> reason); the CLI prints each and exits 1. Sets
+    `report.duplicates_skipped`. Batch-level faults (no records, stale sha256,
+    clashing items) stay ExportError: they say the batch, not one item, is wrong.
+    """
+    entries, report.duplicates_skipped = collect_items(batches, report.skipped)
+    usable = []
+    for entry in entries:
+        if (item := load_exported(entry, report)) is None:
+            continue
+        with Image.open(entry.folder / IMAGE) as image:  # decoded by collect_items already
+            size = image.size
+        cam = item.scene.camera
+        if size != (cam.width, cam.height):  # masks and poses would not line up with the pixels
+            report.skipped[f"{entry.folder.parent.parent}/{entry.item_id}"] = \
+                f"image.png is {size[0]}x{size[1]}, the item's camera {cam.width}x{cam.height}"
+            continue
+        usable.append((entry, item))
+    return usable
+
+
+EXPORTS_DIR = "exports"
+
+
+def default_destination(batch: Path, fmt: str) -> Path:
+    """`BATCH/exports/FORMAT`, where an export goes without --to; ExportError when a symbolic link on that path
+    (`BATCH/exports` or `BATCH/exports/FORMAT`) would carry the write out of the batch (docs/hardening.md)."""
+    batch = Path(batch)
+    dest = batch / EXPORTS_DIR / fmt
+    link = BatchFolder(batch).link_in(dest)
+    if link is not None:
+        raise ExportError(f"{link}: a symbolic link inside the batch folder; an export never writes through one: "
+                          "replace it with a real folder, or choose the destination with --to DIR")
+    return dest

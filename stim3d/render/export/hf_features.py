@@ -115,8 +115,10 @@ def require_pyarrow() -> None:
         import pyarrow  # noqa: F401
         import pyarrow.parquet  # noqa: F401
     except ImportError:
+        from stim3d.install_hint import install_hint
+
         raise PyarrowMissing('the imagefolder export writes metadata.parquet and needs pyarrow: '
-                             'pip install "stim3d[export]"') from None
+                             f'{install_hint("export")}') from None
 
 
 def write_metadata(folder, rows: list[dict[str, Any]], feature_list: list[dict[str, Any]]) -> str:

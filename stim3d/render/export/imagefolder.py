@@ -20,9 +20,8 @@ from stim3d.render.export.common import (
     ExportedItem,
     ExportError,
     ExportReport,
-    collect_items,
     export_folder,
-    load_exported,
+    exportable_items,
     look_name,
     object_materials,
 )
@@ -103,11 +102,12 @@ def export_imagefolder(batches: Sequence[Path], dest: Path) -> ExportReport:
     except PyarrowMissing as exc:
         raise ExportError(str(exc)) from None
     report = ExportReport(Path(dest), batches=len(batches))
-    items, report.duplicates_skipped = collect_items(batches, report.skipped)
+    loaded = exportable_items(batches, report)
+    items = [entry for entry, _ in loaded]
     with export_folder(dest) as tmp:
         rows: dict[str, list[dict[str, Any]]] = {}
-        for entry in items:
-            objects = object_rows(load_exported(entry, report, " (objects)"))  # no item.json: the image still exports
+        for entry, item in loaded:
+            objects = object_rows(item)
             for split in dict.fromkeys(r.split for r in entry.records):
                 file_name, mask_name = f"{entry.uid}.png", f"{MASKS_DIR}/{entry.uid}.png"
                 inside(tmp, tmp / split / MASKS_DIR).mkdir(parents=True, exist_ok=True)  # split names are checked

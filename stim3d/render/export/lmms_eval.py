@@ -13,7 +13,8 @@ The layout written here:
                          `score_record` on the record of that row: exact_match and score)
 
 Copy DEST into lmms-eval's tasks folder (or pass `--include_path DEST`); utils.py
-needs `stim3d` importable (its light `stim3d.scoring` part only).
+needs `stim3d` importable (its light `stim3d.scoring` part only): the command that
+installs it is in utils.py's docstring (stim3d/install_hint.py; stim3d is not on a package index).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from pathlib import Path
 
 import yaml
 
-from stim3d.render.export.common import ExportError, ExportReport, collect_items, export_folder
+from stim3d.install_hint import install_hint
+from stim3d.render.export.common import ExportError, ExportReport, export_folder, exportable_items
 from stim3d.render.export.imagefolder import export_imagefolder
 from stim3d.scenes.names import check_name
 
@@ -68,7 +70,8 @@ def export_lmms_eval(batches: Sequence[Path], dest: Path, task: str = "stim3d") 
         check_name(task, "task name")
     except ValueError as exc:
         raise ExportError(str(exc)) from None
-    items, _ = collect_items(batches)
+    # The same items as the dataset export_imagefolder writes below: torn ones are skipped by the one shared rule.
+    items = [entry for entry, _ in exportable_items(batches, ExportReport(Path(dest), batches=len(batches)))]
     splits = sorted({r.split for e in items for r in e.records})
     if len(splits) != 1:
         raise ExportError(f"the batches hold splits {', '.join(splits) or 'none'}; an lmms-eval task reads one "
@@ -83,13 +86,14 @@ def export_lmms_eval(batches: Sequence[Path], dest: Path, task: str = "stim3d") 
                     f.write(record.model_copy(update={"question_id": f"{entry.batch}-{record.question_id}"})
                             .model_dump_json() + "\n")
         (tmp / f"{task}.yaml").write_text(task_yaml(task, dest.resolve() / DATASET_DIR, splits[0]), encoding="utf-8")
-        (tmp / "utils.py").write_text(UTILS, encoding="utf-8")
+        (tmp / "utils.py").write_text(UTILS.replace("{install}", install_hint()), encoding="utf-8")
     return report
 
 
 UTILS = '''\
 """lmms-eval hooks for a stim3d task (made by `stim3d export lmms-eval`): the prompt is the record's own, and
-answers are scored by stim3d's scoring core, so the numbers equal `stim3d score` on the same answers."""
+answers are scored by stim3d's scoring core, so the numbers equal `stim3d score` on the same answers.
+stim3d must be importable here: {install} (as the copy of stim3d that wrote this file would be installed)."""
 
 import json
 from functools import lru_cache

@@ -28,8 +28,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from stim3d.install_hint import install_hint
 from stim3d.render.batch.folder import IMAGE
-from stim3d.render.export.common import ExportError, ExportReport, collect_items, export_folder, look_name
+from stim3d.render.export.common import ExportError, ExportReport, export_folder, exportable_items, look_name
 from stim3d.scenes.names import check_name
 from stim3d.scoring.records import Record, answer_text
 
@@ -56,7 +57,7 @@ def export_vlmevalkit(batches: Sequence[Path], dest: Path, name: str = "stim3d")
     except ValueError as exc:
         raise ExportError(str(exc)) from None
     report = ExportReport(Path(dest), batches=len(batches))
-    items, report.duplicates_skipped = collect_items(batches, report.skipped)
+    items = [entry for entry, _ in exportable_items(batches, report)]  # torn items skipped as in every export
     rows: list[dict[str, Any]] = []
     for entry in items:
         image = base64.b64encode((entry.folder / IMAGE).read_bytes()).decode("ascii")
@@ -72,7 +73,8 @@ def export_vlmevalkit(batches: Sequence[Path], dest: Path, name: str = "stim3d")
             writer = csv.DictWriter(f, columns, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
             writer.writeheader()
             writer.writerows(rows)
-        (tmp / CLASS_FILE).write_text(DATASET_CLASS.replace("{name}", name), encoding="utf-8")
+        text = DATASET_CLASS.replace("{name}", name).replace("{install}", install_hint())
+        (tmp / CLASS_FILE).write_text(text, encoding="utf-8")
     return report
 
 
@@ -82,8 +84,9 @@ DATASET_CLASS = '''\
 Put {name}.tsv in $LMUData, put this file next to VLMEvalKit's image datasets
 (vlmeval/dataset/), import Stim3DDataset in vlmeval/dataset/__init__.py and add it
 to its dataset class list; then `python run.py --data {name} --model ...`.
-Scoring uses stim3d's own scoring core (pip install stim3d), so the numbers equal
-`stim3d score` on the same answers.
+Scoring uses stim3d's own scoring core, so the numbers equal `stim3d score` on the
+same answers: stim3d must be importable where VLMEvalKit runs ({install}, as the
+copy of stim3d that wrote this file would be installed; stim3d is not on a package index).
 """
 
 import json

@@ -107,7 +107,9 @@ def installed_distribution() -> metadata.Distribution:
     (it has no WHEEL file, so it is no installed wheel's metadata)."""
     found = [dist for dist in metadata.distributions(name="stim3d") if dist.read_text("WHEEL") is not None]
     if not found:
-        raise AddonBuildError("stim3d is not installed (no distribution metadata): pip install it first")
+        from stim3d.install_hint import install_hint
+
+        raise AddonBuildError(f"stim3d is not installed (no distribution metadata): {install_hint()} first")
     for dist in found:
         if dist.version == __version__:
             return dist

@@ -64,7 +64,9 @@ def _import_ray():
     try:
         import ray
     except ImportError:
-        raise ExecutorUnavailable("--executor ray needs Ray: pip install 'stim3d[ray]' (or 'ray>=2.9')") from None
+        from stim3d.install_hint import install_hint
+
+        raise ExecutorUnavailable(f"--executor ray needs Ray: {install_hint('ray')} (or pip install 'ray>=2.40,<3')") from None
     return ray
 
 
