@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from stim3d.cli.common import UsageError, seconds, writable_file
+from stim3d.cli.common import UsageError, number, seconds, writable_file
 from stim3d.render.batch.folder import RECORDS
 
 
@@ -101,6 +101,25 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+_BIN_WIDTH = number(1e-6, 1e9, unit=" (a bin width)")
+
+
+def by_key(text: str) -> str:
+    """--by KEY[:WIDTH], its width bounded at parse time (finite, 1e-6 to 1e9): `x:1e-300` would overflow
+    the binning of every value, `x:nan` would bin nothing."""
+    name, colon, width = text.partition(":")
+    try:
+        float(width)
+    except ValueError:
+        return text  # not a number: scoring/report.py's check_by_keys names it
+    if colon:
+        try:
+            _BIN_WIDTH(width)
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentTypeError(f"{name}:{exc}") from None
+    return text
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this group's subcommands to the `stim3d` parser."""
     p = sub.add_parser("score", help="score model predictions against a batch's records")
@@ -110,7 +129,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "folders (or predictions files) scored side by side, e.g. --compare OUT/eval/*/")
     p.add_argument("--report", metavar="DIR", help="folder for report.html and its figures (default: OUT.report/ "
                    "beside the JSON; with --compare: compare.html in RECORDS' batch/eval/)")
-    p.add_argument("--by", action="append", default=[], metavar="KEY[:WIDTH]",
+    p.add_argument("--by", action="append", default=[], metavar="KEY[:WIDTH]", type=by_key,
                    help="also break down by this difficulty key (e.g. min_visibility; least_visibility:0.1 bins "
                         "a number); answer_type, split and subject.NAME work too; repeatable")
     p.add_argument("--out", help="JSON file for the same report (default: PREDICTIONS with .scores.json)")
