@@ -59,11 +59,15 @@ def family_row(plugin, families) -> dict[str, object]:
     """One family for `families --json`: where it came from, its revision, each parameter's default and schema."""
     if plugin.error:
         return {"name": plugin.name, "distribution": plugin.distribution, "target": plugin.target, "error": plugin.error}
+    from stim3d.render.batch.config_schema import NotDescribed, params_schema
+
     family = families[plugin.name]
-    schema = family.params_model.model_json_schema()
-    return {"name": plugin.name, "distribution": plugin.distribution, "description": family.description,
-            "revision": family.revision, "answer_types": list(family.answer_types),
-            "params": schema.get("properties", {})}
+    row = {"name": plugin.name, "distribution": plugin.distribution, "description": family.description,
+           "revision": family.revision, "answer_types": list(family.answer_types)}
+    try:
+        return {**row, "params": params_schema(family.params_model).get("properties", {})}
+    except NotDescribed as exc:  # the family works; only its parameters cannot be written as JSON Schema
+        return {**row, "params": None, "params_error": f"NOT DESCRIBED: {exc}"}
 
 
 TRIAL_WIDTH = 320  # `validate` composes one item per task at most this wide: enough to catch what cannot be built

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from stim3d.cli.common import UsageError, number, seconds, writable_file
@@ -88,9 +89,14 @@ def cmd_schema(args: argparse.Namespace) -> int:
     from stim3d.scoring.records import record_schema_text
 
     if args.config:
-        from stim3d.render.batch.config_schema import config_schema_text
+        import json
+
+        from stim3d.render.batch.config_schema import NOT_DESCRIBED, config_schema_text
 
         text = config_schema_text()
+        for name, reason in json.loads(text).get(NOT_DESCRIBED, {}).items():
+            print(f"stim3d: warning: family {name}: params NOT DESCRIBED ({reason}); the schema leaves them open",
+                  file=sys.stderr)
     else:
         text = record_schema_text()
     if args.out:
