@@ -172,3 +172,12 @@ def test_evaluate_and_eval_options_agree_on_every_default():
         if name in params and params[name].default is not inspect.Parameter.empty and name != "extra_body":
             assert params[name].default == field.get_default(call_default_factory=True), name
     assert EvalOptions(model="m").timeout <= MAX_TIMEOUT
+
+
+def test_a_key_pasted_as_the_variable_name_stays_out_of_the_log_file(batch, tmp_path, capsys):
+    log = tmp_path / "eval.log"
+    code = main(["eval", str(batch), "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--log-file", str(log),
+                 "--api-key-env", SECRET])
+    assert code == 2 and SECRET not in capsys.readouterr().err
+    text = log.read_text()
+    assert "--api-key-env [redacted]" in text and SECRET not in text

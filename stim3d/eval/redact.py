@@ -34,6 +34,21 @@ def looks_like_key(value: str) -> bool:
     return len(value) >= 24 and mixed
 
 
+def shown_argv(argv: Iterable[str]) -> list[str]:
+    """A command line as it may be logged: a key pasted as `--api-key-env`'s value replaced by MARK."""
+    shown: list[str] = []
+    follows = False
+    for arg in argv:
+        flag, equals, value = arg.partition("=")
+        if follows and looks_like_key(arg):
+            arg = MARK
+        elif flag == "--api-key-env" and equals and looks_like_key(value):
+            arg = f"{flag}={MARK}"
+        shown.append(arg)
+        follows = arg == "--api-key-env"
+    return shown
+
+
 def api_key(name: str | None) -> str | None:
     """The key held by environment variable `name` (None without a name); ValueError naming the problem otherwise."""
     if name is None:
