@@ -6,7 +6,12 @@ unparseable answer when told), and misbehaves on a script: per question id, a li
 of actions for its successive requests (`"429:SECONDS"` with Retry-After,
 `"500"`, `"malformed"` (200 with a body that is not JSON), `"noschema"` (JSON
 without choices), `"delay:SECONDS"` then answer, `"hang"` (never answers within
-the test), `"drip"` (the body one byte at a time), `"ok"`). It counts requests per question and keeps every
+the test), `"drip"` (the body one byte at a time), `"ok"`; and for the hardening tests `"400:MESSAGE"` (a
+client error with that JSON error message), `"echo400"` (a 400 whose message repeats the Authorization header),
+`"echo"` (the right answer with the Authorization header and its token repeated in the content and in other
+fields), `"deep:N"` (a 200 body nested N levels deep), `"objectcontent"` (a content that is an object, not
+text), `"as:NAME"` (the right answer, naming model NAME)). With `echo_header` set, every response carries the
+Authorization header back in `X-Echo-Authorization`. It counts requests per question and keeps every
 Authorization header and body it was sent.
 """
 
@@ -37,6 +42,7 @@ class FakeModel:
         self.lock = threading.Lock()
         self.release = threading.Event()  # set at teardown so "hang" handlers end
         self.url = ""  # the base URL, once started
+        self.echo_header = False  # every response repeats the Authorization header in a header of its own
 
     def answer(self, record: Record) -> str:
         if record.question_id in self.unparseable:
@@ -62,8 +68,12 @@ class FakeModel:
                 prompt = next(p["text"] for p in content if p["type"] == "text")
                 digest = hashlib.sha256(base64.b64decode(url.split(",", 1)[1])).hexdigest()
                 record = model.by_request.get((digest, prompt))
+                auth = self.headers.get("Authorization") or ""
                 if self.path != "/v1/chat/completions" or record is None or body["model"] == "no-such-model":
                     self._send(404, b'{"error": "unknown"}')
+                    return
+                if body["model"] == "bad-request-model":  # what some servers say for an unknown model: 400
+                    self._send(400, json.dumps({"error": {"message": f"model {body['model']} not found"}}).encode())
                     return
                 with model.lock:
                     model.authorization.append(self.headers.get("Authorization"))
@@ -80,6 +90,14 @@ class FakeModel:
                     self._send(200, b'{"choices": [')
                 elif kind == "noschema":
                     self._send(200, b'{"id": "x"}')
+                elif kind == "400":
+                    self._send(400, json.dumps({"error": {"message": arg}}).encode())
+                elif kind == "echo400":
+                    self._send(400, json.dumps({"error": {"message": f"invalid key {auth} ({auth.split()[-1]})"}}).encode())
+                elif kind == "deep":
+                    self._send(200, b'{"a": ' * int(arg) + b"1" + b"}" * int(arg))
+                elif kind == "objectcontent":
+                    self._send(200, json.dumps({"choices": [{"message": {"content": {"text": "3"}}}]}).encode())
                 elif kind == "hang":
                     model.release.wait(30)
                 elif kind == "drip":  # headers at once, then one byte of the body every 0.2 s (bounded: 50 bytes)
@@ -97,14 +115,22 @@ class FakeModel:
                 else:
                     if kind == "delay":
                         time.sleep(float(arg))
-                    answer = {"id": f"cmpl-{record.question_id}", "object": "chat.completion", "model": body["model"],
-                              "choices": [{"index": 0, "message": {"role": "assistant", "content": model.answer(record)},
+                    content = model.answer(record)
+                    answer = {"id": f"cmpl-{record.question_id}", "object": "chat.completion",
+                              "model": arg if kind == "as" else body["model"],
+                              "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                                            "finish_reason": "stop"}],
                               "usage": {"prompt_tokens": 100, "completion_tokens": 3, "total_tokens": 103}}
+                    if kind == "echo":
+                        answer["choices"][0]["message"]["content"] = f"{content} (you sent {auth})"
+                        answer["system_fingerprint"] = auth.split()[-1]
+                        answer[auth] = [{"token": auth.split()[-1]}]
                     self._send(200, json.dumps(answer).encode())
 
             def _send(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
                 self.send_response(status)
+                if model.echo_header:
+                    self.send_header("X-Echo-Authorization", self.headers.get("Authorization") or "")
                 for key, value in (headers or {}).items():
                     self.send_header(key, value)
                 self.send_header("Content-Type", "application/json")

@@ -114,4 +114,5 @@ def test_cli_writes_the_sheet_and_names_mistakes(batch, tmp_path):
     result = subprocess.run([sys.executable, "-m", "stim3d", "contact-sheet", str(batch), "-o", str(out), "--n", "-1"],
                             cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert result.stderr.strip().splitlines() == ["stim3d: error: --n -1: a contact sheet needs at least 1 item"]
+    assert result.stderr.strip().splitlines() == [  # refused at parse time, before the batch is read
+        "stim3d: error: argument --n: '-1': must be at least 1 (see 'stim3d contact-sheet --help')"]

@@ -55,7 +55,9 @@ def _run(func: Callable[[argparse.Namespace], int], args: argparse.Namespace, ar
     except OSError as exc:
         print(f"stim3d: error: --log-file {error_line(exc)}", file=sys.stderr)
         return 2
-    logs.LOGGER.info("stim3d %s: %s", __version__, " ".join(sys.argv[1:] if argv is None else argv))
+    from stim3d.eval.redact import shown_argv
+
+    logs.LOGGER.info("stim3d %s: %s", __version__, " ".join(shown_argv(sys.argv[1:] if argv is None else argv)))
     try:
         return func(args)
     except ConfigError as exc:  # every problem of the config, one line each

@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from stim3d.cli.common import UsageError, deliver_records, load_scoring_core, positive, seconds
+from stim3d.cli.common import (
+    UsageError,
+    deliver_records,
+    load_scoring_core,
+    pixels,
+    samples,
+    seconds,
+    whole,
+    workers,
+)
 from stim3d.cli.rendering import require_renderer, run_batch_call, with_overrides
 from stim3d.render.batch.folder import ITEM_JSON
 
@@ -50,11 +59,15 @@ def family_row(plugin, families) -> dict[str, object]:
     """One family for `families --json`: where it came from, its revision, each parameter's default and schema."""
     if plugin.error:
         return {"name": plugin.name, "distribution": plugin.distribution, "target": plugin.target, "error": plugin.error}
+    from stim3d.render.batch.config_schema import NotDescribed, params_schema
+
     family = families[plugin.name]
-    schema = family.params_model.model_json_schema()
-    return {"name": plugin.name, "distribution": plugin.distribution, "description": family.description,
-            "revision": family.revision, "answer_types": list(family.answer_types),
-            "params": schema.get("properties", {})}
+    row = {"name": plugin.name, "distribution": plugin.distribution, "description": family.description,
+           "revision": family.revision, "answer_types": list(family.answer_types)}
+    try:
+        return {**row, "params": params_schema(family.params_model).get("properties", {})}
+    except NotDescribed as exc:  # the family works; only its parameters cannot be written as JSON Schema
+        return {**row, "params": None, "params_error": f"NOT DESCRIBED: {exc}"}
 
 
 TRIAL_WIDTH = 320  # `validate` composes one item per task at most this wide: enough to catch what cannot be built
@@ -228,9 +241,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                   "every seed preset into OUT/<preset>/ with one OUT/suite.json")
     p.add_argument("--out", required=True, help="batch folder (created; rerunning resumes)")
     p.add_argument("--engine", choices=["cycles", "workbench", "raster"], help="override render.engine")
-    p.add_argument("--samples", type=int, help="override render.samples")
-    p.add_argument("--width", type=int, help="override render.width")
-    p.add_argument("--height", type=int, help="override render.height")
+    p.add_argument("--samples", type=samples, help="override render.samples (1 to 65536)")
+    p.add_argument("--width", type=pixels, help="override render.width (8 to 8192)")
+    p.add_argument("--height", type=pixels, help="override render.height (8 to 8192)")
     p.add_argument("--depth", action="store_true", help="also write depth.npy")
     p.add_argument("--normals", action="store_true", help="also write normals.npy (camera-space normals; Cycles)")
     p.add_argument("--device", choices=["cpu", "gpu"], help="override render.device (Cycles on the CPU or the GPU)")
@@ -241,7 +254,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true", help="re-render everything, even into a folder made from another config")
     p.add_argument("--quiet", action="store_true",
                    help="no live bar or per-item lines: failures and a status line every 30 s (for logs)")
-    p.add_argument("--workers", type=positive, metavar="N",
+    p.add_argument("--workers", type=workers, metavar="N",
                    help="worker processes (Ray: actors), each owning one Blender; Cycles threads = cores / N "
                         "unless render.threads is set (default: 1 local; Ray: enough to fill the cluster)")
     p.add_argument("--shard", metavar="k/n", help="render only the k-th of n slices of the items (1-based); "
@@ -249,7 +262,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--executor", choices=["local", "ray"], default="local",
                    help="local worker processes (default) or a Ray cluster (needs the ray extra)")
     p.add_argument("--address", help="Ray cluster address (with --executor ray; default: start a local Ray)")
-    p.add_argument("--recycle-after", type=positive, default=50, metavar="N",
+    p.add_argument("--recycle-after", type=whole(1, 1_000_000), default=50, metavar="N",
                    help="replace a worker process after N items so Blender memory cannot creep (default 50)")
     p.add_argument("--item-timeout", type=seconds, metavar="SECONDS",
                    help="kill a worker whose item takes longer and count the item as a failed attempt (retried "

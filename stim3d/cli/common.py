@@ -1,10 +1,19 @@
-"""What every command group shares: the one-line error type, the parser class, argument types, scoring-core hand-off."""
+"""What every command group shares: the one-line error type, the parser class, argument types, scoring-core hand-off.
+
+Every numeric option of every command is typed by a factory here (`whole`, `number`,
+`seconds`), so each is bounded at parse time: a value out of range, `nan`, `inf` or
+`1e308` is one line and exit 2 before any work starts (not a traceback, and not after
+a batch has rendered for an hour). The bounds are stated once, below, and listed in
+docs/hardening.md.
+"""
 
 from __future__ import annotations
 
 import argparse
 import errno
+import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
@@ -66,14 +75,65 @@ class CliParser(argparse.ArgumentParser):
         self.exit(2, f"stim3d: error: {message} (see '{self.prog} --help')\n")
 
 
-def positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
-    return value
+MAX_COUNT = 10**9  # any count of items, questions, trials
+MAX_SECONDS = 86400.0  # a timeout of a day: longer is a typo (3000000) or "no limit", which is the default
+MAX_SEED = 2**63 - 1
+MAX_WORKERS = 4096  # worker processes or Ray actors
+MAX_SIZE = 8192  # image width and height in pixels (render.width/height's own bound)
+MAX_SAMPLES = 65536  # render samples (render.samples' own bound)
+MAX_PORT = 65535
+
+
+def whole(low: int, high: int, unit: str = "") -> Callable[[str], int]:
+    """An argument type: a whole number from `low` to `high` (inclusive); one line naming the bound otherwise."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{_shown(text)}: must be at least {low}{unit}")
+        if value > high:
+            raise argparse.ArgumentTypeError(f"{_shown(text)}: must be at most {high}{unit}")
+        return value
+    parse.__name__ = "whole number"
+    return parse
+
+
+def number(low: float, high: float, *, above_low: bool = False, unit: str = "",
+           too_low: str = "") -> Callable[[str], float]:
+    """An argument type: a finite number in [low, high] (or (low, high] with `above_low`); never nan or inf.
+
+    `too_low`: the message for a value under the range (default: 'must be at least LOW' or 'above LOW').
+    """
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{_shown(text)}: must be a finite number")
+        if value < low or (above_low and value == low):
+            raise argparse.ArgumentTypeError(f"{_shown(text)}: " + (
+                too_low or f"must be {'above' if above_low else 'at least'} {low:g}{unit}"))
+        if value > high:
+            raise argparse.ArgumentTypeError(f"{_shown(text)}: must be at most {high:g}{unit}")
+        return value
+    parse.__name__ = "number"
+    return parse
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+positive = whole(1, MAX_COUNT)  # a count of something: at least one
+seconds = number(0, MAX_SECONDS, above_low=True, unit=" seconds (a day)",
+                 too_low="give a positive number of seconds")  # a timeout: above 0, at most a day
+seed = whole(0, MAX_SEED)
+samples = whole(1, MAX_SAMPLES)
+pixels = whole(8, MAX_SIZE, " pixels")
+workers = whole(1, MAX_WORKERS)
 
 
 def writable_file(path: Path, option: str) -> Path:
@@ -92,17 +152,6 @@ def load_scoring_core(spec: str | None):
         return load_core(spec)
     except ScoringCoreError as exc:
         raise UsageError(str(exc)) from None
-
-
-def seconds(text: str) -> float:
-    """A timeout in seconds: a positive number."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of seconds")
-    return value
 
 
 def deliver_records(out: Path, name: str, core, timeout: float | None = None) -> bool:

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from stim3d.cli.common import UsageError, positive
+from stim3d.cli.common import UsageError, number, positive, seed, whole
+from stim3d.eval.options import MAX_CONCURRENCY, MAX_RETRIES, MAX_TEMPERATURE, MAX_TIMEOUT, MAX_TOKENS
 
 # Settings a --config YAML may hold; a flag given on the command line wins over the file.
 SETTINGS = {"model": str, "base_url": str, "temperature": float, "max_tokens": int, "system": str, "extra_body": dict,
@@ -91,6 +92,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 0
     from stim3d.scoring.report import format_report
 
+    for warning in result.warnings:
+        print(f"stim3d: warning: {warning}", file=sys.stderr)
     for question_id, reason in sorted(result.failed.items()):
         print(f"failed {question_id}: {reason}", file=sys.stderr)
     for line in format_report(result.report):
@@ -134,21 +137,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", help="model name as the server knows it, or baseline:constant|random|oracle")
     p.add_argument("--base-url", dest="base_url", help="the server's root, e.g. http://127.0.0.1:8000/v1")
     p.add_argument("--config", help="YAML file of these settings (keys: " + ", ".join(SETTINGS) + ")")
-    p.add_argument("--temperature", type=float, help="sampling temperature (default 0)")
-    p.add_argument("--max-tokens", dest="max_tokens", type=positive, help="most tokens per answer (default 256)")
+    p.add_argument("--temperature", type=number(0, MAX_TEMPERATURE), help="sampling temperature, 0 to 2 (default 0)")
+    p.add_argument("--max-tokens", dest="max_tokens", type=whole(1, MAX_TOKENS),
+                   help=f"most tokens per answer, 1 to {MAX_TOKENS} (default 256)")
     p.add_argument("--system", help="a system message sent before each question")
     p.add_argument("--extra-body", dest="extra_body", type=_extra_body, metavar="JSON",
                    help="more fields for the request body, e.g. '{\"top_p\": 0.9}'")
-    p.add_argument("--downscale", type=float, help="send images scaled by this factor in (0, 1] (default 1)")
+    p.add_argument("--downscale", type=number(0, 1, above_low=True),
+                   help="send images scaled by this factor in (0, 1] (default 1)")
     p.add_argument("--limit", type=positive, help="only the first N questions (after --filter)")
     p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE",
                    help="only items whose difficulty (or parameter) KEY equals VALUE, as in `stim3d gallery`; repeatable")
-    p.add_argument("--concurrency", type=positive, help="requests in flight (default 4)")
-    p.add_argument("--timeout", type=float, help="hard limit on one request, seconds (default 120)")
-    p.add_argument("--retries", type=int, help="retries of a request after 429, 5xx, timeouts (default 5)")
+    p.add_argument("--concurrency", type=whole(1, MAX_CONCURRENCY),
+                   help=f"requests in flight, 1 to {MAX_CONCURRENCY} (default 4)")
+    p.add_argument("--timeout", type=number(0, MAX_TIMEOUT, above_low=True, unit=" seconds",
+                                            too_low="give a positive number of seconds"),
+                   help=f"hard limit on one request, seconds, at most {MAX_TIMEOUT:g} (default 120)")
+    p.add_argument("--retries", type=whole(0, MAX_RETRIES),
+                   help=f"retries of a request after 408, 429, 5xx, timeouts, 0 to {MAX_RETRIES} (default 5)")
     p.add_argument("--api-key-env", dest="api_key_env", metavar="NAME",
                    help="the environment variable holding the API key (the key itself is never written anywhere)")
-    p.add_argument("--seed", type=int, help="seed of baseline:random (default 0)")
+    p.add_argument("--seed", type=seed, help="seed of baseline:random (default 0)")
     p.add_argument("--dry-run", action="store_true", help="print the first request (image shortened) and stop")
     p.add_argument("--staircase", action="store_true",
                    help="sweep folders: find each sweep question's threshold level adaptively (one question per "

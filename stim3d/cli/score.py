@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from stim3d.cli.common import UsageError, seconds, writable_file
+from stim3d.cli.common import UsageError, number, seconds, writable_file
 from stim3d.render.batch.folder import RECORDS
 
 
@@ -88,9 +89,14 @@ def cmd_schema(args: argparse.Namespace) -> int:
     from stim3d.scoring.records import record_schema_text
 
     if args.config:
-        from stim3d.render.batch.config_schema import config_schema_text
+        import json
+
+        from stim3d.render.batch.config_schema import NOT_DESCRIBED, config_schema_text
 
         text = config_schema_text()
+        for name, reason in json.loads(text).get(NOT_DESCRIBED, {}).items():
+            print(f"stim3d: warning: family {name}: params NOT DESCRIBED ({reason}); the schema leaves them open",
+                  file=sys.stderr)
     else:
         text = record_schema_text()
     if args.out:
@@ -99,6 +105,25 @@ def cmd_schema(args: argparse.Namespace) -> int:
     else:
         print(text, end="")
     return 0
+
+
+_BIN_WIDTH = number(1e-6, 1e9, unit=" (a bin width)")
+
+
+def by_key(text: str) -> str:
+    """--by KEY[:WIDTH], its width bounded at parse time (finite, 1e-6 to 1e9): `x:1e-300` would overflow
+    the binning of every value, `x:nan` would bin nothing."""
+    name, colon, width = text.partition(":")
+    try:
+        float(width)
+    except ValueError:
+        return text  # not a number: scoring/report.py's check_by_keys names it
+    if colon:
+        try:
+            _BIN_WIDTH(width)
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentTypeError(f"{name}:{exc}") from None
+    return text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -110,7 +135,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "folders (or predictions files) scored side by side, e.g. --compare OUT/eval/*/")
     p.add_argument("--report", metavar="DIR", help="folder for report.html and its figures (default: OUT.report/ "
                    "beside the JSON; with --compare: compare.html in RECORDS' batch/eval/)")
-    p.add_argument("--by", action="append", default=[], metavar="KEY[:WIDTH]",
+    p.add_argument("--by", action="append", default=[], metavar="KEY[:WIDTH]", type=by_key,
                    help="also break down by this difficulty key (e.g. min_visibility; least_visibility:0.1 bins "
                         "a number); answer_type, split and subject.NAME work too; repeatable")
     p.add_argument("--out", help="JSON file for the same report (default: PREDICTIONS with .scores.json)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from stim3d.cli.common import UsageError, positive
+from stim3d.cli.common import MAX_PORT, UsageError, positive, seed, whole
 
 
 def cmd_study_build(args: argparse.Namespace) -> int:
@@ -53,14 +53,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="the study folder to write")
     p.add_argument("--per-participant", type=positive, default=None, metavar="N",
                    help="main trials each participant sees (default: all), chosen and ordered per participant")
-    p.add_argument("--practice", type=int, default=2, metavar="N", help="practice trials with feedback (default 2)")
-    p.add_argument("--catch", type=int, default=2, metavar="N",
+    p.add_argument("--practice", type=whole(0, 1000), default=2, metavar="N", help="practice trials with feedback (default 2)")
+    p.add_argument("--catch", type=whole(0, 1000), default=2, metavar="N",
                    help="attention checks built from the batch's easiest items (default 2)")
-    p.add_argument("--seed", type=int, default=0, help="the seed of every participant's plan (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="the seed of every participant's plan (default 0)")
     p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE",
                    help="only items whose difficulty value or family parameter KEY equals VALUE (as `stim3d eval "
                         "--filter`); repeatable")
-    p.add_argument("--present-ms", type=positive, default=None, metavar="MS",
+    p.add_argument("--present-ms", type=whole(1, 600_000), default=None, metavar="MS",
                    help="show the image this long, then a mask, then the response (default: until answered)")
     p.add_argument("--mask-ms", type=int, default=None, metavar="MS",
                    help="how long the mask shows after --present-ms (default 500)")
@@ -72,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = group.add_parser("serve", help="serve a study and store each session under STUDY/data/")
     p.add_argument("study", help="a folder written by `stim3d study build`")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; 0.0.0.0 opens it to a lab network)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    p.add_argument("--port", type=whole(0, MAX_PORT), default=8000, help="port (default 8000; 0 picks a free one)")
     p.set_defaults(func=cmd_study_serve)
 
     p = group.add_parser("score", help="score the collected sessions like a model: eval/human-<id>/ and eval/human/")

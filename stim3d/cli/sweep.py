@@ -3,11 +3,29 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
-from stim3d.cli.common import CliParser, UsageError, positive
+from stim3d.cli.common import CliParser, UsageError, samples, whole, workers
 from stim3d.render.batch.folder import ITEM_JSON
+
+MAX_LEVELS = 1001  # levels lie in [0, 1] and differ by at least 0.001
+
+
+def levels_text(text: str) -> str:
+    """--levels, bounded at parse time: a range that would expand to more than MAX_LEVELS levels (`0:1:1e-9`) is
+    refused before it is expanded; every other check stays with render/sweep/levels.py's parse_levels."""
+    parts = text.split(":")
+    if len(parts) == 3:
+        try:
+            start, stop, step = (float(part) for part in parts)
+        except ValueError:
+            return text  # parse_levels names the part that is not a number
+        if all(map(math.isfinite, (start, stop, step))) and step > 0 and (stop - start) / step > MAX_LEVELS:
+            raise argparse.ArgumentTypeError(f"{text!r}: more than {MAX_LEVELS} levels; levels lie in [0, 1] and "
+                                             "differ by at least 0.001")
+    return text
 
 
 def occluder_choice(text: str) -> int | str | None:
@@ -15,9 +33,12 @@ def occluder_choice(text: str) -> int | str | None:
     if text in ("add", "scene"):
         return None if text == "scene" else text
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: give add, scene or an object id") from None
+    if not 0 <= value <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"{text!r}: an object id is from 0 to 1000000")
+    return value
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -117,7 +138,7 @@ def _check_object_ids(source: Path, ids: dict[str, int | None]) -> None:
 def _run_options(p: argparse.ArgumentParser, what: str) -> None:
     """Progress and executor options, as `stim3d render` has them, for a sweep rendering `what`."""
     p.add_argument("--quiet", action="store_true", help="no progress lines")
-    p.add_argument("--workers", type=positive, default=1, metavar="N",
+    p.add_argument("--workers", type=workers, default=1, metavar="N",
                    help=f"render {what} on N worker processes (Ray: actors), as `stim3d render` does (default 1)")
     p.add_argument("--executor", choices=["local", "ray"], default="local",
                    help="local worker processes (default) or a Ray cluster (needs the ray extra)")
@@ -132,17 +153,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                           description="Exit code: 0 when every level of every item was rendered, 1 when some "
                                       "level was unreachable or some item could not be made, 2 for bad input.")
     p.add_argument("source", help="an item folder, or a config (then every item it plans gets its sweep)")
-    p.add_argument("--levels", required=True, metavar="LIST|A:B:STEP",
+    p.add_argument("--levels", required=True, metavar="LIST|A:B:STEP", type=levels_text,
                    help="target visibility levels: 0.2,0.4,0.6 or a range 0.1:1.0:0.1 (end included when a step lands on it)")
     p.add_argument("--out", required=True, help="folder for the level items, records.jsonl and sweeps.json")
-    p.add_argument("--target", type=int, help="object id to hide (default: a central object the question asks about that some object can "
+    p.add_argument("--target", type=whole(0, 1_000_000), help="object id to hide (default: a central object the question asks about that some object can "
                         "hide down to the lowest level)")
     p.add_argument("--occluder", type=occluder_choice, metavar="add|scene|ID",
                    help="what moves: 'add' a panel sized to hide the target completely (not counted; every level "
                         "in [0, 1] lies on its path), 'scene' (default) the scene's object that hides the most of the "
                         "target and reaches the most levels, or that object id")
     p.add_argument("--engine", choices=["cycles", "workbench", "raster"], help="override the render engine")
-    p.add_argument("--samples", type=int, help="override the render samples")
+    p.add_argument("--samples", type=samples, help="override the render samples (1 to 65536)")
     p.add_argument("--plot", action="store_true", help="also write sweep_plot.png and a strip of the images per sweep")
     p.add_argument("--scores", metavar="SCORES_JSON",
                    help="the JSON 'stim3d score' wrote for these records: adds accuracy vs visibility to the plot")
@@ -158,6 +179,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the looks, in strip order (default: studio,clevr,photoreal)")
     p.add_argument("--engine", choices=["cycles", "workbench", "raster"],
                    help="override the render engine (only Cycles shows a look fully; docs/looks.md)")
-    p.add_argument("--samples", type=int, help="override the render samples")
+    p.add_argument("--samples", type=samples, help="override the render samples (1 to 65536)")
     _run_options(p, "items")
     p.set_defaults(func=cmd_sweep_look)

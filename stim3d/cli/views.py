@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from stim3d.cli.common import UsageError
+from stim3d.cli.common import UsageError, whole
 
 NESTED_FILTER = "--filter: a value nested too deeply to read; give a plain value, e.g. min_visibility=0.7"
 
@@ -72,9 +72,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("contact-sheet", help="one PNG of N captioned thumbnails, spread evenly over the batch")
     p.add_argument("out", help="batch folder")
     p.add_argument("-o", "--output", required=True, help="PNG file to write")
-    p.add_argument("--n", type=int, default=24, help="number of items (default 24)")
-    p.add_argument("--columns", type=int, default=6, help="columns (default 6)")
-    p.add_argument("--thumb-width", type=int, default=256, help="width of each image in pixels (default 256)")
+    p.add_argument("--n", type=whole(1, 100_000), default=24, help="number of items (default 24)")
+    p.add_argument("--columns", type=whole(1, 1000), default=6, help="columns (default 6)")
+    p.add_argument("--thumb-width", type=whole(32, 2048, " pixels"), default=256,
+                   help="width of each image in pixels, 32 to 2048 (default 256)")
     p.add_argument("--family", help="only this family")
     p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE", help=filter_help)
     p.set_defaults(func=cmd_contact_sheet)

@@ -6,8 +6,15 @@ timeout is hard: it bounds the whole exchange, not each socket read. Before ever
 step (sending the request, reading the headers, each chunk of the body) the socket is
 given only what is left of the deadline, so a server that drips bytes cannot hold a
 worker past it. Failures are typed so the caller can decide what to retry
-(`TransientError`: 429, 5xx, timeouts, dropped connections, a body that is not the
-expected JSON) and what not (`PermanentError`: any other 4xx, a bad URL).
+(`TransientError`: 408, 429, 5xx, timeouts, dropped connections, a body that is not
+the expected JSON), what not (`PermanentError`: any other 4xx) and what costs only
+its own question (`AnswerError`: a 2xx answer that cannot be used, such as JSON
+nested too deeply to read or a content that is not text).
+
+Whatever the server sends back passes through a `Redactor` made from the request's
+own Authorization header (redact.py) before it leaves this module, in an error's
+message or in the decoded answer: a server that echoes the key cannot make stim3d
+store or print it.
 """
 
 from __future__ import annotations
@@ -19,8 +26,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from stim3d.eval.redact import MAX_DEPTH, Redactor
+
 CHUNK = 65536
 MAX_BODY = 64 * 1024 * 1024  # a chat response is kilobytes; refuse to buffer a runaway one
+SHOWN = 200  # characters of a server's error message kept in a failure's line
+RETRIED_STATUS = (408, 429)  # the 4xx worth another attempt: the server timed out, or asks to slow down
 
 
 class ClientError(Exception):
@@ -37,7 +48,18 @@ class TransientError(ClientError):
 
 
 class PermanentError(ClientError):
-    """Not worth retrying: a 4xx other than 429 (bad model name, bad key, request too large)."""
+    """Not worth retrying: a 4xx other than 408 and 429 (bad model name, bad key, request too large).
+
+    `server_message` is the server's own explanation (its JSON `error.message`, or the body), redacted and clipped.
+    """
+
+    def __init__(self, message: str, status: int | None = None, server_message: str = "") -> None:
+        super().__init__(message, status)
+        self.server_message = server_message
+
+
+class AnswerError(ClientError):
+    """A 2xx answer that cannot be used (nested too deeply, content not text): that question fails, nothing retries."""
 
 
 @dataclass(frozen=True)
@@ -76,12 +98,24 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 
 def post_json(endpoint: Endpoint, body: dict[str, Any], headers: dict[str, str], timeout: float) -> dict[str, Any]:
-    """POST `body` as JSON and return the decoded JSON answer, within `timeout` seconds overall.
+    """POST `body` as JSON and return the decoded JSON answer (redacted), within `timeout` seconds overall.
 
-    Raises TransientError or PermanentError (never returns a non-2xx answer).
+    Raises TransientError, PermanentError or AnswerError (never returns a non-2xx answer).
     """
+    redactor = Redactor.of_headers(headers)
+    status, data, retry_after = _exchange(endpoint, json.dumps(body).encode(), headers, timeout)
+    if status in RETRIED_STATUS or status >= 500:
+        raise TransientError(f"HTTP {status}", status, retry_after)
+    if status >= 400 or status < 200:
+        message = server_message(data, redactor)
+        raise PermanentError(f"HTTP {status}: {message}", status, message)
+    return decode_answer(data, status, redactor)
+
+
+def _exchange(endpoint: Endpoint, payload: bytes, headers: dict[str, str],
+              timeout: float) -> tuple[int, bytes, float | None]:
+    """(status, body, Retry-After seconds) of one POST, every step within what is left of `timeout`."""
     deadline = time.monotonic() + timeout
-    payload = json.dumps(body).encode()
     factory = http.client.HTTPSConnection if endpoint.scheme == "https" else http.client.HTTPConnection
     conn = factory(endpoint.host, endpoint.port, timeout=timeout)
     try:
@@ -106,18 +140,54 @@ def post_json(endpoint: Endpoint, body: dict[str, Any], headers: dict[str, str],
         raise TransientError(f"connection failed: {type(exc).__name__}: {exc}") from None
     finally:
         conn.close()
-    status = response.status
-    if status == 429 or status >= 500:
-        raise TransientError(f"HTTP {status}", status, retry_after_seconds(response.getheader("Retry-After")))
-    if status >= 400 or status < 200:
-        raise PermanentError(f"HTTP {status}: {bytes(data[:200]).decode(errors='replace')}", status)
+    return response.status, bytes(data), retry_after_seconds(response.getheader("Retry-After"))
+
+
+def server_message(data: bytes, redactor: Redactor) -> str:
+    """The server's explanation of a refusal: its JSON `error.message` (or `error`, `message`, `detail`), else the
+    body; redacted first, then clipped to SHOWN characters on one line."""
+    text = data[:MAX_BODY].decode(errors="replace")
+    try:
+        decoded = json.loads(text)
+    except (ValueError, RecursionError):
+        decoded = None
+    if isinstance(decoded, dict):
+        error = decoded.get("error")
+        found = error.get("message") if isinstance(error, dict) else error
+        found = found or decoded.get("message") or decoded.get("detail")
+        if isinstance(found, str) and found.strip():
+            text = found
+    text = " ".join(redactor.text(text).split())
+    return text if len(text) <= SHOWN else text[:SHOWN - 3] + "..."
+
+
+def decode_answer(data: bytes, status: int, redactor: Redactor) -> dict[str, Any]:
+    """A 2xx body as a redacted JSON object. Not JSON, or not an object: TransientError (a cut-off body is worth
+    another try); nested deeper than MAX_DEPTH: AnswerError (asking again would get the same)."""
     try:
         decoded = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise TransientError(f"HTTP {status} with a body that is not JSON", status) from None
+    except RecursionError:
+        raise AnswerError(f"HTTP {status} with a JSON body nested too deeply to read", status) from None
     if not isinstance(decoded, dict):
         raise TransientError(f"HTTP {status} with a JSON body that is not an object", status)
-    return decoded
+    if nesting(decoded) > MAX_DEPTH:
+        raise AnswerError(f"HTTP {status} with a JSON body nested deeper than {MAX_DEPTH} levels", status)
+    return redactor.json(decoded)
+
+
+def nesting(value: Any) -> int:
+    """How deeply lists and objects nest in decoded JSON, counted without recursion (a hostile answer may be deep)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth)
+            if depth <= MAX_DEPTH:  # past the limit the answer is refused anyway: stop walking
+                stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def _remaining(conn: http.client.HTTPConnection, deadline: float) -> None:
@@ -139,9 +209,9 @@ def message_content(answer: dict[str, Any]) -> str:
     except (KeyError, IndexError, TypeError):
         raise TransientError("the answer has no choices[0].message.content") from None
     if isinstance(content, list):
-        content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+        content = "".join(part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str))
     if content is None:
         return ""
     if not isinstance(content, str):
-        raise TransientError(f"choices[0].message.content is a {type(content).__name__}, not text")
+        raise AnswerError(f"choices[0].message.content is a {type(content).__name__}, not text")
     return content

@@ -1,42 +1,36 @@
 """`evaluate`: send a batch's records to a model (or a baseline), store every answer, score, report.
 
-The loop: pick the records (`filters` as the gallery reads them, then `limit`),
-skip those already answered under the same request hash (store.py), send the rest
-through a bounded pool of threads, each request retried on transient failures with
-exponential backoff and full jitter, waiting at least what a 429 or 503's Retry-After
-asks (capped at `MAX_WAIT`). Every attempt has a hard timeout (client.py). A
-question that still fails is reported and scored as missing; a rerun asks it again.
+Four steps, each its own function: the settings are validated (`EvalOptions`,
+options.py), the run is planned (`plan`: which records, which of them already have
+an answer under the same request hash in store.py, the endpoint and the key), the
+rest are asked (ask.py: a bounded pool of threads, retries, the early stop), and the
+answers are scored and reported (`score_and_report`: scores.json, report.html).
 The API key is read from the environment variable the caller names and goes only
-into the Authorization header: it is never stored or printed.
+into the Authorization header: it is never stored or printed, even when a server
+echoes it (redact.py).
 """
 
 from __future__ import annotations
 
-import os
-import random
-import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stim3d.errors import Stim3dError
+from stim3d.eval.ask import FATAL_STATUS, MAX_WAIT, Asker, ProgressFn, RetryPolicy, Tally, ask_all
 from stim3d.eval.baselines import PREFIX, baseline_answers
-from stim3d.eval.client import Endpoint, PermanentError, TransientError, message_content, post_json
+from stim3d.eval.client import Endpoint
+from stim3d.eval.options import EvalError, EvalOptions
+from stim3d.eval.redact import ApiKeyError, api_key
 from stim3d.eval.request import RequestOptions, image_data_url, request_body, request_hash, shown_request
 from stim3d.eval.store import Key, ResponseStore, eval_folder
 from stim3d.render.batch.reading import load_batch
 from stim3d.scoring.records import Record
+from stim3d.version import __version__
 
-MAX_WAIT = 120.0  # longest single wait between attempts, whatever Retry-After says
-FATAL_STATUS = (401, 403, 404)  # a bad key or a model the server does not have: stop instead of failing every question
-ProgressFn = Callable[[int, int, str], None]  # (done, total, message)
-
-
-class EvalError(Stim3dError, ValueError):
-    """A caller's mistake (bad URL, unknown baseline, unset key variable, no records): one line naming it."""
+__all__ = ["EvalError", "EvalOptions", "EvalResult", "FATAL_STATUS", "MAX_WAIT", "Plan", "ProgressFn", "RetryPolicy",
+           "evaluate", "plan", "run_eval", "score_and_report", "select_records"]
 
 
 @dataclass
@@ -55,6 +49,7 @@ class EvalResult:
     report: Any = None  # scoring.report.ScoreReport
     files: list[Path] = field(default_factory=list)
     dry_run_request: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)  # one line each (printed on stderr, kept in scores.json)
 
     def summary(self) -> str:
         rate = self.asked / self.ask_seconds if self.ask_seconds > 0 else 0.0
@@ -62,11 +57,22 @@ class EvalResult:
                 f"{rate:.1f} answers/s), reused {self.reused}, failed {len(self.failed)}")
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    retries: int = 5  # attempts after the first
-    backoff: float = 0.5  # seconds before the first retry; doubles each time (full jitter)
-    timeout: float = 120.0  # hard limit on one attempt, seconds
+@dataclass
+class Plan:
+    """What a run will do: every selected record, the ones still to ask (with their request hash), and how."""
+
+    batch: Path
+    options: EvalOptions
+    request: RequestOptions
+    records: list[Record]
+    todo: list[tuple[Record, str]]
+    out: Path
+    endpoint: Endpoint | None
+    answer_of: Callable[[Record], str] | None
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.answer_of is not None
 
 
 def select_records(batch: Any, filters: Mapping[str, str] | None, limit: int | None) -> list[Record]:
@@ -87,35 +93,6 @@ def select_records(batch: Any, filters: Mapping[str, str] | None, limit: int | N
             raise EvalError(f"--limit {limit}: must be at least 1")
         records = records[:limit]
     return records
-
-
-def _api_key(name: str | None) -> str | None:
-    if name is None:
-        return None
-    if not name.replace("_", "").isalnum():
-        raise EvalError(f"--api-key-env {name!r}: give the NAME of an environment variable, not the key")
-    value = os.environ.get(name)
-    if not value:
-        raise EvalError(f"--api-key-env {name}: that environment variable is not set")
-    return value
-
-
-def _ask(endpoint: Endpoint, body: dict[str, Any], headers: dict[str, str], policy: RetryPolicy,
-         stop: threading.Event, rng: random.Random) -> tuple[dict[str, Any], str, int]:
-    """(answer JSON, content, attempts) after retries; the last TransientError or a PermanentError otherwise."""
-    for attempt in range(policy.retries + 1):
-        try:
-            answer = post_json(endpoint, body, headers, policy.timeout)
-            return answer, message_content(answer), attempt + 1
-        except TransientError as exc:
-            if attempt == policy.retries or stop.is_set():
-                raise
-            wait_s = rng.uniform(0, policy.backoff * 2 ** attempt)
-            if exc.retry_after is not None:
-                wait_s = max(wait_s, exc.retry_after)
-            if stop.wait(min(wait_s, MAX_WAIT)):
-                raise
-    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 def evaluate(
@@ -142,6 +119,8 @@ def evaluate(
 ) -> EvalResult:
     """Ask `model` every (selected) question of the batch folder `batch`, then score and write the report.
 
+    Every setting is checked by `EvalOptions` (options.py), which states its bounds.
+
     Parameters
     ----------
     batch : str or Path
@@ -151,13 +130,14 @@ def evaluate(
     base_url : str
         The server's OpenAI-compatible root, e.g. ``http://127.0.0.1:8000/v1`` (not needed for baselines).
     temperature, max_tokens, system, extra_body
-        Request settings; `extra_body` fields are added to the JSON body as given.
+        Request settings (temperature 0..2); `extra_body` fields are added to the JSON body as given.
     image_scale : float
         Downscale factor in (0, 1] applied to each image before sending (recorded with each answer).
     limit, filters
         Only the first `limit` records of the items matching `filters` (``{"min_visibility": "0.7"}``).
     concurrency, timeout, retries, backoff
-        Requests in flight; hard seconds per attempt; retries after the first attempt; first backoff in seconds.
+        Requests in flight; hard seconds per attempt (at most 3600); retries after the first attempt;
+        first backoff in seconds.
     api_key_env : str, optional
         The NAME of the environment variable holding the API key (sent as a Bearer token, never stored).
     seed : int
@@ -166,6 +146,8 @@ def evaluate(
         Build the first request and return it (`dry_run_request`, image shortened) without sending or writing.
     report : bool
         Write scores.json and report.html (with figures) into ``batch/eval/<model-slug>/``.
+    progress : callable, optional
+        Called as ``progress(done, total, message)`` after each question.
 
     Returns
     -------
@@ -174,116 +156,108 @@ def evaluate(
     Raises
     ------
     EvalError
-        A bad argument, an unset key variable, or nothing to evaluate.
+        A bad setting, an unset key variable, nothing to evaluate, or a run stopped early because every
+        request would fail (one line each).
     """
+    options = EvalOptions.build(
+        model=model, base_url=base_url, temperature=temperature, max_tokens=max_tokens, system=system,
+        extra_body={} if extra_body is None else extra_body, image_scale=image_scale, limit=limit,
+        filters=filters or None, concurrency=concurrency, timeout=timeout, retries=retries, backoff=backoff, api_key_env=api_key_env, seed=seed, dry_run=dry_run, report=report)
+    return run_eval(batch, options, progress)
+
+
+def run_eval(batch: str | Path, options: EvalOptions, progress: ProgressFn | None = None) -> EvalResult:
+    """`evaluate` with its settings already validated: plan, ask, score and report."""
     start = time.monotonic()
-    folder = Path(batch)
-    loaded = load_batch(folder)
-    records = select_records(loaded, filters, limit)
-    try:
-        options = RequestOptions(model=model, temperature=temperature, max_tokens=max_tokens, system=system,
-                                 extra_body=dict(extra_body or {}), image_scale=float(image_scale))
-    except ValueError as exc:
-        raise EvalError(str(exc)) from None
-    is_baseline = model.startswith(PREFIX)
-    if not is_baseline and not base_url:
-        raise EvalError(f"--model {model}: give --base-url, e.g. http://127.0.0.1:8000/v1 (baselines need none)")
-    try:
-        answer_of = baseline_answers(model, records, seed) if is_baseline else None
-        endpoint = None if is_baseline else Endpoint.parse(base_url or "")
-    except ValueError as exc:
-        raise EvalError(str(exc)) from None
-    if concurrency < 1 or timeout <= 0 or retries < 0:
-        raise EvalError("--concurrency must be at least 1, --timeout above 0 and --retries at least 0")
-    out = eval_folder(folder, model)
-    result = EvalResult(folder=out, model=model, selected=len(records))
-    if dry_run:
-        record = records[0]
-        url = image_data_url(folder / record.image.path, options.image_scale)
-        result.dry_run_request = shown_request(request_body(record, options, url))
+    planned = plan(Path(batch), options)
+    result = EvalResult(folder=planned.out, model=options.model, selected=len(planned.records))
+    if options.dry_run:
+        record = planned.records[0]
+        url = image_data_url(planned.batch / record.image.path, planned.request.image_scale)
+        result.dry_run_request = shown_request(request_body(record, planned.request, url))
         return result
-    key = None if is_baseline else _api_key(api_key_env)
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    store = ResponseStore(out)
-    todo = []
-    for record in records:
-        digest = request_hash(record, options)
-        if store.get(_key(record, model, digest)) is None:
-            todo.append((record, digest))
-    result.reused = len(records) - len(todo)
-    lock = threading.Lock()
-    stop = threading.Event()
-
-    def one(record: Record, digest: str) -> None:
-        began = time.monotonic()
-        row: dict[str, Any] = {"question_id": record.question_id, "model": model, "request_hash": digest,
-                               "image_scale": options.image_scale}
-        if answer_of is not None:
-            row.update(response=answer_of(record), usage=None, latency_s=0.0, attempts=0, raw=None)
-        else:
-            assert endpoint is not None
-            body = request_body(record, options, image_data_url(folder / record.image.path, options.image_scale))
-            answer, content, attempts = _ask(endpoint, body, headers, RetryPolicy(retries, backoff, timeout), stop,
-                                             random.Random())
-            row.update(response=content, usage=answer.get("usage"), latency_s=round(time.monotonic() - began, 4),
-                       attempts=attempts, raw=answer)
-        store.add(row)
-        with lock:
-            result.asked += 1
-            result.attempts += int(row["attempts"])
-
-    done = 0
-    asking = time.monotonic()
-    pool = ThreadPoolExecutor(max_workers=1 if answer_of else concurrency)
-    pending: dict[Future, Record] = {}
-    queue = list(reversed(todo))
     try:
-        while queue or pending:
-            while queue and len(pending) < concurrency:
-                record, digest = queue.pop()
-                pending[pool.submit(one, record, digest)] = record
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                record = pending.pop(future)
-                done += 1
-                error = future.exception()
-                if error is not None:
-                    if isinstance(error, PermanentError) and error.status in FATAL_STATUS:
-                        raise EvalError(f"{base_url}: {str(error).splitlines()[0]}; stopped: every request would "
-                                        "fail (check --model, --base-url and --api-key-env)")
-                    if not isinstance(error, (TransientError, PermanentError, OSError)):
-                        raise error
-                    result.failed[record.question_id] = str(error).splitlines()[0]
-                if progress:
-                    progress(done, len(todo), record.question_id if error is None else
-                             f"{record.question_id} failed: {result.failed[record.question_id]}")
-    except BaseException:  # Ctrl-C or a bug: stop retrying, drop what has not started; answers already stored stay
-        stop.set()
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown()
+        key = None if planned.is_baseline else api_key(options.api_key_env)
+    except ApiKeyError as exc:
+        raise EvalError(str(exc)) from None
+    tally = Tally()
+    asker = Asker(planned.batch, planned.request, ResponseStore(planned.out), tally, planned.endpoint,
+                  {"Authorization": f"Bearer {key}"} if key else {},
+                  RetryPolicy(options.retries, options.backoff, options.timeout), planned.answer_of)
+    result.reused = len(planned.records) - len(planned.todo)
+    asking = time.monotonic()
+    ask_all(planned.todo, asker, options.concurrency, tally, f"{options.base_url}", progress)
     result.ask_seconds = time.monotonic() - asking
-    predictions = {}
-    for record in records:
-        row = store.get(_key(record, model, request_hash(record, options)))
-        if row is not None:
-            predictions[record.question_id] = row.get("response")
+    result.asked, result.attempts, result.failed = tally.asked, tally.attempts, tally.failed
+    result.warnings = model_warnings(options.model, tally)
+    return score_and_report(planned, asker.store, result, start)
+
+
+def plan(batch: Path, options: EvalOptions) -> Plan:
+    """Which records, which of them still need an answer, and how to get one; EvalError for what cannot work."""
+    loaded = load_batch(batch)
+    records = select_records(loaded, options.filters, options.limit)
+    try:
+        request = RequestOptions(model=options.model, temperature=options.temperature, max_tokens=options.max_tokens,
+                                 system=options.system, extra_body=dict(options.extra_body),
+                                 image_scale=float(options.image_scale))
+    except ValueError as exc:
+        raise EvalError(str(exc)) from None
+    is_baseline = options.model.startswith(PREFIX)
+    if not is_baseline and not options.base_url:
+        raise EvalError(f"--model {options.model}: give --base-url, e.g. http://127.0.0.1:8000/v1 "
+                        "(baselines need none)")
+    try:
+        answer_of = baseline_answers(options.model, records, options.seed) if is_baseline else None
+        endpoint = None if is_baseline else Endpoint.parse(options.base_url or "")
+    except ValueError as exc:
+        raise EvalError(str(exc)) from None
+    out = eval_folder(batch, options.model)
+    todo = []
+    if not options.dry_run:
+        store = ResponseStore(out)
+        todo = [(r, digest) for r in records
+                if store.get(Key(r.question_id, options.model, digest := request_hash(r, request))) is None]
+    return Plan(batch, options, request, records, todo, out, endpoint, answer_of)
+
+
+def model_warnings(model: str, tally: Tally) -> list[str]:
+    """One line when the answers name another model than the one asked for (a server serving whatever it has)."""
+    others = sorted(name for name in tally.answered_as if name != model)
+    if not others:
+        return []
+    counts = ", ".join(f"{name!r} ({tally.answered_as[name]})" for name in others[:3])
+    return [f"the server answered as {counts}, not the requested {model!r}; the answers are filed under {model!r}"]
+
+
+def score_and_report(planned: Plan, store: ResponseStore, result: EvalResult, start: float) -> EvalResult:
+    """Score every selected record's stored answer (missing when none) and, unless told not to, write the report."""
     from stim3d.scoring.report import score
 
-    result.report = score(records, predictions)
+    predictions = {}
+    for record in planned.records:
+        row = store.get(Key(record.question_id, planned.options.model, request_hash(record, planned.request)))
+        if row is not None:
+            predictions[record.question_id] = row.get("response")
+    result.report = score(planned.records, predictions)
     result.seconds = time.monotonic() - start
-    if report:
+    if planned.options.report:
         from stim3d.eval.report import write_report
 
-        result.files = write_report(out, records, result.report, title=f"{model} on {folder.resolve().name}",
-                                    run=_run_facts(result))
+        result.files = write_report(planned.out, planned.records, result.report,
+                                    title=f"{planned.options.model} on {planned.batch.resolve().name}",
+                                    run=run_facts(planned, result), images=planned.batch,
+                                    seed=planned.options.seed)
     return result
 
 
-def _key(record: Record, model: str, digest: str) -> Key:
-    return Key(record.question_id, model, digest)
+def run_facts(planned: Plan, result: EvalResult) -> dict[str, Any]:
+    """What scores.json's `run` records: the settings (what decides the answers), the version, the counts.
 
-
-def _run_facts(result: EvalResult) -> dict[str, Any]:
-    return {"model": result.model, "questions": result.selected, "asked": result.asked, "reused": result.reused,
-            "requests": result.attempts, "failed": len(result.failed), "asking_seconds": round(result.ask_seconds, 3)}
+    No date: scores.json is rewritten by every rerun, which may ask nothing new; a clock there would say when
+    it was scored, not when the answers were given, and would make two scorings of the same answers differ.
+    """
+    return {"model": result.model, "settings": planned.options.settings(), "stim3d_version": __version__,
+            "questions": result.selected, "asked": result.asked, "reused": result.reused,
+            "requests": result.attempts, "failed": len(result.failed), "asking_seconds": round(result.ask_seconds, 3),
+            "warnings": list(result.warnings)}
