@@ -19,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from stim3d.render.batch.config import expand, parse_config
+from stim3d.render.batch.config import parse_config
 from stim3d.render.batch.executors.jobs import Job, JobContext, Worker
 from stim3d.render.batch.keys import item_key
+from stim3d.render.batch.plan import expand
 
 from .common import Run, add_device, parse_args, print_table, progress
 

@@ -358,7 +358,8 @@ def family_settings() -> str:
 
 def preset_items(name: str) -> int:
     """How many items the shipped preset `name` plans."""
-    from stim3d.render.batch.config import expand, load_config
+    from stim3d.render.batch.config import load_config
+    from stim3d.render.batch.plan import expand
     from stim3d.scenes.presets import preset_path
 
     return len(expand(load_config(preset_path(name))))  # type: ignore[arg-type]

@@ -36,8 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from stim3d.render.batch.config import expand, load_config
+from stim3d.render.batch.config import load_config
 from stim3d.render.batch.keys import expected_keys
+from stim3d.render.batch.plan import expand
 from stim3d.render.batch.produce import compose_item, render_item
 from stim3d.scenes.presets import preset_path
 

@@ -86,7 +86,8 @@ CANDIDATES: dict[str, dict[str, Any]] = {
 
 def scene_items(name: str, width: int, height: int, looks: tuple[str, ...]) -> dict[str, Item]:
     """The scene `name` (SCENES) composed in every look, at width x height."""
-    from stim3d.render.batch.config import expand, load_config
+    from stim3d.render.batch.config import load_config
+    from stim3d.render.batch.plan import expand
 
     preset, family, wanted = SCENES[name]
     config = load_config(preset_path(preset))  # type: ignore[arg-type]  # SCENES names shipped presets only

@@ -18,7 +18,8 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
-from stim3d.render.batch.config import expand, load_config
+from stim3d.render.batch.config import load_config
+from stim3d.render.batch.plan import expand
 from stim3d.scenes.families import get_family
 from stim3d.scenes.families.oddgrid.odd_grid import draw_plan
 from stim3d.scenes.presets import preset_path

@@ -26,7 +26,8 @@ PRESET = preset_path("oddgrid3d")
 
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0])
-    from stim3d.render.batch.config import expand, load_config
+    from stim3d.render.batch.config import load_config
+    from stim3d.render.batch.plan import expand
     from stim3d.scenes.families.base import Frame
     from stim3d.scenes.items import make_item, seed_entropy
     from stim3d.scenes.placement import InfeasibleError

@@ -36,7 +36,8 @@ def preset_paths() -> list[Path]:
 @lru_cache(maxsize=8)
 def _planned(path: str):
     """The preset's config and its expanded plan, once per worker process."""
-    from stim3d.render.batch.config import expand, load_config
+    from stim3d.render.batch.config import load_config
+    from stim3d.render.batch.plan import expand
 
     config = load_config(path)
     return config, expand(config)
@@ -77,7 +78,8 @@ def main() -> None:
         p.add_argument("--jobs", type=int, default=1, help="worker processes"),
         p.add_argument("--merge", action="store_true", help="keep the results file's other presets and sizes"),
     ))
-    from stim3d.render.batch.config import expand, load_config
+    from stim3d.render.batch.config import load_config
+    from stim3d.render.batch.plan import expand
 
     run = Run("preset_feasibility", args.quick, args.out, settings={"sizes": args.size or "own+640x480+800x600"})
     figures: dict[str, dict] = {}

@@ -93,7 +93,8 @@ def preset_items(families: tuple[str, ...], width: int, height: int, preset: Pat
     `preset` defaults to dysm3d; bench/render_settings.py passes the other seed presets.
     """
     if preset.is_file() and all(f in FAMILIES for f in families):
-        from stim3d.render.batch.config import expand, load_config
+        from stim3d.render.batch.config import load_config
+        from stim3d.render.batch.plan import expand
 
         config = load_config(preset)
         plans = expand(config)

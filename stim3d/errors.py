@@ -21,6 +21,12 @@ class Stim3dError(Exception):
     """A failure the user can act on; `str()` is its one-line message."""
 
 
+class ConfigError(Stim3dError, ValueError):
+    """A user's mistake in a config (or any input read like one): one line naming the field, the value and what is
+    allowed. Defined here so the config's readers (render/batch/config.py, config_yaml.py) share it without importing
+    each other; `stim3d.ConfigError` and `stim3d.render.batch.config.ConfigError` are this class."""
+
+
 class MissingObject(Stim3dError, KeyError):
     """A scene or its ground truth has no object with `object_id` (a KeyError too, as it always was)."""
 

@@ -9,9 +9,9 @@ import time
 from collections import deque
 from pathlib import Path
 
-from stim3d.render.batch.config import ItemPlan
 from stim3d.render.batch.executors.jobs import Job, Outcome
 from stim3d.render.batch.executors.schedule import WorkerEvent
+from stim3d.render.batch.plan import ItemPlan
 
 ROOT = Path(__file__).resolve().parents[1]
 # --item-timeout for the tests that hang one item on purpose (tests/worker_faults.py): far below its ten

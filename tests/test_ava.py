@@ -13,7 +13,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from stim3d.render.batch.config import expand, parse_config
+from stim3d.render.batch.config import parse_config
+from stim3d.render.batch.plan import expand
 from stim3d.render.markers import annotate, draw_markers, markers_of
 from stim3d.scenes.colors import PALETTE, delta_e_srgb
 from stim3d.scenes.families.ava.ava_common import boxes_overlap

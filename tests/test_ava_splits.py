@@ -11,7 +11,8 @@ from collections import Counter
 
 import pytest
 
-from stim3d.render.batch.config import ConfigError, expand, parse_config
+from stim3d.render.batch.config import ConfigError, parse_config
+from stim3d.render.batch.plan import expand
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 

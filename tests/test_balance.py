@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stim3d.render.batch.config import ConfigError, expand, load_config, parse_config
+from stim3d.render.batch.config import ConfigError, load_config, parse_config
+from stim3d.render.batch.plan import expand
 from stim3d.render.batch.records import records_for
 from stim3d.render.batch.summary import constant_baselines
 from stim3d.scenes.balance import schedule

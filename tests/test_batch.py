@@ -12,11 +12,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from stim3d.render.batch.config import expand, load_config
+from stim3d.render.batch.config import load_config
 from stim3d.render.batch.driver import ProgressEvent
 from stim3d.render.batch.executors import schedule
 from stim3d.render.batch.executors.jobs import BatchAborted, Outcome, threads_per_worker
 from stim3d.render.batch.keys import item_key
+from stim3d.render.batch.plan import expand
 from stim3d.render.batch.produce import produce_item
 from stim3d.render.batch.progress import BatchProgress
 from stim3d.render.batch.summary import constant_baselines, percentile

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from stim3d.render.batch.config import expand, parse_config
+from stim3d.render.batch.config import parse_config
+from stim3d.render.batch.plan import expand
 
 
 def config(grid: dict) -> dict:

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stim3d.render.batch.config import expand, load_config
+from stim3d.render.batch.config import load_config
+from stim3d.render.batch.plan import expand
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.primitives import axis_angle_quat, quat_to_matrix

@@ -64,7 +64,8 @@ def test_oversized_configs_are_refused_in_one_short_line(tmp_path, name, text, e
 
 
 def test_the_shipped_presets_are_far_below_the_item_cap():
-    from stim3d.render.batch.config import expand, load_config
+    from stim3d.render.batch.config import load_config
+    from stim3d.render.batch.plan import expand
 
     presets = sorted((Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets").glob("*.yaml"))
     assert presets and max(len(expand(load_config(p))) for p in presets) * 100 <= MAX_ITEMS

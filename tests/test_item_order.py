@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from stim3d.render.batch.config import expand, parse_config
+from stim3d.render.batch.config import parse_config
 from stim3d.render.batch.keys import expected_keys
+from stim3d.render.batch.plan import expand
 from stim3d.render.batch.produce import compose_item, render_item
 
 pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not installed")

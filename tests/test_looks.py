@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from stim3d.render.batch.config import BatchConfig, ConfigError, expand, parse_config
+from stim3d.render.batch.config import BatchConfig, ConfigError, parse_config
+from stim3d.render.batch.plan import expand
 from stim3d.scenes.colors import PALETTE
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from stim3d.render.batch.config import expand, load_config
+from stim3d.render.batch.config import load_config
+from stim3d.render.batch.plan import expand
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.families.shared.counting import Spec, place_counting_objects, silhouette_px
 from stim3d.scenes.families.shared.stage import counting_camera

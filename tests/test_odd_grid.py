@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from stim3d.render.batch.config import expand, load_config
+from stim3d.render.batch.config import load_config
+from stim3d.render.batch.plan import expand
 from stim3d.render.batch.records import records_for
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.colors import delta_e_srgb

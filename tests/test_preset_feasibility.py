@@ -17,7 +17,8 @@ import functools
 import pytest
 
 from bench.preset_feasibility import SIZES, compose_one, preset_paths
-from stim3d.render.batch.config import BatchConfig, ItemPlan, expand, load_config
+from stim3d.render.batch.config import BatchConfig, load_config
+from stim3d.render.batch.plan import ItemPlan, expand
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item, seed_entropy
 

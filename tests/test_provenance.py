@@ -18,9 +18,10 @@ import yaml
 
 from stim3d.provenance import code_identity, git_commit, library_versions
 from stim3d.render.backends.output import RenderOutput
-from stim3d.render.batch.config import ConfigError, expand, parse_config
+from stim3d.render.batch.config import ConfigError, parse_config
 from stim3d.render.batch.folder import BatchFolder
 from stim3d.render.batch.keys import item_key
+from stim3d.render.batch.plan import expand
 from stim3d.render.batch.produce import finish_item
 from stim3d.render.batch.records import records_for
 from stim3d.scenes.families import FAMILIES

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 import stim3d
-from stim3d.render.batch.config import expand, parse_config
+from stim3d.render.batch.config import parse_config
 from stim3d.render.batch.keys import item_key
+from stim3d.render.batch.plan import expand
 from stim3d.render.batch.records import records_for
 from stim3d.scenes.colors import PALETTE, nearest_palette_color
 from stim3d.scenes.families import FAMILIES

@@ -8,7 +8,8 @@ from collections import Counter
 import pytest
 
 from stim3d.cli.batch import compose_one_per_task
-from stim3d.render.batch.config import expand, load_config
+from stim3d.render.batch.config import load_config
+from stim3d.render.batch.plan import expand
 from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item

@@ -7,8 +7,9 @@ import shutil
 
 import pytest
 
-from stim3d.render.batch.config import ConfigError, expand, load_config
+from stim3d.render.batch.config import ConfigError, load_config
 from stim3d.render.batch.driver import Shard
+from stim3d.render.batch.plan import expand
 from tests.batch_support import (
     assert_same_batch,
     complete_items,

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from stim3d.render.batch.config import expand, load_config
+from stim3d.render.batch.config import load_config
+from stim3d.render.batch.plan import expand
 from stim3d.render.batch.suite import SUITE_PRESETS, SUITE_SUMMARY
 from stim3d.scenes.presets import preset_names, preset_path
 from tests.batch_support import complete_items, start_stim3d, wait_until

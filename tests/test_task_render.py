@@ -19,9 +19,10 @@ from PIL import Image
 
 from stim3d.cli import main
 from stim3d.cli.rendering import with_overrides
-from stim3d.render.batch.config import ConfigError, expand, parse_config
+from stim3d.render.batch.config import ConfigError, parse_config
 from stim3d.render.batch.item_folder import load_item, load_mask
 from stim3d.render.batch.keys import expected_keys
+from stim3d.render.batch.plan import expand
 
 TASK = {"family": "shape_count", "count": 1, "params": {"n_shape_types": 1, "max_instances": 1}}
 BATCH = {"seed": 4, "render": {"engine": "cycles", "width": 64, "height": 48, "samples": 1, "denoise": False},

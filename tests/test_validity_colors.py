@@ -38,8 +38,9 @@ from PIL import Image
 from bench.rose_finish import MARGIN as GLOSS_MARGIN
 from bench.rose_finish import highlight_ratios
 from stim3d.cli import main
-from stim3d.render.batch.config import expand, load_config
+from stim3d.render.batch.config import load_config
 from stim3d.render.batch.item_folder import load_item, load_mask
+from stim3d.render.batch.plan import expand
 from stim3d.render.markers import RAW_IMAGE
 from stim3d.scenes.colors import delta_e_srgb, nearest_palette_color
 from stim3d.scenes.presets import preset_path

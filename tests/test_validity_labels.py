@@ -18,7 +18,8 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from stim3d.render.batch.config import expand, load_config
+from stim3d.render.batch.config import load_config
+from stim3d.render.batch.plan import expand
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item, seed_entropy

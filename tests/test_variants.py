@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from stim3d.render.batch.config import ConfigError, expand, parse_config
+from stim3d.render.batch.config import ConfigError, parse_config
+from stim3d.render.batch.plan import expand
 from stim3d.render.batch.records import records_for
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item

@@ -24,7 +24,8 @@ from stim3d.cli.rendering import require_renderer, run_batch_call, with_override
 from stim3d.render.batch.folder import ITEM_JSON
 
 if TYPE_CHECKING:
-    from stim3d.render.batch.config import BatchConfig, ItemPlan
+    from stim3d.render.batch.config import BatchConfig
+    from stim3d.render.batch.plan import ItemPlan
     from stim3d.render.batch.summary import BatchReport
 
 
@@ -104,7 +105,8 @@ def compose_one_per_task(config: BatchConfig, plans: list[ItemPlan]) -> None:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from stim3d.cli.presets import resolve_config
-    from stim3d.render.batch.config import expand, load_config
+    from stim3d.render.batch.config import load_config
+    from stim3d.render.batch.plan import expand
 
     if is_suite(args.config):  # every seed preset, one line (or one JSON object per line) each
         from stim3d.render.batch.suite import SUITE_PRESETS

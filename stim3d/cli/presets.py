@@ -32,7 +32,8 @@ def resolve_config(arg: str) -> str:
 
 def preset_rows() -> list[dict[str, object]]:
     """Each shipped preset: name, file, item count, families (composition is not run: counts come from the plan)."""
-    from stim3d.render.batch.config import expand, load_config
+    from stim3d.render.batch.config import load_config
+    from stim3d.render.batch.plan import expand
     from stim3d.scenes.presets import preset_names, preset_path
 
     rows = []

@@ -33,7 +33,6 @@ import math
 import re
 import reprlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -49,8 +48,8 @@ from pydantic import (
     model_validator,
 )
 
-from stim3d.errors import Stim3dError
-from stim3d.scenes.balance import ANSWER_KEY, task_answers
+from stim3d.errors import ConfigError
+from stim3d.render.batch.config_yaml import read_yaml
 from stim3d.scenes.families import FamilyError, get_family
 from stim3d.scenes.model import ADDED, LOOK_NAMES, LookName, RenderSettings, leave_out_added_defaults
 from stim3d.scenes.names import SplitName
@@ -59,8 +58,6 @@ VARIANT_NAME = re.compile(r"[a-z0-9_]{1,20}")
 LOOK_KEY = "look"  # a variant override that picks the look instead of a family parameter
 MAX_ITEMS = 1_000_000  # items (variants included) one config may plan; the largest preset plans 2,000 (rose3d)
 MAX_COMBINATIONS = 100_000  # grid combinations of one task; each is validated against the family before rendering
-MAX_NODES = 1_000_000  # YAML values after expanding aliases (&a / *a): an alias bomb is refused before it is read
-MAX_DEPTH = 64  # nesting of YAML lists and mappings; a config needs about 5
 SHOWN = 80  # characters of a value echoed into an error line
 
 _REPR = reprlib.Repr()  # bounded in depth, items and length whatever the value holds
@@ -77,9 +74,6 @@ def split_look(overrides: dict[str, Any]) -> tuple[dict[str, Any], Any]:
     """A variant's overrides without `look`, and the look it names (None when it names none)."""
     return {k: v for k, v in overrides.items() if k != LOOK_KEY}, overrides.get(LOOK_KEY)
 
-
-class ConfigError(Stim3dError, ValueError):
-    """A user's mistake in a config: one line naming the field, the value and what is allowed."""
 
 
 class TaskRender(BaseModel):
@@ -238,24 +232,6 @@ class BatchConfig(BaseModel):
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
-class ItemPlan:
-    item_id: str
-    family: str
-    params: dict[str, Any]
-    task_index: int
-    item_index: int
-    split: str
-    scene_id: str | None = None  # set for variants: the id their shared scene goes by
-    questions: tuple[str, ...] = ("default",)  # the task's question sets (scenes/items.py make_item)
-    look: LookName | None = None  # the task's or variant's look; None: the render config's (render.look)
-    render: dict[str, Any] | None = None  # the task's own sampling (TaskRender); None: the batch's
-
-    def settings(self, batch: RenderSettings) -> RenderSettings:
-        """The settings this item renders with: the batch's, with the task's own sampling over them."""
-        return batch.model_copy(update=self.render) if self.render else batch
-
-
 def _format_error(source: str, error: Mapping[str, Any], prefix: str = "") -> str:
     loc = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in error["loc"]).replace(".[", "[")
     where = f"{prefix}{loc}" if loc else prefix.rstrip(".") or "config"
@@ -304,74 +280,6 @@ def parse_config(data: Any, source: str = "config") -> BatchConfig:
     return config
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """yaml.SafeLoader that refuses a key given twice in one mapping (plain YAML keeps the last silently)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            try:
-                duplicate = key in seen
-            except TypeError:  # an unhashable key: SafeLoader reports it below
-                continue
-            if duplicate:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r} (the first one would be silently ignored)", key_node.start_mark)
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.MappingNode):
-        return [part for pair in node.value for part in pair]
-    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
-
-
-def _check_size(root: yaml.Node, source: str) -> None:
-    """ConfigError if the document nests deeper than MAX_DEPTH or expands (aliases counted at every use) beyond
-    MAX_NODES values. Sizes are computed once per node, so a billion-leaf alias bomb is measured in microseconds."""
-    size: dict[int, int] = {}
-    depth: dict[int, int] = {}
-    open_nodes: set[int] = set()
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while stack:
-        node, children_done = stack.pop()
-        key = id(node)
-        if children_done:
-            open_nodes.discard(key)
-            kids = _children(node)
-            size[key] = min(MAX_NODES + 1, 1 + sum(size[id(kid)] for kid in kids))
-            depth[key] = 1 + max((depth[id(kid)] for kid in kids), default=0)
-            if size[key] > MAX_NODES:
-                raise ConfigError(f"{source}: more than {MAX_NODES} values once its aliases (*name) are expanded; "
-                                  "refused before reading further")
-            if depth[key] > MAX_DEPTH:
-                raise ConfigError(f"{source}: lists or mappings nested more than {MAX_DEPTH} deep; a config needs a few")
-            continue
-        if key in size:
-            continue
-        if key in open_nodes:
-            raise ConfigError(f"{source}: an alias refers to a list or mapping that contains it (line "
-                              f"{node.start_mark.line + 1})")
-        open_nodes.add(key)
-        stack.append((node, True))
-        stack.extend((kid, False) for kid in _children(node) if id(kid) not in size)
-
-
-def _read_yaml(text: str, source: str) -> Any:
-    """The YAML document in `text`, refused (ConfigError) before it is built if it is too large or too deep."""
-    loader = _UniqueKeyLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        _check_size(node, source)
-        return loader.construct_document(node)
-    finally:
-        loader.dispose()
-
-
 def load_config(path: str | Path) -> BatchConfig:
     """Read and validate a YAML config; `-` reads standard input. ConfigError (one line) for anything wrong."""
     import sys
@@ -393,7 +301,7 @@ def load_config(path: str | Path) -> BatchConfig:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the config as UTF-8") from None
     try:
-        data = _read_yaml(text, str(path))
+        data = read_yaml(text, str(path))
     except RecursionError:
         raise ConfigError(f"{path}: lists or mappings nested too deeply to read; a config needs a few levels") from None
     except yaml.YAMLError as exc:
@@ -401,37 +309,3 @@ def load_config(path: str | Path) -> BatchConfig:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise ConfigError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
     return parse_config(data, str(path))
-
-
-def expand(config: BatchConfig) -> list[ItemPlan]:
-    """The batch's items in a fixed order: tasks in config order, items round-robin over the grid.
-
-    When the family schedules answers and the task does not fix `answer`, each item's
-    params carry the answer scenes/balance.py scheduled for it (balanced over the task).
-    """
-    plans = []
-    for t, task in enumerate(config.tasks):
-        combinations = task.combinations()
-        first = 0  # item indices run on across splits: disjoint seeds
-        for s, (split, count) in enumerate(task.split_counts()):
-            answers = None
-            if ANSWER_KEY not in task.grid and ANSWER_KEY not in task.params:
-                entropy = [config.seed, t, s] if task.splits else [config.seed, t]
-                answers = task_answers(get_family(task.family).params_model, combinations, count, entropy)
-            for j in range(count):
-                i = first + j
-                base_id = f"{task.family}-t{t}-{split}-{j:05d}" if task.splits else f"{task.family}-t{t}-{i:05d}"
-                params = combinations[j % len(combinations)]
-                if answers is not None:
-                    params = {**params, ANSWER_KEY: answers[j]}
-                render = (task.render.overrides() or None) if task.render else None
-                if not task.variants:
-                    plans.append(ItemPlan(base_id, task.family, params, t, i, split, questions=tuple(task.questions),
-                                          look=task.look, render=render))
-                for name, overrides in task.variants.items():
-                    changes, look = split_look(overrides)
-                    plans.append(ItemPlan(f"{base_id}-{name}", task.family, {**params, **changes}, t, i, split,
-                                          scene_id=base_id, questions=tuple(task.questions),
-                                          look=look if look is not None else task.look, render=render))
-            first += count
-    return plans

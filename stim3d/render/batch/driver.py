@@ -36,12 +36,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from stim3d.render.batch.config import BatchConfig, ConfigError, ItemPlan, expand
+from stim3d.render.batch.config import BatchConfig, ConfigError
 from stim3d.render.batch.executors import DEFAULT_RECYCLE_AFTER, Executor, Job, Outcome, check_ray, run_jobs
 from stim3d.render.batch.folder import BatchFolder
 from stim3d.render.batch.item_folder import install_item_files
 from stim3d.render.batch.keys import expected_keys
 from stim3d.render.batch.lock import folder_lock
+from stim3d.render.batch.plan import ItemPlan, expand
 from stim3d.render.batch.summary import BatchReport, constant_baselines, look_counts
 from stim3d.render.provenance import code_identity
 

@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stim3d.render.batch.config import BatchConfig, ConfigError, expand, parse_config
+from stim3d.render.batch.config import BatchConfig, ConfigError, parse_config
 from stim3d.render.batch.keys import code_mismatch
+from stim3d.render.batch.plan import expand
 from stim3d.render.batch.records import records_for
 from stim3d.render.files import TMP_MARK, file_sha256, inside, write_jsonl_atomic, write_text_atomic
 from stim3d.render.files import remove_temporaries as _remove_file_temporaries

@@ -16,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from stim3d.render.batch.config import BatchConfig, ItemPlan, expand
+from stim3d.render.batch.config import BatchConfig
+from stim3d.render.batch.plan import ItemPlan, expand
 from stim3d.render.provenance import code_identity
 from stim3d.scenes.model import Item, RenderSettings
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from stim3d.render.backends.output import RenderOutput
-from stim3d.render.batch.config import ItemPlan
 from stim3d.render.batch.item_folder import write_item_folder
+from stim3d.render.batch.plan import ItemPlan
 from stim3d.render.markers import RAW_IMAGE, annotate
 from stim3d.render.provenance import family_revisions, library_versions
 from stim3d.scenes.families import FAMILIES

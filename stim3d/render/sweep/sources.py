@@ -7,9 +7,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from stim3d.render.batch.config import expand, load_config
+from stim3d.render.batch.config import load_config
 from stim3d.render.batch.folder import ITEM_JSON
 from stim3d.render.batch.item_folder import load_item
+from stim3d.render.batch.plan import expand
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.model import Item, RenderSettings

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from stim3d.errors import Stim3dError
-from stim3d.render.batch.config import ItemPlan
+from stim3d.render.batch.plan import ItemPlan
 from stim3d.scenes.model import Item, RenderSettings
 
 if TYPE_CHECKING:
