@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from . import quoted
+
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -23,7 +25,9 @@ def source(name: str, doc: dict[str, Any]) -> str:
     """One line naming where the figures below come from."""
     code = doc.get("code") or {}
     commit = code.get("git_commit")
-    at = f"commit `{commit[:12]}{'-dirty' if commit.endswith('-dirty') else ''}`" if commit else \
+    _, date, _ = quoted.age(name)
+    when = f" of {date}" if date else ""
+    at = f"commit `{commit[:12]}{'-dirty' if commit.endswith('-dirty') else ''}`{when}" if commit else \
         "no commit recorded: measured before result files kept it"
     load_avg = doc["load_average"]
     machine = doc["machine"]
@@ -296,8 +300,21 @@ def readme_summary() -> str:
             f"against a high-sample "
             f"reference on every family. Batches scale over local workers and Ray nodes (a node lost mid-batch "
             f"costs only the time of its item, tested in CI); items per minute per core and what 100,000 items cost "
-            f"are on the same page. Every figure, with the result file, commit, machine and load it "
-            f"comes from: [docs/performance.md](docs/performance.md).")
+            f"are on the same page. {measured_between()} Every figure, with the result file, commit, machine and load "
+            f"it comes from: [docs/performance.md](docs/performance.md).")
+
+
+def measured_between() -> str:
+    """When the summary's figures were measured: the dates of their result files and the oldest one's age."""
+    ages = [quoted.age(name) for name in ("visibility_accuracy", "visibility_speed", "render_quality",
+                                          "render_settings", "full_preset", "full_suite")]
+    dates = sorted(date for _, date, _ in ages if date)
+    if not dates:
+        return ""
+    span = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+    return (f"These figures were measured {span}, each at the commit its page names (`python -m bench.quoted` "
+            f"says how many commits to the renderer and scene model each is behind; CI fails past "
+            f"{quoted.MAX_BEHIND}; `python -m bench.release` measures them all again).")
 
 def suite_sentence() -> str:
     """What the README says of the full Cycles suite: its total when complete, how far it got otherwise."""

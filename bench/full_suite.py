@@ -51,7 +51,7 @@ from typing import Any
 
 from stim3d.render.batch.suite import SUITE_PRESETS, SUITE_SUMMARY, select_presets
 
-from .common import Run, add_device, parse_args, print_table, progress
+from .common import Run, add_device, parse_args, path_label, print_table, progress
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = {"sample": 500, "engine": "workbench", "width": 320, "height": 240}
@@ -219,7 +219,7 @@ def main() -> None:
         "presets": list(presets), "device": args.device, "workers": args.workers or 1,
         "sample_every": settings["sample"] or 1, "overrides": overrides,
         "is_sample": bool(settings["sample"] and settings["sample"] > 1),
-        "root": str(args.root.resolve()) if args.root else None,
+        "root": path_label(str(args.root.resolve())) if args.root else None,
         "what": f"stim3d render all in a subprocess, {'kept root --root' if args.root else 'fresh root'}; "
                 "wall time from start to exit"}, device=args.device)
     with tempfile.TemporaryDirectory(prefix="stim3d-bench-") as tmp:
@@ -237,7 +237,7 @@ def main() -> None:
         summary = json.loads((out / SUITE_SUMMARY).read_text())
     rows = [preset_row(row) for row in summary["presets"]]
     runs = earlier_runs(run.path(), run.settings) if args.root else []
-    runs.append({"commit": run.code["git_commit"], "root": str(out), "wall_seconds": round(wall, 1),
+    runs.append({"commit": run.code["git_commit"], "root": path_label(str(out)), "wall_seconds": round(wall, 1),
                  "rendered": summary["total"]["rendered"], "exit_code": exit_code, "stopped_in": summary["interrupted"],
                  "load_average": {"start": load_start, "max_sampled": max(run.loads)},
                  "presets": {r["preset"]: {"items": r["items"], "wall_seconds": r["wall_seconds"],

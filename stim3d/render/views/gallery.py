@@ -292,8 +292,31 @@ def build_gallery(
     if only_label:
         key, _, value = only_label.partition("=")
         shown[key] = value
-    page = page_name(name, family, shown)
-    report = GalleryReport(index=gallery / f"{page}.html")
+    report = GalleryReport(index=gallery / f"{page_name(name, family, shown)}.html")
+    loaded = _load_items(out, report)
+    candidates = [item for item, _ in loaded]
+    if only_items is not None:  # e.g. the items a model got wrong (`--filter wrong=MODEL`, stim3d/eval/wrong.py)
+        wanted = set(only_items)
+        candidates = [item for item in candidates if item.item_id in wanted]
+    chosen = with_studio_look(select_items(candidates, family, filters))
+    report.excluded = len(loaded) - len(chosen)
+    layers = _refresh_files(chosen, {item.item_id: folder for item, folder in loaded}, gallery, report,
+                         workers or _default_workers(), progress)
+    entries = []
+    for item in chosen:
+        if item.item_id in report.unreadable:
+            continue
+        with Image.open(_thumb_path(gallery, item.item_id)) as thumb_image:  # reads the header only
+            size = thumb_image.size
+        entries.append(GalleryEntry(item, f"{THUMBS_DIR}/{quote(item.item_id)}.jpg", size, tuple(layers[item.item_id])))
+    title = f"stim3d gallery: {out.resolve().name}"
+    write_text_atomic(report.index, render_index(entries, title, _note(out, len(loaded), len(chosen), family, shown)))
+    report.items = len(entries)
+    return report
+
+
+def _load_items(out: Path, report: GalleryReport) -> list[tuple[Item, Path]]:
+    """Every readable item with its folder; an item.json that does not parse is named in the report."""
     loaded: list[tuple[Item, Path]] = []
     for folder in item_folders(out, report.unreadable):
         try:
@@ -302,14 +325,12 @@ def build_gallery(
             report.unreadable[folder.name] = f"item.json does not parse: {str(exc).splitlines()[0]}"
     if not loaded:
         raise GalleryError(f"{out}: no readable items ({len(report.unreadable)} item.json files failed to parse)")
-    candidates = [item for item, _ in loaded]
-    if only_items is not None:  # e.g. the items a model got wrong (`--filter wrong=MODEL`, stim3d/eval/wrong.py)
-        wanted = set(only_items)
-        candidates = [item for item in candidates if item.item_id in wanted]
-    chosen = with_studio_look(select_items(candidates, family, filters))
-    folders = {item.item_id: folder for item, folder in loaded}
-    report.excluded = len(loaded) - len(chosen)
+    return loaded
 
+
+def _refresh_files(chosen: list[Item], folders: dict[str, Path], gallery: Path, report: GalleryReport, workers: int,
+                progress: ProgressFn | None) -> dict[str, list[str]]:
+    """Thumbnails and overlay layers for the chosen items, reusing fresh ones; each item's layer names."""
     _drop_other_style(gallery / OVERLAYS_DIR)
     layers: dict[str, list[str]] = {}
     jobs = []
@@ -325,26 +346,14 @@ def build_gallery(
             jobs.append((item, folder, gallery, thumb, overlays))
     report.thumbs_reused = len(chosen) - report.thumbs_made
     report.overlays_reused = len(chosen) - report.overlays_made
-    for done, (item_id, written, problem) in enumerate(_run(jobs, workers or _default_workers()), start=1):
+    for done, (item_id, written, problem) in enumerate(_run(jobs, workers), start=1):
         if problem is not None:
             report.unreadable[item_id] = problem
         elif written is not None:
             layers[item_id] = written
         if progress:
             progress(done, len(jobs), item_id)
-
-    entries = []
-    for item in chosen:
-        if item.item_id in report.unreadable:
-            continue
-        with Image.open(_thumb_path(gallery, item.item_id)) as thumb_image:  # reads the header only
-            size = thumb_image.size
-        entries.append(GalleryEntry(item, f"{THUMBS_DIR}/{quote(item.item_id)}.jpg", size, tuple(layers[item.item_id])))
-    title = f"stim3d gallery: {out.resolve().name}"
-    page = render_index(entries, title, _note(out, len(loaded), len(chosen), family, shown))
-    write_text_atomic(report.index, page)
-    report.items = len(entries)
-    return report
+    return layers
 
 
 PARALLEL_FROM = 16  # fewer files to make than this: not worth starting threads
