@@ -12,7 +12,8 @@ OUT/summary.json               counts, seconds, constant baselines (SUMMARY)
 Render, merge, sweeps, `stim3d.render_items`, `load_batch`, exports, the gallery and
 contact sheets all read and write a batch folder through this module; no other module
 knows these names or when an item counts as done. The resume keys are in
-`render/batch/keys.py`.
+`render/batch/keys.py`. It is one module past 400 lines on purpose: splitting the owner
+of the folder's names and rules would put them back in two places.
 
 Symbolic links (docs/hardening.md): stim3d never writes, deletes or reads through a
 symbolic link *inside* a batch folder (a tar of a batch can carry any link). A writer
