@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from stim3d.scenes.model import LOOK_NAMES, RenderSettings, Scene
+from stim3d.render.settings import RenderSettings
+from stim3d.scenes.model import LOOK_NAMES, Scene
 
 from .common import Run, parse_args, print_table, progress
 from .looks_settings import scene_items

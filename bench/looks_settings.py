@@ -49,9 +49,10 @@ from typing import Any
 
 import numpy as np
 
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
-from stim3d.scenes.model import LOOK_NAMES, Item, RenderSettings
+from stim3d.scenes.model import LOOK_NAMES, Item
 from stim3d.scenes.placement import InfeasibleError
 from stim3d.scenes.presets import preset_path
 

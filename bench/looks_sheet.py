@@ -16,10 +16,11 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
-from stim3d.scenes.model import LOOK_NAMES, RenderSettings
+from stim3d.scenes.model import LOOK_NAMES
 from stim3d.scenes.placement import InfeasibleError
 
 from .common import progress

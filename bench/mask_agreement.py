@@ -23,7 +23,7 @@ from stim3d.render.batch.config import load_config
 from stim3d.render.batch.item_folder import load_item, load_mask
 from stim3d.render.batch.plan import expand
 from stim3d.render.batch.produce import produce_item
-from stim3d.scenes.model import RenderSettings
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.placement import InfeasibleError
 from stim3d.scenes.presets import preset_path
 from stim3d.scenes.visibility import measure

@@ -38,7 +38,7 @@ from pathlib import Path
 from stim3d.render.batch.config import load_config
 from stim3d.render.batch.executors.jobs import Job, JobContext, Worker
 from stim3d.render.batch.plan import ItemPlan, expand
-from stim3d.scenes.model import RenderSettings
+from stim3d.render.settings import RenderSettings
 
 from .common import Run, add_device, median, parse_args, print_table, progress
 

@@ -33,10 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
-from stim3d.scenes.model import Item, RenderSettings
+from stim3d.scenes.model import Item
 from stim3d.scenes.placement import InfeasibleError
 
 from .common import Run, add_device, median, parse_args, print_table, progress, wait_for_quiet

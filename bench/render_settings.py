@@ -47,7 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from stim3d.scenes.model import Item, RenderSettings
+from stim3d.render.settings import RenderSettings
+from stim3d.scenes.model import Item
 from stim3d.scenes.presets import preset_names, preset_path
 
 from .common import QUICK_DIR, Run, median, parse_args, print_table, progress, renderer_fingerprint

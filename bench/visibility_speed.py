@@ -26,11 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.colors import COLOR_NAMES, named
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.families.shared.stage import counting_camera, counting_lights
-from stim3d.scenes.model import SHAPES, RenderSettings, Scene, SceneObject
+from stim3d.scenes.model import SHAPES, Scene, SceneObject
 from stim3d.scenes.placement import Bounds, Layout, resting_pose, yaw_quat
 from stim3d.scenes.primitives import unit_dimensions, world_vertices
 from stim3d.scenes.visibility import measure

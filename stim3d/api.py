@@ -11,9 +11,10 @@ from __future__ import annotations
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticCustomError
 
 from stim3d.render.batch.composed import ComposedPlan, render_composed
 from stim3d.render.batch.config import BatchConfig, ConfigError, load_config, parse_config
@@ -24,10 +25,11 @@ from stim3d.render.batch.folder import BatchFolder
 from stim3d.render.batch.keys import composed_item_key
 from stim3d.render.batch.reading import Batch, load_batch
 from stim3d.render.batch.summary import BatchReport
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.families import FAMILIES, Family
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
-from stim3d.scenes.model import Item, RenderSettings
+from stim3d.scenes.model import Item
 
 
 def families() -> dict[str, Family]:
@@ -97,13 +99,10 @@ def compose(
     """
     if params is not None and not isinstance(params, Mapping):
         raise ConfigError(f"params: expected a mapping of parameter names to values, got {type(params).__name__}")
-    for name, value in (("seed", seed), ("task_index", task_index), ("item_index", item_index)):
-        _check_count(name, value, 0)
-    for name, value in (("width", width), ("height", height)):
-        _check_count(name, value, 8)
-    _check_count("rays_per_pixel", rays_per_pixel, 1)
-    if rays_per_pixel > 8:
-        raise ConfigError(f"rays_per_pixel = {rays_per_pixel}: must be 1-8")
+    args = ComposeArgs.checked(seed=seed, task_index=task_index, item_index=item_index, width=width, height=height,
+                               rays_per_pixel=rays_per_pixel)
+    seed, task_index, item_index = args.seed, args.task_index, args.item_index
+    width, height, rays_per_pixel = args.width, args.height, args.rays_per_pixel
     if isinstance(questions, str) or not isinstance(questions, Sequence):
         raise ConfigError(f"questions = {questions!r}: expected a list of question sets, e.g. ['default', 'describe']")
     return make_item(family, dict(params or {}), [int(seed), int(task_index), int(item_index)],
@@ -241,11 +240,45 @@ def _revalidated(item: Any, number: int) -> Item:
                           f"{error['msg']}") from None
 
 
-def _check_count(name: str, value: Any, least: int) -> None:
-    """A whole number >= `least` (bools and floats refused: 1.7 would be truncated without a word)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ConfigError(f"{name} = {value!r}: expected a whole number, got {type(value).__name__}")
-    if value < least:
-        raise ConfigError(f"{name} = {value}: must be at least {least}")
-
 __all__ = ["Batch", "compose", "families", "load_batch", "render_batch", "render_items"]
+
+
+def _whole(value: Any) -> Any:
+    """A whole number as an int (numpy's too); bools and floats refused: 1.7 would be truncated without a word."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise PydanticCustomError("whole", "expected a whole number, got {kind}", {"kind": type(value).__name__})
+    return int(value)
+
+
+Whole = Annotated[int, BeforeValidator(_whole)]
+
+
+class ComposeArgs(BaseModel):
+    """`compose`'s numeric arguments, validated in one place; the image's ranges are RenderSettings' own."""
+
+    model_config = ConfigDict(extra="forbid")
+    seed: Whole = Field(ge=0)
+    task_index: Whole = Field(ge=0)
+    item_index: Whole = Field(ge=0)
+    width: Annotated[Whole, *RenderSettings.model_fields["width"].metadata]
+    height: Annotated[Whole, *RenderSettings.model_fields["height"].metadata]
+    rays_per_pixel: Annotated[Whole, *RenderSettings.model_fields["rays_per_pixel"].metadata]
+
+    @classmethod
+    def checked(cls, **values: Any) -> ComposeArgs:
+        """The arguments, or ConfigError naming the first bad one: `width = 4: must be at least 8`."""
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            name = str(error["loc"][0])
+            bounds = [m for m in cls.model_fields[name].metadata if hasattr(m, "ge") or hasattr(m, "le")]
+            least = next((m.ge for m in bounds if getattr(m, "ge", None) is not None), None)
+            most = next((m.le for m in bounds if getattr(m, "le", None) is not None), None)
+            if error["type"] == "whole":
+                why = error["msg"]
+            elif error["type"] == "less_than_equal":
+                why = f"must be {least}-{most}"
+            else:
+                why = f"must be at least {least}"
+            raise ConfigError(f"{name} = {values[name]!r}: {why}") from None

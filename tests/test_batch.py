@@ -21,7 +21,7 @@ from stim3d.render.batch.plan import expand
 from stim3d.render.batch.produce import produce_item
 from stim3d.render.batch.progress import BatchProgress
 from stim3d.render.batch.summary import constant_baselines, percentile
-from stim3d.scenes.model import RenderSettings
+from stim3d.render.settings import RenderSettings
 from tests.batch_support import ScriptedPool, complete_items, jobs, reference_batch, stim3d
 from tests.worker_faults import fault_env
 

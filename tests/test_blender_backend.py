@@ -14,10 +14,11 @@ bpy = pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) 
 
 from stim3d.render.backends import blender  # noqa: E402
 from stim3d.render.backends.blender import render_scene  # noqa: E402
+from stim3d.render.settings import RenderSettings  # noqa: E402
 from stim3d.scenes.camera import look_at  # noqa: E402
 from stim3d.scenes.colors import PALETTE, delta_e_srgb, linear_to_srgb, nearest_palette_color, srgb_to_linear  # noqa: E402
 from stim3d.scenes.families.shared.stage import counting_lights  # noqa: E402
-from stim3d.scenes.model import RenderSettings, Scene, Stage  # noqa: E402
+from stim3d.scenes.model import Scene, Stage  # noqa: E402
 from stim3d.scenes.primitives import unit_mesh  # noqa: E402
 from stim3d.scenes.visibility import measure  # noqa: E402
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
-from stim3d.scenes.model import RenderSettings
 from stim3d.scenes.visibility import measure
 
 pytestmark = pytest.mark.bpy

@@ -22,7 +22,7 @@ from stim3d.render.batch.executors import schedule
 from stim3d.render.batch.executors.jobs import BatchAborted, JobContext, Outcome
 from stim3d.render.batch.executors.local import LocalPool
 from stim3d.render.batch.executors.schedule import WorkerEvent
-from stim3d.scenes.model import RenderSettings
+from stim3d.render.settings import RenderSettings
 from tests.batch_support import ITEM_TIMEOUT, ROOT, ScriptedPool, children_of, jobs, stim3d
 from tests.worker_faults import fault_env
 
@@ -215,7 +215,7 @@ EXTENSIONS_LOADED_BY_A_RENDER = """
 import importlib.machinery, json, sys
 from stim3d import api
 from stim3d.render.batch.executors.jobs import import_backend
-from stim3d.scenes.model import RenderSettings
+from stim3d.render.settings import RenderSettings
 
 def extensions():
     return {name for name, module in list(sys.modules.items())

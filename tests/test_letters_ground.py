@@ -46,7 +46,7 @@ from tests.test_letters_ground import PARAMS
 from stim3d.render.backends import blender
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
-from stim3d.scenes.model import RenderSettings
+from stim3d.render.settings import RenderSettings
 for i, params in enumerate(PARAMS):
     item = make_item("letters", params, [5, 0, i], "x", Frame(320, 240))
     out = blender.render_scene(item.scene, RenderSettings(engine="workbench", width=320, height=240, samples=1,

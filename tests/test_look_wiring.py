@@ -19,10 +19,10 @@ import pytest
 from stim3d.cli import main
 from stim3d.render.batch.records import records_for
 from stim3d.render.batch.summary import look_counts
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.colors import PALETTE
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
-from stim3d.scenes.model import RenderSettings
 
 # Two ava_spatial items each in studio and photoreal (variants share the scene), one shape_count item in clevr.
 CONFIG = """\

@@ -10,12 +10,12 @@ import pytest
 
 from stim3d.render.batch.config import BatchConfig, ConfigError, parse_config
 from stim3d.render.batch.plan import expand
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.colors import PALETTE
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.look_colours import MARGIN_DE, colour_failures, colour_margin
 from stim3d.scenes.looks import ENVIRONMENTS, GROUND_MATERIALS, OBJECT_MATERIALS, PER_OBJECT_FAMILIES
-from stim3d.scenes.model import RenderSettings
 
 FRAME = Frame(64, 48)
 ENTROPY = [2026, 0, 0]

@@ -18,10 +18,11 @@ import pytest
 from stim3d.render.backends.output import RenderOutput
 from stim3d.render.batch.folder import CHECKSUMS, NORMALS, verify_item
 from stim3d.render.batch.item_folder import write_item_folder
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.camera import look_at
 from stim3d.scenes.families.shared.stage import counting_lights
 from stim3d.scenes.interchange import camera_to_world, intrinsics
-from stim3d.scenes.model import RenderSettings, Scene, Stage
+from stim3d.scenes.model import Scene, Stage
 from stim3d.scenes.primitives import axis_angle_quat, quat_to_matrix
 from stim3d.scenes.visibility import measure
 from tests.helpers import resting

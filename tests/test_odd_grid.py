@@ -18,6 +18,7 @@ from PIL import Image
 from stim3d.render.batch.config import load_config
 from stim3d.render.batch.plan import expand
 from stim3d.render.batch.records import records_for
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.colors import delta_e_srgb
 from stim3d.scenes.families import get_family
@@ -26,7 +27,7 @@ from stim3d.scenes.families.oddgrid.odd_attributes import difficulty_terms, grid
 from stim3d.scenes.families.oddgrid.odd_grid import draw_plan
 from stim3d.scenes.families.oddgrid.odd_measure import measured_color_difference
 from stim3d.scenes.items import make_item
-from stim3d.scenes.model import Item, Provenance, RenderSettings
+from stim3d.scenes.model import Item, Provenance
 from stim3d.scenes.placement import InfeasibleError
 from stim3d.scenes.primitives import quat_to_matrix
 from stim3d.scoring.answers import parse

@@ -11,11 +11,11 @@ from PIL import Image
 
 from stim3d.render.backends.output import RenderOutput
 from stim3d.render.batch import produce
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.colors import delta_e_srgb
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.families.oddgrid.odd_measure import MIN_MEASURED_DE
 from stim3d.scenes.items import make_item
-from stim3d.scenes.model import RenderSettings
 from stim3d.scenes.visibility import measure
 
 PARAMS = {"rows": 5, "cols": 5, "odd_types": "color", "p_none": 0.0, "min_object_px": 4, "delta_e_range": [12.0, 12.01]}

@@ -24,10 +24,10 @@ from stim3d.render.batch.keys import item_key
 from stim3d.render.batch.plan import expand
 from stim3d.render.batch.produce import finish_item
 from stim3d.render.batch.records import records_for
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
-from stim3d.scenes.model import RenderSettings
 from stim3d.version import __version__
 from tests.batch_support import stim3d
 

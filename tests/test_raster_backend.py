@@ -15,8 +15,9 @@ pyrender = pytest.importorskip("pyrender", reason="pyrender (with PyOpenGL's EGL
 
 from stim3d.render.backends import raster  # noqa: E402
 from stim3d.render.backends.raster import render_scene  # noqa: E402
+from stim3d.render.settings import RenderSettings  # noqa: E402
 from stim3d.scenes.camera import look_at  # noqa: E402
-from stim3d.scenes.model import RenderSettings, Scene  # noqa: E402
+from stim3d.scenes.model import Scene  # noqa: E402
 from stim3d.scenes.visibility import measure  # noqa: E402
 
 from .helpers import mixed_scene, random_scene  # noqa: E402

@@ -47,7 +47,7 @@ from pathlib import Path
 sys.path.insert(0, {str(__import__('pathlib').Path(__file__).resolve().parents[1])!r})
 from tests.test_render_hygiene import form_item
 from stim3d.render.backends import blender
-from stim3d.scenes.model import RenderSettings
+from stim3d.render.settings import RenderSettings
 item = form_item()
 out = blender.render_scene(item.scene, RenderSettings(engine="workbench", width=320, height=240, samples=1), 1,
                            Path({str(tmp_path)!r}))

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from stim3d.render.batch.config import load_config
-from stim3d.scenes.model import RenderSettings
+from stim3d.render.settings import RenderSettings
 from tests.helpers import mixed_scene
 
 PRESET = Path(__file__).resolve().parents[1] / "stim3d" / "scenes" / "presets" / "dysm3d.yaml"

@@ -324,7 +324,7 @@ def tile_footprint(tile, camera, width: int, height: int, margin: float = 1.5) -
 def test_base_and_cue_renders_differ_only_where_the_cue_shows(tmp_path):
     pytest.importorskip("bpy", reason="the Blender Python module is not installed")
     from stim3d.render.backends.blender import render_scene
-    from stim3d.scenes.model import RenderSettings
+    from stim3d.render.settings import RenderSettings
     from stim3d.scenes.visibility import measure
 
     frame = Frame(160, 120)

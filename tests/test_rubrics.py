@@ -457,7 +457,7 @@ def test_relations_and_occlusion_hold_in_the_cycles_render(tmp_path):
     and a heavily occluded object covers about the share of its silhouette the rubric records."""
     pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not installed")
     from stim3d.render.backends.blender import render_scene
-    from stim3d.scenes.model import RenderSettings
+    from stim3d.render.settings import RenderSettings
 
     item = make_item("shape_count", {"min_visibility": 0.4, "n_shape_types": 3}, [2026, 0, 0], "render",
                      Frame(128, 96), question_sets=("describe",))

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stim3d.render.batch.folder import BatchFolder
-from stim3d.scenes.model import Item, RenderSettings
+from stim3d.render.settings import RenderSettings
+from stim3d.scenes.model import Item
 
 SCRIPT = Path(__file__).with_name("render_job.py")
 LOG_TAIL_LINES = 15

@@ -26,7 +26,8 @@ def run(job: dict) -> tuple[Path, int]:
     """Render, write the item folder, rebuild OUT/records.jsonl. Returns (folder, record count)."""
     from stim3d.render.batch.composed import ComposedPlan, render_composed
     from stim3d.render.batch.folder import BatchFolder
-    from stim3d.scenes.model import Item, RenderSettings
+    from stim3d.render.settings import RenderSettings
+    from stim3d.scenes.model import Item
 
     item = Item.model_validate_json(job["item"])
     settings = RenderSettings.model_validate(job["settings"])

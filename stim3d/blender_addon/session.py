@@ -21,11 +21,12 @@ from pydantic import ValidationError
 from stim3d.errors import Stim3dError
 from stim3d.render.backends import blender_scene
 from stim3d.render.backends.readback import ROLE_KEY
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.camera import blender_lens
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.looks import look_name, with_look
-from stim3d.scenes.model import SCHEMA_VERSION, Item, LookName, RenderSettings
+from stim3d.scenes.model import SCHEMA_VERSION, Item, LookName
 
 BUILT_KEY = "stim3d_built"  # custom property on every object (and the world) the add-on built
 

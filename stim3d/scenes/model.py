@@ -18,8 +18,6 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
-    ValidationInfo,
-    field_validator,
     model_serializer,
 )
 
@@ -305,35 +303,6 @@ class GroundTruth(Strict):
             if truth.id == object_id:
                 return truth
         raise MissingObject("ground truth", object_id)
-
-
-class RenderSettings(Strict):
-    """How an item is rendered. Part of the config (`render:`) and of provenance."""
-
-    engine: Literal["cycles", "workbench", "raster"] = "cycles"
-    width: int = Field(640, ge=8, le=8192)
-    height: int = Field(480, ge=8, le=8192)
-    samples: int = Field(64, ge=1, le=65536)
-    denoise: bool = True
-    denoise_quality: Literal["high", "balanced", "fast"] = Field(
-        "high", description="OIDN quality; fast also prefilters the albedo/normal passes the fast way "
-                            "(cost and quality per family: bench/render_settings.py)")
-    light_tree: bool = Field(True, description="Cycles' light tree; off is faster under a few area lights")
-    adaptive_sampling: bool = True
-    device: Literal["cpu", "gpu"] = "cpu"
-    threads: int = Field(0, ge=0, description="Cycles threads; 0 = all cores")
-    depth: bool = Field(False, description="also write depth.npy")
-    normals: Annotated[bool, ADDED] = Field(False, description="also write normals.npy: camera-space unit normals, OpenCV axes (Cycles only)")
-    rays_per_pixel: int = Field(1, ge=1, le=8, description="s: visibility casts s x s rays per pixel")
-    look: Annotated[LookName, ADDED] = Field("studio", description="appearance: studio, clevr or photoreal (docs/looks.md)")
-
-    @field_validator("normals")
-    @classmethod
-    def _normals_need_cycles(cls, value: bool, info: ValidationInfo) -> bool:
-        if value and info.data.get("engine", "cycles") != "cycles":
-            raise ValueError(f"the normals pass needs engine cycles ({info.data.get('engine')} has none)")
-        return value
-
 
 
 class Provenance(Strict):

@@ -68,8 +68,9 @@ import numpy as np
 
 from stim3d.render.backends.output import RenderOutput
 from stim3d.render.files import log_tail
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.interchange import normals_to_camera
-from stim3d.scenes.model import RenderSettings, Scene
+from stim3d.scenes.model import Scene
 
 ENGINES = {"cycles": "CYCLES", "workbench": "BLENDER_WORKBENCH"}
 PASSES_NAME = "passes"

@@ -37,8 +37,9 @@ from pathlib import Path
 import numpy as np
 
 from stim3d.render.backends.output import RenderOutput
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.colors import linear_to_srgb, srgb_to_linear
-from stim3d.scenes.model import RenderSettings, Scene
+from stim3d.scenes.model import Scene
 from stim3d.scenes.primitives import quat_to_matrix, unit_mesh, world_vertices
 
 EGL_HINT = "install the system packages libegl1 and libegl-mesa0"

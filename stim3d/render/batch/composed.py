@@ -30,7 +30,8 @@ from stim3d.render.batch.executors import Executor, Job, Outcome, run_jobs
 from stim3d.render.batch.folder import BatchFolder
 from stim3d.render.batch.item_folder import install_item_files
 from stim3d.render.batch.lock import folder_lock
-from stim3d.scenes.model import Item, RenderSettings
+from stim3d.render.settings import RenderSettings
+from stim3d.scenes.model import Item
 
 KeyRule = Callable[[Item, RenderSettings], str]
 ProgressFn = Callable[[int, int, str, str], None]  # (done, total, item id, status)

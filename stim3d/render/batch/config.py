@@ -50,8 +50,9 @@ from pydantic import (
 
 from stim3d.errors import ConfigError
 from stim3d.render.batch.config_yaml import read_yaml
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.families import FamilyError, get_family
-from stim3d.scenes.model import ADDED, LOOK_NAMES, LookName, RenderSettings, leave_out_added_defaults
+from stim3d.scenes.model import ADDED, LOOK_NAMES, LookName, leave_out_added_defaults
 from stim3d.scenes.names import SplitName
 
 VARIANT_NAME = re.compile(r"[a-z0-9_]{1,20}")

@@ -19,7 +19,8 @@ import json
 from stim3d.render.batch.config import BatchConfig
 from stim3d.render.batch.plan import ItemPlan, expand
 from stim3d.render.provenance import code_identity
-from stim3d.scenes.model import Item, RenderSettings
+from stim3d.render.settings import RenderSettings
+from stim3d.scenes.model import Item
 
 
 def _short(payload: str) -> str:

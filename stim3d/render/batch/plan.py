@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from stim3d.render.batch.config import BatchConfig, split_look
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.balance import ANSWER_KEY, task_answers
 from stim3d.scenes.families import get_family
-from stim3d.scenes.model import LookName, RenderSettings
+from stim3d.scenes.model import LookName
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,14 @@ from stim3d.render.batch.item_folder import write_item_folder
 from stim3d.render.batch.plan import ItemPlan
 from stim3d.render.markers import RAW_IMAGE, annotate
 from stim3d.render.provenance import family_revisions, library_versions
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.interchange import with_interchange
 from stim3d.scenes.items import make_item
 from stim3d.scenes.look_colours import MAX_REDRAWS, colour_failures
 from stim3d.scenes.looks import with_look
-from stim3d.scenes.model import Item, Provenance, RenderSettings, round6
+from stim3d.scenes.model import Item, Provenance, round6
 from stim3d.scenes.visibility import measure
 from stim3d.version import __version__
 

@@ -11,9 +11,10 @@ from stim3d.render.batch.config import load_config
 from stim3d.render.batch.folder import ITEM_JSON
 from stim3d.render.batch.item_folder import load_item
 from stim3d.render.batch.plan import expand
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
-from stim3d.scenes.model import Item, RenderSettings
+from stim3d.scenes.model import Item
 from stim3d.scenes.placement import InfeasibleError
 from stim3d.scenes.sweep import SweepError
 

@@ -64,7 +64,7 @@ from stim3d.render.batch.executors.jobs import (
 from stim3d.render.batch.executors.local import run_local
 from stim3d.render.batch.executors.ray_cluster import check_ray, run_ray
 from stim3d.render.batch.executors.schedule import schedule
-from stim3d.scenes.model import RenderSettings
+from stim3d.render.settings import RenderSettings
 
 __all__ = ["DEFAULT_RECYCLE_AFTER", "BatchAborted", "Executor", "ExecutorUnavailable", "Job", "JobContext", "Outcome",
            "Worker", "available_cpus", "check_ray", "run_jobs", "run_local", "run_ray", "schedule",

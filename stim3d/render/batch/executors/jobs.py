@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Literal
 
 from stim3d.errors import Stim3dError
 from stim3d.render.batch.plan import ItemPlan
-from stim3d.scenes.model import Item, RenderSettings
+from stim3d.render.settings import RenderSettings
+from stim3d.scenes.model import Item
 
 if TYPE_CHECKING:
     from stim3d.render.batch.produce import Composed
