@@ -1,6 +1,6 @@
 """A sweep study with a staircase, end to end: `study build --staircase` of a real occlusion sweep (Workbench,
-8 levels), `study serve`, a scripted participant in headless Chromium with the real widgets who is right exactly
-at the levels at or above a known cut, then `study score`: the threshold it reports is `replay` of the same
+8 levels), `study serve`, a scripted participant in headless Chromium with the real widgets (reloading midway:
+the staircase resumes) who is right exactly at the levels at or above a known cut, then `study score`: the threshold it reports is `replay` of the same
 answers in Python and lies near the cut; the server refuses a session whose steps do not follow."""
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not
 pytestmark = pytest.mark.bpy
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = 12
+RELOAD_AT = 5
 CUT = 0.65  # the participant is right exactly at levels >= CUT
 STEP_MS = 20_000  # the deadline of every wait
 ANSWER_S = 1.05  # a participant's time per answer: above the "too fast" exclusion's median of 1 s
@@ -93,7 +94,11 @@ def _participant(page, base: str, by_image: dict[str, Trial]) -> None:
         page.get_by_role("button", name="Next").click()
         page.wait_for_timeout(50)
     deadline = time.monotonic() + 120
-    for _ in range(STEPS):
+    for step in range(STEPS):
+        if step == RELOAD_AT:  # a reload resumes the staircase after the last stored step
+            page.reload()
+            expect(page.get_by_text(f"you answered {RELOAD_AT} of {STEPS}")).to_be_visible()
+            page.get_by_role("button", name="Continue").click()
         ready = page.locator(".stim3d-trial[data-ready='true']")
         ready.wait_for(state="visible")
         trial = by_image[ready.locator("img.stim3d-image").get_attribute("src") or ""]

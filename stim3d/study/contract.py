@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from stim3d.scenes.names import check_name
 
@@ -126,6 +126,14 @@ class TrialResult(BaseModel):
     focus_losses: int = Field(default=0, ge=0)
     presented_ms: int | None = Field(default=None, ge=0)
     level: float | None = None  # staircase steps only: the sweep level the staircase asked (checked on replay)
+
+    @model_serializer(mode="wrap")
+    def _without_level(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A trial that is no staircase step is written as before `level` existed (session files stay the same)."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("level") is None:
+            data.pop("level", None)
+        return data
 
 
 class Session(BaseModel):
