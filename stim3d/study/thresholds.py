@@ -77,7 +77,7 @@ def pooled(study: StudyFolder, people: Mapping[str, Threshold]) -> dict[str, Any
 
 
 def pooled_line(summary: Mapping[str, Any]) -> str:
-    line = f"staircase (pooled): {estimate_text(summary['estimate'])} of {summary['participants']} participants"
+    line = f"staircase (pooled): {estimate_text(summary['estimate'])} of {summary['participants']} participant(s)"
     if summary["individual_sd"] is not None:
         line += f"; individual thresholds mean {summary['individual_mean']:.3f}, SD {summary['individual_sd']:.3f}"
     return line
