@@ -53,19 +53,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="the study folder to write")
     p.add_argument("--per-participant", type=positive, default=None, metavar="N",
                    help="main trials each participant sees (default: all), chosen and ordered per participant")
-    p.add_argument("--practice", type=whole(0, 1000), default=2, metavar="N", help="practice trials with feedback (default 2)")
-    p.add_argument("--catch", type=whole(0, 1000), default=2, metavar="N",
-                   help="attention checks built from the batch's easiest items (default 2)")
+    p.add_argument("--practice", type=whole(0, 1000), default=None, metavar="N",
+                   help="practice trials with feedback (default 2; 0 with --staircase)")
+    p.add_argument("--catch", type=whole(0, 1000), default=None, metavar="N",
+                   help="attention checks built from the batch's easiest items (default 2; 0 with --staircase)")
     p.add_argument("--seed", type=seed, default=0, help="the seed of every participant's plan (default 0)")
     p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE",
                    help="only items whose difficulty value or family parameter KEY equals VALUE (as `stim3d eval "
                         "--filter`); repeatable")
     p.add_argument("--present-ms", type=whole(1, 600_000), default=None, metavar="MS",
                    help="show the image this long, then a mask, then the response (default: until answered)")
-    p.add_argument("--mask-ms", type=int, default=None, metavar="MS",
+    p.add_argument("--mask-ms", type=whole(0, 600_000), default=None, metavar="MS",
                    help="how long the mask shows after --present-ms (default 500)")
     p.add_argument("--completion-url", default=None, help="where to send a participant at the end (e.g. Prolific's)")
     p.add_argument("--jatos", action="store_true", help="also write a JATOS study archive (STUDY.jzip)")
+    p.add_argument("--staircase", action="store_true",
+                   help="a sweep folder: an adaptive staircase picks each participant's next level from their answers "
+                        "and `study score` reports their threshold (docs/study_staircase.md)")
+    p.add_argument("--staircase-trials", type=whole(1, 10_000), default=None, metavar="N",
+                   help="staircase steps per participant (default 30; needs --staircase)")
     p.add_argument("--force", action="store_true", help="rebuild over an existing study folder (keeps data/ and consent.html)")
     p.set_defaults(func=cmd_study_build)
 

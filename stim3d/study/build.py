@@ -8,6 +8,10 @@ output is deterministic: no clock, sorted listings, byte-for-byte copies, so the
 batch and options give byte-identical study.json and trials.json (and the same
 study_id, a hash of the batch's identity, the options and the trials).
 
+With `--staircase` (a sweep folder, docs/study_staircase.md) the sweep's questions
+become `staircase` trials, with their golds (the page judges each answer to choose the
+next level), and study.json gets `staircase` (staircase.py `staircase_manifest`).
+
 A rebuild (`--force`) replaces every generated file and keeps `data/` (collected
 sessions) and `consent.html` (the owner's edited text). docs/study.md is the user's guide.
 """
@@ -21,13 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from stim3d.study import package
-from stim3d.study.contract import MANIFEST, STUDY_FORMAT, TRIALS, Trial, participant_plan
+from stim3d.study.contract import MANIFEST, STUDY_FORMAT, TRIALS, Role, Trial, participant_plan
 from stim3d.study.errors import StudyError
 from stim3d.study.instructions import overview_pages
 from stim3d.study.select import assign_roles
+from stim3d.study.staircase import DEFAULT_TRIALS, MAX_TRIALS, guess_rate, staircase_manifest
 from stim3d.study.trials import make_trial, stimulus_name
 
 DEFAULT_MASK_MS = 500
@@ -47,6 +52,8 @@ class BuildOptions(BaseModel):
     completion_url: str | None = None
     jatos: bool = False
     image_format: Literal["png"] = "png"
+    staircase: bool = False
+    staircase_trials: int | None = Field(None, ge=1, le=MAX_TRIALS)
     force: bool = False
 
     @field_validator("completion_url")
@@ -56,6 +63,24 @@ class BuildOptions(BaseModel):
             raise ValueError("must be an http:// or https:// address")
         return url
 
+    @model_validator(mode="after")
+    def _staircase(self) -> BuildOptions:
+        """--staircase-trials needs --staircase; a staircase sets its own trial count; practice and catch default to 0.
+
+        A sweep's items are one scene at several levels: practice feedback would tell the
+        answer of the scene the staircase then asks about, and each practice or catch item
+        is one level fewer to ask, so both are opt-in with a staircase.
+        """
+        if self.staircase_trials is not None and not self.staircase:
+            raise ValueError("--staircase-trials needs --staircase")
+        if self.staircase and self.per_participant is not None:
+            raise ValueError("--per-participant does not apply with --staircase (--staircase-trials sets the steps)")
+        if self.staircase:
+            for name in ("practice", "catch"):
+                if name not in self.model_fields_set:
+                    setattr(self, name, 0)
+        return self
+
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> BuildOptions:
         """The CLI's arguments as options; a bad value is one StudyError line naming the option."""
@@ -64,16 +89,21 @@ class BuildOptions(BaseModel):
             options = cls(**values)
         except ValidationError as exc:
             error = exc.errors()[0]
-            name = str(error["loc"][0]) if error["loc"] else "option"
+            if not error["loc"]:  # a rule across options: its message names them
+                raise StudyError(str(error["msg"]).removeprefix("Value error, ")) from None
+            name = str(error["loc"][0])
             raise StudyError(f"--{name.replace('_', '-')} {values.get(name)!r}: {error['msg']}") from None
         return options
 
     def recorded(self) -> dict[str, Any]:
         """study.json's options: the mask only means something with a presentation time."""
         mask = (self.mask_ms if self.mask_ms is not None else DEFAULT_MASK_MS) if self.present_ms else None
-        return {"per_participant": self.per_participant, "practice": self.practice, "catch": self.catch,
-                "seed": self.seed, "filter": list(self.filter), "present_ms": self.present_ms, "mask_ms": mask,
-                "completion_url": self.completion_url, "jatos": self.jatos}
+        recorded = {"per_participant": self.per_participant, "practice": self.practice, "catch": self.catch,
+                    "seed": self.seed, "filter": list(self.filter), "present_ms": self.present_ms, "mask_ms": mask,
+                    "completion_url": self.completion_url, "jatos": self.jatos}
+        if self.staircase:  # only then, so that a study without one keeps its study_id
+            recorded["staircase_trials"] = self.staircase_trials or DEFAULT_TRIALS
+        return recorded
 
 
 @dataclass
@@ -85,12 +115,19 @@ class BuildReport:
     files: int
     bytes: int
     jzip: Path | None = None
+    staircase: dict[str, Any] | None = None
 
     def summary_lines(self) -> list[str]:
         c = self.counts
         lines = [f"study {self.study_id}: {c['main']} main, {c['practice']} practice, {c['catch']} catch trials "
-                 f"-> {self.study}",
-                 f"each participant sees {self.per_participant} trials",
+                 f"-> {self.study}"]
+        if self.staircase is not None:
+            levels = self.staircase["levels"]
+            lines.append(f"staircase: {self.staircase['spec']['trials']} steps over {len(levels)} levels "
+                         f"{levels[0]:g}-{levels[-1]:g} from {c['staircase']} trials of "
+                         f"{len(self.staircase['sweeps'])} sweeps; their golds are in trials.json (the page judges "
+                         "each answer)")
+        lines += [f"each participant sees {self.per_participant} trials",
                  f"{self.files} files, {self.bytes / 1e6:.2f} MB to download"]
         if self.jzip is not None:
             lines.append(f"JATOS study archive: {self.jzip}")
@@ -139,6 +176,38 @@ def _identity(batch: Path) -> dict[str, Any]:
     return {"config_hash": manifest.get("config_hash"), "code": manifest.get("code")}
 
 
+def _sweep_records(batch: Path, records: list[Any]) -> list[Any]:
+    """The records of the folder's sweeps (difficulty.sweep_id and sweep_level); StudyError when there are none."""
+    def level(record: Any) -> Any:
+        return record.difficulty.get("sweep_level")
+
+    sweep = [r for r in records if isinstance(r.difficulty.get("sweep_id"), str)
+             and isinstance(level(r), (int, float)) and not isinstance(level(r), bool)]
+    if not sweep:
+        raise StudyError(f"--staircase: {batch} has no sweep (no record has difficulty.sweep_id and sweep_level); "
+                         "make one with `stim3d sweep occlusion`")
+    return sweep
+
+
+def _staircase(sweep: list[Any], trials: list[Trial], options: BuildOptions) -> dict[str, Any]:
+    """study.json's `staircase`: every rendered level of the sweeps, each with a staircase trial left to ask."""
+    from stim3d.study.staircase import StaircaseError
+
+    levels = sorted({float(r.difficulty["sweep_level"]) for r in sweep})
+    asked = {float(t.difficulty["sweep_level"]) for t in trials if t.role == "staircase"}
+    lost = [level for level in levels if level not in asked]
+    if lost:
+        raise StudyError(f"--staircase: every trial of level {lost[0]:g} went to practice or catch trials; "
+                         "ask for fewer (--practice 0 --catch 0) or use a folder with more sweeps")
+    staircase = [t for t in trials if t.role == "staircase"]
+    guess = min(guess_rate(t.answer_type, t.options) for t in staircase)  # mixed types: the most cautious
+    try:
+        return staircase_manifest(trials, {"levels": levels, "guess": guess,
+                                           "trials": options.staircase_trials or DEFAULT_TRIALS})
+    except StaircaseError as exc:
+        raise StudyError(f"--staircase: {exc}") from None
+
+
 def _json_bytes(payload: Any) -> bytes:
     return (json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False) + "\n").encode("utf-8")
 
@@ -150,11 +219,15 @@ def build_study(batch: Path, out: Path, options: BuildOptions) -> BuildReport:
     batch, out = Path(batch), Path(out)
     loaded, records = _load(batch, options.filter)
     _check_out(loaded.folder, out, options.force)
+    if options.staircase:
+        records = _sweep_records(batch, records)
     items = {item.item_id: item for item in loaded.items}
     practice, catch, main = assign_roles(records, options.practice, options.catch, options.seed)
+    role: Role = "staircase" if options.staircase else "main"
     trials: list[Trial] = ([make_trial(r, items[r.item_id], "practice") for r in practice]
-                           + [make_trial(r, items[r.item_id], "main") for r in main]
+                           + [make_trial(r, items[r.item_id], role) for r in main]
                            + [make_trial(r, items[r.item_id], "catch") for r in catch])
+    stairs = _staircase(records, trials, options) if options.staircase else None
     trials_bytes = _json_bytes({"trials": [t.model_dump(mode="json") for t in trials]})
     assets = package.asset_files()
     jspsych, versions = package.vendored_jspsych()
@@ -175,7 +248,11 @@ def build_study(batch: Path, out: Path, options: BuildOptions) -> BuildReport:
     recorded = options.recorded()
     study_id = "s" + hashlib.sha256(_json_bytes([identity, recorded, __version__]) + trials_bytes).hexdigest()[:16]
     per_participant = len(participant_plan(trials, options.seed, "p", options.per_participant))
-    counts = {"practice": len(practice), "main": len(main), "catch": len(catch), "per_participant": per_participant}
+    counts = {"practice": len(practice), "main": 0 if stairs else len(main), "catch": len(catch),
+              "per_participant": per_participant}
+    if stairs is not None:
+        counts["staircase"] = len(main)
+        counts["per_participant"] = per_participant = per_participant + stairs["spec"]["trials"]
     manifest = {
         "format": STUDY_FORMAT,
         "study_id": study_id,
@@ -191,7 +268,9 @@ def build_study(batch: Path, out: Path, options: BuildOptions) -> BuildReport:
         "instructions": overview_pages([t.family for t in trials], [t.answer_type for t in trials],
                                        len(practice), len(catch), options.present_ms),
     }
+    if stairs is not None:
+        manifest["staircase"] = stairs
     package.write_file(out / MANIFEST, _json_bytes(manifest))
     jzip = package.write_jzip(out, study_id, f"stim3d study {study_id}", options.completion_url) if options.jatos else None
     return BuildReport(study=out, study_id=study_id, counts=counts, per_participant=per_participant,
-                       files=files, bytes=size, jzip=jzip)
+                       files=files, bytes=size, jzip=jzip, staircase=stairs)

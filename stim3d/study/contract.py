@@ -19,13 +19,18 @@ the widgets in a real browser). docs/study.md describes the same contract for us
 - A **plan** is the ordered list of trial ids one participant sees, derived from the
   study's seed and the participant id alone (`participant_plan`), so any session can be
   reconstructed and checked.
+- A **staircase step** (a sweep study built with `--staircase`, docs/study_staircase.md)
+  depends on the answers before it, so it cannot be in the fixed plan: staircase trials
+  have role `staircase` (never in a plan, golds included: the page judges them), and the
+  k-th step (from 0) is stored as a `TrialResult` at index `len(plan) + k` with the
+  `level` it was asked at; `stim3d/study/staircase.py session_steps` is its check.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from stim3d.scenes.names import check_name
 
@@ -38,7 +43,7 @@ MAX_BODY_BYTES = 1 << 20  # one session file, every trial included, is far below
 MAX_RESPONSE_CHARS = 4000  # a rubric description fits; a pasted novel does not
 MAX_RT_MS = 3_600_000
 
-Role = Literal["main", "practice", "catch"]
+Role = Literal["main", "practice", "catch", "staircase"]
 ParticipantId = Annotated[str, AfterValidator(lambda v: check_name(v, "participant id"))]
 SessionId = Annotated[str, AfterValidator(lambda v: check_name(v, "session id"))]
 TrialId = Annotated[str, AfterValidator(lambda v: check_name(v, "trial id"))]
@@ -95,7 +100,7 @@ class Trial(BaseModel):
     width: int = Field(ge=1)
     height: int = Field(ge=1)
     grid: Grid | None = None  # cell, cell_set and strict click types
-    gold: Any = None  # practice and catch trials only
+    gold: Any = None  # practice, catch and staircase trials only
     gold_text: str | None = None  # the gold as a response would write it (feedback, catch checks)
     difficulty: dict[str, Any] = Field(default_factory=dict)
 
@@ -120,6 +125,15 @@ class TrialResult(BaseModel):
     rt_ms: int = Field(ge=0, le=MAX_RT_MS)
     focus_losses: int = Field(default=0, ge=0)
     presented_ms: int | None = Field(default=None, ge=0)
+    level: float | None = None  # staircase steps only: the sweep level the staircase asked (checked on replay)
+
+    @model_serializer(mode="wrap")
+    def _without_level(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A trial that is no staircase step is written as before `level` existed (session files stay the same)."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("level") is None:
+            data.pop("level", None)
+        return data
 
 
 class Session(BaseModel):

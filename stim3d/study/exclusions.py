@@ -44,7 +44,7 @@ FAST_SHARE = 0.25
 RULES = {
     "incomplete": "some trial of the participant's plan has no answer",
     "failed attention check": "a catch trial answered wrong (scoring core's parser and exact match)",
-    "too fast": f"median main-trial time under {FAST_MEDIAN_MS} ms, or more than {FAST_SHARE:.0%} of main trials "
+    "too fast": f"median main-trial (and staircase step) time under {FAST_MEDIAN_MS} ms, or more than {FAST_SHARE:.0%} of main trials "
                 f"under {FAST_TRIAL_MS} ms",
 }
 
@@ -78,16 +78,25 @@ def catch_correct(trial: Trial, response: str, record: Record | None) -> bool:
     return apply("exact", parsed.value, canonical_gold(trial.answer_type, trial.gold), {}) == 1.0
 
 
-def reasons(session: Session, trials: dict[str, Trial], records: dict[str, Record]) -> list[str]:
-    """Every rule `session` breaks, each as one phrase with the numbers that broke it (empty: included)."""
+def reasons(session: Session, trials: dict[str, Trial], records: dict[str, Record], staircase_steps: int = 0
+            ) -> list[str]:
+    """Every rule `session` breaks, each as one phrase with the numbers that broke it (empty: included).
+
+    `staircase_steps`: the steps a staircase study asks after the plan (its spec's trials);
+    fewer answered is incomplete too. Staircase answers count as main ones for speed.
+    """
     out = []
     if not answered_all(session):
-        out.append(f"incomplete: {len({t.index for t in session.trials})} of {len(session.plan)} trials answered")
+        out.append(f"incomplete: {len({t.index for t in session.trials if t.index < len(session.plan)})} of "
+                   f"{len(session.plan)} trials answered")
+    steps = sum(t.role == "staircase" for t in session.trials)
+    if steps < staircase_steps:
+        out.append(f"incomplete: {steps} of {staircase_steps} staircase steps answered")
     failed = [t.trial_id for t in session.trials
               if t.role == "catch" and not catch_correct(trials[t.trial_id], t.response, records.get(t.trial_id))]
     if failed:
         out.append(f"failed attention check: catch trial {', '.join(failed)} answered wrong")
-    times = [t.rt_ms for t in session.trials if t.role == "main"]
+    times = [t.rt_ms for t in session.trials if t.role in ("main", "staircase")]
     if times:
         median = statistics.median(times)
         fast = sum(rt < FAST_TRIAL_MS for rt in times)

@@ -44,6 +44,7 @@ class Manifest(BaseModel):
     study_id: str
     batch: ManifestBatch
     options: ManifestOptions = ManifestOptions()
+    staircase: dict[str, Any] | None = None  # staircase.py staircase_manifest, in a study built with --staircase
 
 
 def first_line(exc: Exception) -> str:
@@ -144,6 +145,8 @@ class StudyFolder:
                              f"({len(session.plan)} trials sent, {len(plan)} expected)")
         seen: set[int] = set()
         for trial in session.trials:
+            if trial.index >= len(plan) and self.manifest.staircase is not None:
+                continue  # a staircase step: staircase_answers checks them all, in order
             if trial.index >= len(plan):
                 raise StudyError(f"trial index {trial.index} is past the plan's {len(plan)} trials")
             if plan[trial.index] != trial.trial_id:
@@ -154,6 +157,36 @@ class StudyFolder:
             if trial.index in seen:
                 raise StudyError(f"trial index {trial.index} is given twice")
             seen.add(trial.index)
+        self.staircase_answers(session)
+
+    def staircase_answers(self, session: Session) -> list[tuple[float, bool]]:
+        """The session's staircase steps as (level, correct), checked: step k at index len(plan) + k, role
+        `staircase`, the trial the staircase picks there (staircase.py session_steps), at its recorded level."""
+        from stim3d.study.staircase import session_steps
+
+        stairs = self.manifest.staircase
+        start = len(self.plan(session.participant))
+        steps = sorted((t for t in session.trials if t.index >= start), key=lambda t: t.index)
+        if stairs is None:
+            return []
+        for k, step in enumerate(steps):
+            if step.index != start + k:
+                raise StudyError(f"staircase step {k} is missing (trial index {start + k}; index {step.index} "
+                                 "follows)")
+            if step.role != "staircase":
+                raise StudyError(f"staircase step {k} has role {step.role!r}, not 'staircase'")
+        if len(steps) > stairs["spec"]["trials"]:
+            raise StudyError(f"{len(steps)} staircase steps; the staircase has {stairs['spec']['trials']}")
+        gold = {t.trial_id: t.gold_text for t in self.trials if t.role == "staircase" and t.gold_text is not None}
+        try:
+            answers = session_steps(stairs, self.manifest.options.seed, session.participant,
+                                    [(t.trial_id, t.response) for t in steps], gold)
+        except (KeyError, TypeError, IndexError, ValueError) as exc:
+            raise StudyError(f"{MANIFEST}'s staircase is malformed ({type(exc).__name__}: {exc}); rebuild the study") from None
+        for k, (step, (level, _)) in enumerate(zip(steps, answers)):
+            if step.level is not None and step.level != level:
+                raise StudyError(f"staircase step {k} says level {step.level}; the staircase asked {level}")
+        return answers
 
     def parse_session(self, data: Any) -> Session:
         """A session from parsed JSON, checked against this study; StudyError (one line) otherwise."""

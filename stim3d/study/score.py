@@ -16,7 +16,10 @@ was built from (study.json's, or `--batch`, whose identity must match):
 - `BATCH/eval/people-vs-models.html`: people beside every model scored in BATCH/eval/
   (versus.py);
 - `STUDY/exclusions.json`: every participant with the session used, included or the
-  reasons not, the rules and thresholds, the files skipped.
+  reasons not, the rules and thresholds, the files skipped; in a `--staircase` study each
+  included participant's threshold and the pooled one (thresholds.py).
+A staircase study's steps are scored as responses too (a question asked twice counts
+twice, as in the pooled folder).
 Practice and catch trials are never scored as questions. A rerun rewrites these from
 data/ (the source of truth), and removes the folder of a participant now excluded.
 """
@@ -37,15 +40,17 @@ from stim3d.eval.store import EVAL_DIR, RESPONSES, eval_folder
 from stim3d.render.batch.config import ConfigError
 from stim3d.render.batch.reading import Batch, load_batch
 from stim3d.render.files import write_json_atomic, write_text_atomic
-from stim3d.scoring.records import Record
 from stim3d.scoring.report import score
 from stim3d.study.contract import Session
 from stim3d.study.errors import StudyError
 from stim3d.study.exclusions import FAST_MEDIAN_MS, FAST_SHARE, FAST_TRIAL_MS, RULES, choose_sessions, reasons
 from stim3d.study.folder import StudyFolder, first_line, merge_sessions
+from stim3d.study.thresholds import Threshold, estimate_text, participant_threshold, pooled_line
+from stim3d.study.thresholds import pooled as thresholds_pooled
 
 EXCLUSIONS = "exclusions.json"
 MAX_SESSION_BYTES = 8 << 20  # a session file larger than this is not one the server or the page wrote
+SCORED = ("main", "staircase")  # the roles scored as questions (practice and catch never are)
 
 
 @dataclass
@@ -59,6 +64,7 @@ class Participant:
     main_trials: int
     correct: int = 0
     unused_sessions: list[str] = field(default_factory=list)
+    threshold: Threshold | None = None  # a staircase study: the replayed staircase
 
     @property
     def included(self) -> bool:
@@ -68,8 +74,11 @@ class Participant:
         if not self.included:
             return f"{self.participant}: excluded ({'; '.join(self.reasons)})"
         lo, hi = wilson(self.correct, self.main_trials)
-        return (f"{self.participant}: included, {self.correct} of {self.main_trials} right, accuracy "
+        line = (f"{self.participant}: included, {self.correct} of {self.main_trials} right, accuracy "
                 f"{self.correct / self.main_trials:.3f} [{lo:.3f}, {hi:.3f}]")
+        if self.threshold is not None:
+            line += f"; staircase {estimate_text(self.threshold.estimate.as_dict())}"
+        return line
 
 
 @dataclass
@@ -82,6 +91,7 @@ class StudyScore:
     skipped: dict[str, str] = field(default_factory=dict)  # file (relative to the study) -> why it was not read
     files: list[Path] = field(default_factory=list)
     pooled: tuple[int, int, int] | None = None  # (responses, right, questions) of the pooled `human`
+    staircase: dict[str, Any] | None = None  # thresholds.py pooled(): the people's pooled threshold
 
     def summary_lines(self) -> list[str]:
         included = sum(p.included for p in self.participants)
@@ -96,6 +106,8 @@ class StudyScore:
                          f"[{lo:.3f}, {hi:.3f}]")
         else:
             lines.append("no participant included: nothing scored")
+        if self.staircase is not None:
+            lines.append(pooled_line(self.staircase))
         return lines + [f"wrote {path}" for path in self.files]
 
 
@@ -117,7 +129,7 @@ def open_batch(study: StudyFolder, batch: Path | None) -> Batch:
         if key in manifest and manifest[key] != value:
             raise StudyError(f"{folder}: not the batch this study was built from ({key} differs from study.json's)")
     known = {r.question_id for r in loaded.records}
-    missing = [t.trial_id for t in study.trials if t.role == "main" and t.trial_id not in known]
+    missing = [t.trial_id for t in study.trials if t.role in SCORED and t.trial_id not in known]
     if missing:
         raise StudyError(f"{folder}: not the batch this study was built from (it has no question {missing[0]!r}, "
                          f"and {len(missing) - 1} more of the study's are missing)")
@@ -160,8 +172,8 @@ def _rows(study: StudyFolder, session: Session, model: str) -> list[dict[str, An
              "image_scale": 1.0,
              "raw": {"study": study.study_id, "participant": session.participant, "session": session.session,
                      "index": t.index, "rt_ms": t.rt_ms, "focus_losses": t.focus_losses,
-                     "presented_ms": t.presented_ms}}
-            for t in sorted(session.trials, key=lambda t: t.index) if t.role == "main"]
+                     "presented_ms": t.presented_ms, **({"level": t.level} if t.role == "staircase" else {})}}
+            for t in sorted(session.trials, key=lambda t: t.index) if t.role in SCORED]
 
 
 def _write_responses(folder: Path, rows: list[dict[str, Any]]) -> None:
@@ -191,16 +203,24 @@ def score_study(study: str | Path, batch: str | Path | None = None) -> StudyScor
     pooled: list[dict[str, Any]] = []
     kept: set[str] = set()
     per_person: dict[str, list[dict[str, Any]]] = {}
+    thresholds: dict[str, Threshold] = {}
+    steps = folder.manifest.staircase["spec"]["trials"] if folder.manifest.staircase else 0
     for person, chosen in choose_sessions(sessions).items():
         session = chosen.session
         rows = _rows(folder, session, f"{PEOPLE}:{person}")
-        entry = Participant(person, session.session, chosen.source, reasons(session, folder.by_id, records),
+        entry = Participant(person, session.session, chosen.source, reasons(session, folder.by_id, records, steps),
                             main_trials=len(rows), unused_sessions=list(chosen.unused))
         result.participants.append(entry)
         if not entry.included:
             continue
-        seen: list[Record] = [records[r["question_id"]] for r in rows]
-        report = score(seen, {r["question_id"]: r["response"] for r in rows})
+        entry.threshold = participant_threshold(folder, session)
+        if entry.threshold is not None:
+            thresholds[person] = entry.threshold
+        if steps:  # a question may come back in a staircase: every response counts (eval/people.py)
+            seen, report = score_responses([records[r["question_id"]] for r in rows], rows)
+        else:
+            seen = [records[r["question_id"]] for r in rows]
+            report = score(seen, {r["question_id"]: r["response"] for r in rows})
         entry.correct = sum(q.correct for q in report.questions)
         out = eval_folder(loaded.folder, f"{PEOPLE}:{person}")
         kept.add(out.name)
@@ -223,7 +243,9 @@ def score_study(study: str | Path, batch: str | Path | None = None) -> StudyScor
         result.files.append(out / "report.html")
         from stim3d.study.versus import write_versus
 
-        result.files.append(write_versus(loaded, per_person, folder.study_id))
+        result.staircase = thresholds_pooled(folder, thresholds)
+        result.files.append(write_versus(loaded, per_person, folder.study_id, thresholds, result.staircase,
+                                         (folder.manifest.staircase or {}).get("levels")))
     result.files.append(_write_exclusions(folder, result))
     return result
 
@@ -237,8 +259,12 @@ def _write_exclusions(study: StudyFolder, result: StudyScore) -> Path:
         "thresholds": {"fast_median_ms": FAST_MEDIAN_MS, "fast_trial_ms": FAST_TRIAL_MS, "fast_share": FAST_SHARE},
         "participants": [{"participant": p.participant, "session": p.session, "file": p.source,
                           "included": p.included, "reasons": p.reasons, "main_trials": p.main_trials,
-                          "correct": p.correct if p.included else None, "unused_sessions": p.unused_sessions}
+                          "correct": p.correct if p.included else None, "unused_sessions": p.unused_sessions,
+                          **({"staircase": p.threshold.as_dict() if p.threshold else None}
+                             if study.manifest.staircase else {})}
                          for p in result.participants],
+        **({"staircase": {"spec": study.manifest.staircase["spec"], "pooled": result.staircase}}
+           if study.manifest.staircase else {}),
         "skipped_files": result.skipped,
     })
     return path

@@ -3,7 +3,8 @@
 The only server in stim3d (stdlib `http.server`, loopback by default). It serves the
 study folder's files read-only and takes one kind of write: `PUT /api/session`, the
 whole session so far, which it checks against the study (folder.py: study id, the
-participant's plan, every trial in its place with its role), merges with the stored
+participant's plan, every trial in its place with its role; a staircase study's steps after
+the plan replayed by staircase.py `session_steps`), merges with the stored
 copy (stored trials win, `complete` is sticky) and writes atomically to
 `data/<participant>/<session>.json`. Nothing else is ever written, and never outside
 data/: both ids are single safe path components, the target must resolve inside
@@ -216,6 +217,8 @@ def store_session(study: StudyFolder, data: Any, lock: threading.Lock, log: LogF
             except ValueError as exc:
                 raise OSError(f"{path}: the stored session is unreadable ({first_line(exc)}); move it aside") from None
         merged = merge_sessions(stored, session)
+        if study.manifest.staircase is not None:
+            study.check_session(merged)  # a step sent after a different stored answer would break the chain
         path.parent.mkdir(parents=True, exist_ok=True)
         path = study.session_path(session.participant, session.session)  # again, now that the folder exists
         with atomic_path(path) as tmp:

@@ -219,7 +219,7 @@ def level_key(level: float) -> str:
 def staircase_manifest(trials: Sequence[Trial], spec: StaircaseSpec | dict[str, Any]) -> dict[str, Any]:
     """What study.json's `staircase` key holds: the spec, and per level its key and the ids of its trials.
 
-    The trials are the study's main trials that carry `difficulty.sweep_level`; every
+    The trials are the study's staircase (or main) trials that carry `difficulty.sweep_level`; every
     level of the spec must have at least one, each with `gold_text` (the page judges the
     answer by it) and an answer type the page can judge (`PAGE_JUDGED`).
     """
@@ -228,7 +228,7 @@ def staircase_manifest(trials: Sequence[Trial], spec: StaircaseSpec | dict[str, 
     sweeps: set[str] = set()
     for trial in trials:
         level = trial.difficulty.get("sweep_level")
-        if trial.role != "main" or not isinstance(level, (int, float)):
+        if trial.role not in ("main", "staircase") or not isinstance(level, (int, float)):
             continue
         key = level_key(float(level))
         if key not in by_key:

@@ -11,7 +11,8 @@ centroid lies inside its own cell, a click anywhere on an outer object still lan
 its cell, and a click is mapped to the cell whose object the participant pointed at,
 under the camera's perspective.
 
-Golds are written only on practice and catch trials; a main trial's `difficulty` keeps
+Golds are written only on practice, catch and staircase trials (the page judges a
+staircase answer before it picks the next level); a main trial's `difficulty` keeps
 only keys that cannot give an answer away (`SAFE_DIFFICULTY_KEYS`: visibility levels,
 the look, a sweep's level), because some families record the answer there (`answer`,
 `n_exceptions`, `odd_present`).
@@ -136,7 +137,7 @@ def record_gold(record: Record) -> Any:
 
 
 def make_trial(record: Record, item: Item, role: Role) -> Trial:
-    """One trial of `role` for a record; golds and the full difficulty only on practice and catch trials."""
+    """One trial of `role` for a record; golds and the full difficulty only on practice, catch and staircase trials."""
     answer_type = record.answer.type
     with_gold = role != "main"
     gold = record_gold(record) if with_gold else None

@@ -9,6 +9,8 @@ model folder of BATCH/eval/ (its latest answer per question, a missing one wrong
 - per axis, a logistic fitted to each column's accuracy and its 50 % point (the
   psychometric fit of report.html), drawn in one figure;
 - each participant's accuracy; agreement between participants (agreement.py);
+- in a `--staircase` study, each participant's threshold, the pooled one and every
+  model's `stim3d eval --staircase` threshold (thresholds.py);
 - the questions most people got wrong, each linked to the gallery's detail view of its
   item (`gallery/index.html#item=<id>`, render/views/assets/gallery.js): candidates for
   broken stimuli.
@@ -35,6 +37,7 @@ from stim3d.render.files import write_text_atomic
 from stim3d.scoring.records import Record, answer_text
 from stim3d.scoring.report import QuestionResult, score
 from stim3d.study.agreement import fleiss_kappa, pairwise_agreement
+from stim3d.study.thresholds import Threshold, versus_section
 
 PAGE = "people-vs-models.html"
 MAX_AXES = 16
@@ -189,8 +192,11 @@ def _failed_section(by_question: Mapping[str, list[QuestionResult]], records: Ma
             f"candidates for broken stimuli. {note}</p><table><tr>{head}</tr>{''.join(rows)}</table>")
 
 
-def write_versus(batch: Batch, per_person: Mapping[str, list[dict[str, Any]]], study_id: str) -> Path:
-    """Write BATCH/eval/people-vs-models.html (and its PNGs) for the included participants' response lines."""
+def write_versus(batch: Batch, per_person: Mapping[str, list[dict[str, Any]]], study_id: str,
+                 thresholds: Mapping[str, Threshold] | None = None, staircase: Mapping[str, Any] | None = None,
+                 levels: Sequence[float] | None = None) -> Path:
+    """Write BATCH/eval/people-vs-models.html (and its PNGs) for the included participants' response lines;
+    in a staircase study (`levels` given) with the thresholds beside the models' (thresholds.py)."""
     folder = batch.folder / EVAL_DIR
     folder.mkdir(parents=True, exist_ok=True)
     records = {r.question_id: r for r in batch.records}
@@ -205,6 +211,8 @@ def write_versus(batch: Batch, per_person: Mapping[str, list[dict[str, Any]]], s
                                                            lambda q: f"{q.family} ({q.answer_type})")):
         body.append(_side_by_side(title, {name: grouped([label(q) for q in results], results)
                                           for name, (_, results) in columns.items()}))
+    if levels:
+        body.append(versus_section(folder, levels, thresholds or {}, staircase))
     body += _axis_sections(columns, varied_axes(questions), folder)
     people, by_question = _people_sections(per_person, records)
     body += people

@@ -139,22 +139,26 @@
 
   function megabytes(bytes) { return (bytes / 1e6).toFixed(bytes < 1e5 ? 2 : 1); }
 
-  /* The staircase hook (study-staircase): when study.json has `staircase`, js/staircase.js defines
-   * window.Stim3dStaircase and builds the adaptive part of the timeline itself, with the same trial node
-   * (`trialNode`) and bookkeeping (`record`) as the fixed plan. Returns null when there is no staircase. */
+  /* The staircase hook: when study.json has `staircase`, js/staircase.js (window.Stim3dStaircase) and
+   * js/staircase_flow.js (its `timeline`) build the adaptive steps that follow the plan, with the same
+   * bookkeeping (`record`) as the fixed plan. Returns null when there is no staircase. */
   async function staircaseTimeline(context) {
     if (!context.study.staircase) return null;
-    if (!window.Stim3dStaircase) {
+    for (const src of ["js/staircase.js", "js/staircase_flow.js"]) {
+      if (src === "js/staircase.js" ? window.Stim3dStaircase : window.Stim3dStaircase.timeline) continue;
       await new Promise((resolve, reject) => {
         const script = document.createElement("script");
-        script.src = "js/staircase.js";
+        script.src = src;
         script.onload = resolve;
-        script.onerror = () => reject(new Error("js/staircase.js is missing: rebuild the study"));
+        script.onerror = () => reject(new Error(`${src} is missing: rebuild the study`));
         document.head.appendChild(script);
       });
     }
     return window.Stim3dStaircase.timeline(context);
   }
+
+  /* Trials a participant answers: the plan, and a staircase's steps after it. */
+  const totalTrials = (study, session) => session.plan.length + (study.staircase ? study.staircase.spec.trials : 0);
 
   /* ctx.trialNode(index): the widget trial of plan position `index`; ctx.record(index, trial, data): its result
    * appended to the session (focus losses counted from the trial's start) and saved. */
@@ -188,7 +192,7 @@
         presented_ms: options.present_ms ? Math.round(Number(data.presented_ms || options.present_ms)) : null,
       });
       session.environment = environment();
-      jsPsych.progressBar.progress = session.trials.length / session.plan.length;
+      jsPsych.progressBar.progress = Math.min(1, session.trials.length / totalTrials(study, session));
       store.save();
     }
 
@@ -224,7 +228,7 @@
     } else {
       timeline.push({ type: jsPsychHtmlButtonResponse, choices: ["Continue"],
                       stimulus: `<div class='stim3d-page'><p>Welcome back: you answered ${session.trials.length} of ` +
-                                `${session.plan.length} questions. Continue where you left off.</p></div>` });
+                                `${totalTrials(study, session)} questions. Continue where you left off.</p></div>` });
     }
     const images = [...new Set(todo.map((i) => byId[session.plan[i]].image))];
     const bytes = images.reduce((sum, image) => sum + (study.stimuli_bytes[image] || 0), 0);
@@ -242,7 +246,6 @@
                         stimulus: "<div class='stim3d-page'><p>The practice is over. From now on there is no " +
                                   "feedback. The main part starts now.</p></div>" });
       }
-      if (ctx.staircase && trial.role === "main") continue;  // the staircase places the main trials itself
       timeline.push(trialNode(index));
       if (trial.role === "practice") {
         timeline.push({
@@ -254,7 +257,7 @@
     }
     if (ctx.staircase) timeline.push(...ctx.staircase);
     // The progress bar exists once jsPsych runs: a resumed session starts it where it left off.
-    timeline[0].on_load = () => { jsPsych.progressBar.progress = session.trials.length / session.plan.length; };
+    timeline[0].on_load = () => { jsPsych.progressBar.progress = session.trials.length / totalTrials(study, session); };
     return timeline;
   }
 
@@ -331,7 +334,7 @@
     display().innerHTML = "";  // the "Loading the study…" placeholder
     const jsPsych = initJsPsych({ display_element: display(), show_progress_bar: true,
                                   auto_update_progress_bar: false, message_progress_bar: "Progress" });
-    const ctx = { jsPsych, study, trials, byId, session, store, consentHtml, todo, staircase: null };
+    const ctx = { jsPsych, study, trials, byId, session, store, stored, consentHtml, todo, staircase: null };
     attachRecording(ctx);
     ctx.staircase = await staircaseTimeline(ctx).catch((e) => { fail(e.message); throw e; });
     const timeline = buildTimeline(ctx);
