@@ -195,3 +195,17 @@ class ScriptedPool:
 
 def jobs(n: int) -> list[Job]:
     return [Job(ItemPlan(f"item-{i}", "shape_count", {}, 0, i, "test"), key="k") for i in range(n)]
+
+
+def render_cone_sweep(base: Path) -> Path:
+    """A Workbench occlusion sweep of the hand-made three-object scene, its cone at 0.3-1.0 visible in 0.1 steps:
+    the sweep folder the staircase tests (models and people) run on."""
+    from tests.helpers import counting_item, three_objects
+
+    source = base / "source"
+    source.mkdir()
+    (source / "item.json").write_text(counting_item(three_objects(), "cone").to_json())
+    result = stim3d("sweep", "occlusion", str(source), "--levels", "0.3:1.0:0.1", "--out", str(base / "sweep"),
+                    "--target", "1", "--occluder", "2", "--engine", "workbench", "--quiet")
+    assert result.returncode == 0, result.stderr
+    return base / "sweep"

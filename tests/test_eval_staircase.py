@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from stim3d.cli import main
 from stim3d.eval.staircase import RESULT, run_staircases, sweep_tracks
 from stim3d.eval.store import RESPONSES, eval_folder
 from stim3d.scoring.records import read_records
+from tests.batch_support import render_cone_sweep
 from tests.eval_server import FakeModel, tiny_batch
 
 pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not installed")
@@ -31,18 +30,7 @@ FAST = {"backoff": 0.01, "timeout": 10.0}
 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory) -> Path:
-    from tests.test_sweep import counting_item, three_objects
-
-    base = tmp_path_factory.mktemp("staircase")
-    source = base / "source"
-    source.mkdir()
-    (source / "item.json").write_text(counting_item(three_objects(), "cone").to_json())
-    result = subprocess.run(
-        [sys.executable, "-m", "stim3d", "sweep", "occlusion", str(source), "--levels", "0.3:1.0:0.1",
-         "--out", str(base / "sweep"), "--target", "1", "--occluder", "2", "--engine", "workbench", "--quiet"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
-    assert result.returncode == 0, result.stderr
-    return base / "sweep"
+    return render_cone_sweep(tmp_path_factory.mktemp("staircase"))
 
 
 @pytest.fixture

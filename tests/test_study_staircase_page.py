@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -21,6 +19,7 @@ from stim3d.cli import main
 from stim3d.study.build import BuildOptions, build_study
 from stim3d.study.contract import Session, Trial
 from stim3d.study.staircase import Staircase, replay
+from tests.batch_support import render_cone_sweep
 
 pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not installed")
 pytestmark = pytest.mark.bpy
@@ -34,18 +33,7 @@ ANSWER_S = 1.05  # a participant's time per answer: above the "too fast" exclusi
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory) -> Path:
-    from tests.helpers import counting_item, three_objects
-
-    base = tmp_path_factory.mktemp("stairpage")
-    source = base / "source"
-    source.mkdir()
-    (source / "item.json").write_text(counting_item(three_objects(), "cone").to_json())
-    result = subprocess.run(
-        [sys.executable, "-m", "stim3d", "sweep", "occlusion", str(source), "--levels", "0.3:1.0:0.1",
-         "--out", str(base / "sweep"), "--target", "1", "--occluder", "2", "--engine", "workbench", "--quiet"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
-    assert result.returncode == 0, result.stderr
-    return base / "sweep"
+    return render_cone_sweep(tmp_path_factory.mktemp("stairpage"))
 
 
 def expected_answers(spec: dict) -> list[tuple[float, bool]]:
