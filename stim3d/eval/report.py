@@ -128,7 +128,11 @@ def _page(title: str, body: Sequence[str]) -> str:
 
 
 def baseline_scores(records: Sequence[Record], seed: int = 0) -> dict[str, dict[str, float]]:
-    """Accuracy and partial-credit score of each baseline on `records`: the floor and ceiling beside the model."""
+    """Accuracy and partial-credit score of each baseline on `records`: the floor and ceiling beside the model.
+
+    Each question counts once (people's pooled reports repeat a question's record once per response).
+    """
+    records = list({record.question_id: record for record in records}.values())
     scores = {}
     for name in NAMES:
         answer = baseline_answers(PREFIX + name, records, seed)

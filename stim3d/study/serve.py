@@ -255,11 +255,11 @@ def serve_study(study: str | Path, host: str = "127.0.0.1", port: int = 8000) ->
     flushed at once so a script can read it; each stored session is one line on stderr.
     """
     server = make_server(study, host, port)
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main else None  # before the URL: a script may stop us then
     print(server.url, flush=True)
     where = "this machine only" if host in ("127.0.0.1", "localhost", "::1") else f"every address of {host}"
     _stderr(f"serving {server.study.root} to {where}; sessions go to {server.study.root / DATA_DIR}; Ctrl-C stops")
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _terminate) if main else None
     try:
         server.serve_forever(poll_interval=0.25)
     except KeyboardInterrupt:
