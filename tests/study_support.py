@@ -13,7 +13,7 @@ from stim3d.study.contract import STUDY_FORMAT, Trial
 ROOT = Path(__file__).resolve().parents[1]
 STANDIN_WIDGETS = ROOT / "tests" / "fixtures" / "study" / "widgets_standin.js"
 
-# Workbench at 64x48: integer (shape_count), yes_no (form_constancy), letters (large dots, so that one letter is
+# Workbench at 64x48: integer (shape_count), yes_no and a rubric (form_constancy's default and describe questions), letters (large dots, so that one letter is
 # legible at this size), cell (odd_grid), ROSE's strict_count / strict_cell_set / strict_cell_set_count (rose_grid),
 # box (ava_localize), number (ava_depth_absolute) and choice (ava_spatial).
 STUDY_BATCH_CONFIG = """\
@@ -25,6 +25,7 @@ tasks:
     params: {max_instances: 2}
   - family: form_constancy
     count: 1
+    questions: [default, describe]
   - family: letters
     count: 1
     params: {n_letters: 1, dot_size: 0.3, spacing: 0.7}
@@ -37,9 +38,9 @@ tasks:
   - family: ava_localize
     count: 1
   - family: ava_depth_absolute
-    count: 1
+    count: 2
   - family: ava_spatial
-    count: 1
+    count: 2
 """
 
 _BATCH: dict[str, Path] = {}
