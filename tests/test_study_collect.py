@@ -1,7 +1,7 @@
 """`stim3d study serve` over real HTTP on 127.0.0.1, and `stim3d study score` on scripted sessions (no browser).
 
-The batch is a tiny Workbench render; the study folder is made by tests/study_support.py
-(a minimal study.json, trials.json and stimuli, as contract.py defines them).
+The batch is a tiny Workbench render; the study folder is `build_study`'s (one practice, one catch and
+eight main trials), so serve and score are tested on the folder build really writes.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from stim3d.cli import main
 from stim3d.eval.store import ResponseStore, latest_responses
 from stim3d.scoring.records import answer_text, read_records
 from stim3d.scoring.report import read_predictions
+from stim3d.study.build import BuildOptions, build_study
 from stim3d.study.contract import MAX_BODY_BYTES
 from stim3d.study.folder import StudyFolder
 from stim3d.study.score import score_study
 from stim3d.study.serve import make_server
-from tests.study_support import STUDY_ID, make_study
 
 pytestmark = pytest.mark.bpy
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +53,8 @@ def study(rendered, tmp_path) -> tuple[Path, Path]:
     """(batch, study) in this test's own folder: the batch copied (score writes into it), the study beside it."""
     batch = tmp_path / "batch"
     shutil.copytree(rendered, batch)
-    return batch, make_study(batch, tmp_path / "study")
+    build_study(batch, tmp_path / "study", BuildOptions(practice=1, catch=1))
+    return batch, tmp_path / "study"
 
 
 @pytest.fixture
@@ -87,7 +88,7 @@ def session(folder: Path, participant: str, batch: Path, wrong: int = 0, wrong_c
             response = str(int(response) + 1)
         mains += role == "main"
         trials.append({"index": index, "trial_id": trial_id, "role": role, "response": response, "rt_ms": rt_ms})
-    return {"study": STUDY_ID, "participant": participant, "session": session_id, "plan": plan, "trials": trials,
+    return {"study": study.study_id, "participant": participant, "session": session_id, "plan": plan, "trials": trials,
             "complete": upto is None}
 
 
@@ -115,7 +116,8 @@ def listing(folder: Path) -> list[str]:
 
 def test_ping_put_get_and_resume_without_duplicates(served, study):
     base, folder = served
-    assert request(base + "/api/ping") == (200, json.dumps({"study": STUDY_ID}).encode())
+    study_id = json.loads((folder / "study.json").read_text())["study_id"]
+    assert request(base + "/api/ping") == (200, json.dumps({"study": study_id}).encode())
     full = session(folder, "alice", study[0])
     short = {**full, "trials": full["trials"][:3], "complete": False}
     assert json.loads(request(base + "/api/session", "PUT", short)[1]) == {"stored": 3, "complete": False}
@@ -350,7 +352,7 @@ def test_the_questions_most_people_fail_link_to_the_gallery(study):
     per_person = {p: [row(p, first, p == "c"), row(p, second, True)] for p in ("a", "b", "c")}
     (batch / "gallery").mkdir()
     (batch / "gallery" / "index.html").write_text("<!doctype html>")
-    page = write_versus(loaded, per_person, STUDY_ID).read_text()
+    page = write_versus(loaded, per_person, "study-test").read_text()
     failed = page.split("Questions most people got wrong", 1)[1]
     assert f"<a href='../gallery/index.html#item={first.item_id}'>{first.item_id}</a>" in failed
     assert second.item_id not in failed  # everyone got it right

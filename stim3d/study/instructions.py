@@ -21,12 +21,12 @@ ANSWER_INSTRUCTIONS: dict[str, str] = {
     "strict_count": "Type the number (0, 1, 2, ...) in the answer box, then press Submit.",
     "yes_no": "Choose Yes or No, then press Submit.",
     "letters": "Type the letters or digits you read, left to right, in the answer box, then press Submit.",
-    "cell": "Click the grid cell that answers the question (or pick its row and column), then press Submit. "
-            "If the question says there may be none and you see none, choose None.",
+    "cell": "Click the grid cell that answers the question (or move to it with the arrow keys and press Space), "
+            "then press Submit. If the question says there may be none and you see none, press None of the cells.",
     "cell_set": "Click every grid cell that answers the question (click again to undo), then press Submit. "
-                "If there is none, submit without selecting any cell.",
-    "strict_cell_set": "Click every grid cell that answers the question (click again to undo), then press Submit. "
-                       "If there is none, submit without selecting any cell.",
+                "If there is none, press None of the cells.",
+    "strict_cell_set": "Click every grid cell that answers the question (click again to undo), then press Done. "
+                       "If there is none, press Done without selecting any cell.",
     "strict_cell_set_count": "Click every grid cell that answers the question (click again to undo), check the "
                              "number of cells you selected, then press Submit.",
     "box": "Drag a rectangle on the picture that just encloses the object (drag again to redo), then press Submit.",

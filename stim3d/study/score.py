@@ -95,7 +95,8 @@ class StudyScore:
 
     def summary_lines(self) -> list[str]:
         included = sum(p.included for p in self.participants)
-        lines = [f"{len(self.participants)} participants: {included} included, "
+        n = len(self.participants)
+        lines = [f"{n} participant{'s' * (n != 1)}: {included} included, "
                  f"{len(self.participants) - included} excluded; {len(self.skipped)} session files skipped"]
         lines += [f"  {p.line()}" for p in self.participants]
         lines += [f"  skipped {name}: {why}" for name, why in sorted(self.skipped.items())]

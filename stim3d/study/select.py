@@ -2,7 +2,8 @@
 
 - **Practice** (`choose_practice`): the questions with the smallest hash of (seed,
   "practice", question id), taking one per answer type first (so a participant practises
-  as many kinds of answer as the study asks for), then the next by hash; one per item.
+  as many kinds of answer as the study asks for), then the next by hash; one per item;
+  never a rubric (free description: no answer to give feedback on).
 - **Catch** (`choose_catch`): the batch's easiest questions (`easiness`): the largest
   `least_visibility` first (every object fully in view), then the fewest objects
   (`n_objects`, else `rows` x `cols`, else `n_dots`), then answer types a response can
@@ -24,7 +25,9 @@ from stim3d.study.contract import fnv1a32
 from stim3d.study.errors import StudyError
 
 EXACT_TYPES = ("integer", "yes_no", "letters", "choice", "cell", "strict_count")
-NEVER_CATCH = frozenset({"rubric"})
+# A free description has no answer a person could match: never a catch trial, and never practice (whose feedback
+# compares the answer with the gold's text).
+NEVER_SHOWN_GOLD = frozenset({"rubric"})
 
 
 def _number(value: object) -> float | None:
@@ -63,7 +66,8 @@ def choose_practice(records: Sequence[Record], count: int, seed: int) -> list[Re
         for record in ranked:
             if len(chosen) == count:
                 return chosen
-            if record.item_id in items or (new_types_only and record.answer.type in types):
+            if record.item_id in items or record.answer.type in NEVER_SHOWN_GOLD or (
+                    new_types_only and record.answer.type in types):
                 continue
             chosen.append(record)
             items.add(record.item_id)
@@ -75,7 +79,7 @@ def choose_catch(records: Sequence[Record], count: int, taken_items: set[str]) -
     """`count` catch questions: the easiest, one per item, none from `taken_items` (module docstring)."""
     chosen: list[Record] = []
     items = set(taken_items)
-    for record in sorted((r for r in records if r.answer.type not in NEVER_CATCH), key=easiness):
+    for record in sorted((r for r in records if r.answer.type not in NEVER_SHOWN_GOLD), key=easiness):
         if len(chosen) == count:
             break
         if record.item_id not in items:

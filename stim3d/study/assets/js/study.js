@@ -65,16 +65,18 @@
     return "s" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
   }
 
+  /* {id, fresh}: fresh when the id was made just now (nothing can be stored under it yet). */
   function sessionId(study, participant, params) {
-    if (params.SESSION_ID) return params.SESSION_ID;
+    if (params.SESSION_ID) return { id: params.SESSION_ID, fresh: false };
     const key = `stim3d:${study.study_id}:${participant}:session`;
     let id = null;
     try { id = window.localStorage.getItem(key); } catch (e) { /* storage may be off */ }
-    if (!validName(id)) {
+    const fresh = !validName(id);
+    if (fresh) {
       id = randomId();
       try { window.localStorage.setItem(key, id); } catch (e) { /* then a reload starts a new session */ }
     }
-    return id;
+    return { id, fresh };
   }
 
   /* -- where the session is stored -------------------------------------------------------------------- */
@@ -314,7 +316,7 @@
     let participant = params.participant || params.PROLIFIC_PID ||
       (window.jatos && jatos.workerId ? `jatos-${jatos.workerId}` : null);
     if (!validName(participant)) participant = await askParticipant();
-    const id = sessionId(study, participant, params);
+    const { id, fresh } = sessionId(study, participant, params);
     if (!validName(id)) { fail("The session id in the link is not valid."); return; }
     const plan = Stim3dPlan.participantPlan(trials, study.options.seed, participant, study.options.per_participant);
     const prolific = {};
@@ -324,7 +326,8 @@
                       plan, trials: [], complete: false };
     const server = await hasServer(study);
     const store = makeStore(study, session, server);
-    const stored = await store.stored().catch(() => null);
+    // a new id has nothing stored: not asking spares the server's 404 (a console error) on every first visit
+    const stored = fresh ? null : await store.stored().catch(() => null);
     if (stored && Array.isArray(stored.trials) && JSON.stringify(stored.plan) === JSON.stringify(plan)) {
       session.trials = stored.trials.filter((t) => t.index < plan.length && plan[t.index] === t.trial_id);
     }

@@ -51,6 +51,7 @@ var jsPsychStim3dResponse = (function (jspsych) {
   // -- the response texts (contract.RESPONSE_FORMS) -------------------------------------------------
 
   const cellText = (c) => `Row ${c.row}, Column ${c.col}`;
+  const NO_CELL_TEXT = "Row 0, Column 0"; // a cell answer's "none" (scoring/rules.py NO_CELL)
   const clickText = (c) => `CLICK(R${c.row},C${c.col}); `;
   const formats = {
     integer: (n) => String(n),
@@ -348,7 +349,7 @@ var jsPsychStim3dResponse = (function (jspsych) {
       ({ cells, none } = history.pop());
       draw("Undone");
     });
-    if (type === "cell_set") {
+    if (type === "cell_set" || type === "cell") { // odd_grid's "no odd cell" is Row 0, Column 0 (NO_CELL)
       noneButton = button("None of the cells", { "aria-pressed": "false" });
       noneButton.addEventListener("click", () => {
         history.push({ cells: cells.slice(), none });
@@ -377,6 +378,7 @@ var jsPsychStim3dResponse = (function (jspsych) {
     return {
       value: () => {
         if (type === "cell_set") return formats.cell_set(cells, none);
+        if (type === "cell" && none) return NO_CELL_TEXT;
         if (type === "strict_cell_set_count") return formats.strict_cell_set_count(cells, wholeNumber(count.input.value));
         return formats[type](cells);
       },
