@@ -1,4 +1,4 @@
-"""Screenshots of the study's response widgets, one PNG per answer type: `python -m bench.docs_study`.
+"""Screenshots of the study's response widgets, one PNG per answer type: `python -m bench.docs --only study`.
 
 Each widget is opened in tests/fixtures/study_widgets/harness.html (the vendored jsPsych and
 stim3d/study/assets/js/widgets.js) in the Debian chromium through Playwright, answered the way
@@ -180,7 +180,7 @@ def table(rows: list[tuple[Shot, str]]) -> str:
     lines = ["| answer type | widget | response text submitted | keyboard |", "|---|---|---|---|"]
     lines += [f"| `{s.answer_type}` | {s.widget} ([picture](images/study/{s.answer_type}.png)) | {code(r)} "
               f"| {s.keyboard} |" for s, r in rows]
-    return "\n".join(lines) + ("\n\n*Written by `python -m bench.docs_study`: each widget answered as the picture "
+    return "\n".join(lines) + ("\n\n*Written by `python -m bench.docs --only study`: each widget answered as the picture "
                                "shows, then submitted; the third column is what it submitted.*")
 
 
@@ -208,13 +208,3 @@ def screenshots(target: Path = TARGET) -> tuple[str, list[str]]:
         finally:
             browser.close()
     return table(rows), changed
-
-
-def main() -> None:
-    from .docs import step_study
-
-    print(f"changed: {', '.join(step_study(TARGET)) or 'nothing'}")
-
-
-if __name__ == "__main__":
-    main()

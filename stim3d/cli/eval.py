@@ -106,9 +106,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def _cmd_staircase(args: argparse.Namespace, settings: dict[str, Any], filters: dict[str, str]) -> int:
     """`--staircase`: a threshold per sweep question (stim3d/eval/staircase.py), one line each."""
+    from stim3d.eval.adaptive import DEFAULT_TRIALS
     from stim3d.eval.run import EvalError
     from stim3d.eval.staircase import run_staircases
-    from stim3d.study.staircase import DEFAULT_TRIALS
 
     if not args.staircase:
         raise UsageError("--staircase-trials needs --staircase")

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stim3d.eval.adaptive import DEFAULT_TRIALS, MAX_TRIALS, Staircase, StaircaseError, guess_rate, make_spec
 from stim3d.eval.baselines import PREFIX, baseline_answers
 from stim3d.eval.client import Endpoint, PermanentError, TransientError, message_content, post_json
 from stim3d.eval.request import RequestOptions, image_data_url, request_body, request_hash
@@ -39,7 +40,6 @@ from stim3d.render.batch.reading import load_batch
 from stim3d.render.files import write_text_atomic
 from stim3d.scoring.records import Record
 from stim3d.scoring.report import score_record
-from stim3d.study.staircase import DEFAULT_TRIALS, MAX_TRIALS, Staircase, StaircaseError, guess_rate, make_spec
 
 RESULT = "staircase.json"
 FORMAT = "stim3d-staircase-eval/1"

@@ -204,8 +204,8 @@ def write_versus(batch: Batch, per_person: Mapping[str, list[dict[str, Any]]], s
     questions = [r for r in batch.records if r.question_id in answered]
     pooled = [{**row, "model": PEOPLE} for rows in per_person.values() for row in rows]
     columns = _columns(batch, pooled, questions)
-    people = f"{len(per_person)} included participant{'s' * (len(per_person) != 1)}"
-    body = [f"<p>Study {html.escape(study_id)}: {people}, {len(pooled)} responses to "
+    included = f"{len(per_person)} included participant{'s' * (len(per_person) != 1)}"
+    body = [f"<p>Study {html.escape(study_id)}: {included}, {len(pooled)} responses to "
             f"{len(questions)} questions. People are pooled (every response counts once); each model is scored on "
             "the same questions (a missing answer counts as wrong). Intervals are 95 % Wilson.</p>"]
     for title, label in (("Accuracy", lambda q: "all"), ("Accuracy by question type",
