@@ -5,7 +5,8 @@ else hands over items already made: an occlusion sweep's levels and a look sweep
 looks (render/sweep/), a script's `stim3d.render_items`, the add-on's Render and Save.
 They all take the same steps, here and nowhere else:
 
-1. lock the folder (one writer per folder, render/batch/lock.py), prepare it and remove
+1. lock the folder (one writer per folder, render/batch/lock.py; a caller that holds it
+   already says so), prepare it and remove
    the temporaries a killed run left;
 2. per item, its resume key from the plan's key rule and the folder's one done-or-redo
    rule (`BatchFolder.state`): done items are skipped, so a rerun resumes;
@@ -22,6 +23,7 @@ which records to write.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -71,19 +73,20 @@ class ComposedReport:
 
 def render_composed(plan: ComposedPlan, out: Path, *, in_process: bool = False, scratch: Path | None = None,
                     progress: ProgressFn | None = None, workers: int = 1, executor: Executor = "local",
-                    address: str | None = None) -> ComposedReport:
+                    address: str | None = None, locked: bool = False) -> ComposedReport:
     """Render `plan` into the folder `out` (steps in the module docstring); returns what happened to each item.
 
     `in_process=True` renders here, one item after another, with `scratch` for the
     renderer's pass files (default `out/.work`, removed when empty): `render_items` and
     the add-on's child process. Otherwise the executors run it. Raises FolderLocked when
-    another stim3d run holds `out`.
+    another stim3d run holds `out`; `locked=True` says the caller holds its lock already
+    (a sweep holds it while it also writes its summary and strips).
     """
     out = Path(out)
     folder = BatchFolder(out)
     report = ComposedReport()
     ids = [item.item_id for item, _ in plan.items]
-    with folder_lock(out):
+    with nullcontext() if locked else folder_lock(out):
         folder.prepare()
         folder.remove_temporaries(set(ids))
         todo: list[Job] = []

@@ -28,7 +28,6 @@ from stim3d.errors import Stim3dError
 from stim3d.render.batch.folder import LinkRefused
 
 LOCK_NAME = ".stim3d.lock"
-_HELD: set[Path] = set()  # folders this process holds exclusively: a nested lock of the same folder is the same writer
 
 
 class FolderLocked(Stim3dError, RuntimeError):
@@ -77,24 +76,15 @@ def folder_lock(folder: Path, shard: str | None = None) -> Iterator[Path]:
     batch may render into one folder together) and its own shard lock exclusively, so a
     plain run and a shard of one folder exclude each other. The folder is created if
     missing, and removed again on the way out if the run left it empty (a refused
-    command leaves no empty --out behind). A plain lock is re-entrant within one process:
-    a sweep holds its folder for the whole run and the composed-item runner it calls
-    (render/batch/composed.py) takes the same lock again without waiting on itself.
+    command leaves no empty --out behind).
     """
     folder = Path(folder)
-    if shard is None and folder.resolve() in _HELD:
-        yield folder / LOCK_NAME
-        return
     created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     try:
         with _hold(folder, LOCK_NAME, exclusive=shard is None) as path:
             if shard is None:
-                _HELD.add(folder.resolve())
-                try:
-                    yield path
-                finally:
-                    _HELD.discard(folder.resolve())
+                yield path
             else:
                 with _hold(folder, lock_name(shard), exclusive=True) as shard_path:
                     yield shard_path

@@ -123,7 +123,8 @@ def run_look_sweep(sources: Sequence[Path], out: Path, looks: Sequence[LookName]
     folder = BatchFolder(out)
     with folder_lock(out):
         plan = ComposedPlan([(item, settings) for _, items in planned for item in items], key=level_key)
-        run = render_composed(plan, out, progress=progress, workers=workers, executor=executor, address=address)
+        run = render_composed(plan, out, progress=progress, workers=workers, executor=executor, address=address,
+                              locked=True)
         for source, items in planned:
             entries = [_look_entry(item, run, folder, report) for item in items]
             report.sweeps.append({"source_item_id": source.item_id, "family": source.family, "looks": entries})
