@@ -1,6 +1,6 @@
 """What the add-on's operators do to Blender data, as plain functions (no UI, no context).
 
-Scenes are built by `render.blender_scene.build`, the function the batch driver
+Scenes are built by `render.backends.blender_scene.build`, the function the batch driver
 renders with: one code path. The add-on only adds what an interactive session
 needs around it: clearing what it built before, tagging what it built (so the
 next Generate removes exactly that), reading an item.json with every check done
