@@ -154,7 +154,7 @@ def _role(obj: Any) -> str:
 
 
 def show_item(scene_bpy: Any, item: Item, clear_everything: bool) -> list[Any]:
-    """Replace the scene's stim3d content by `item`'s scene (built by render.blender_scene.build).
+    """Replace the scene's stim3d content by `item`'s scene (built by render.backends.blender_scene.build).
 
     Checks that the item can be built before removing anything. Returns the new objects.
     """
