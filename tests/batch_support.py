@@ -46,18 +46,12 @@ tasks:
 """
 
 
-_REFERENCE: dict[str, Path] = {}
-
-
-def reference_batch(tmp_path_factory) -> tuple[Path, Path]:
-    """(config, out) of one uninterrupted one-worker run of TINY_CONFIG, rendered once per test session."""
-    if "out" not in _REFERENCE:
-        folder = tmp_path_factory.mktemp("reference")
-        config = write_config(folder)
-        result = stim3d("render", str(config), "--out", str(folder / "out"), "--quiet")
-        assert result.returncode == 0, result.stderr
-        _REFERENCE.update(config=config, out=folder / "out")
-    return _REFERENCE["config"], _REFERENCE["out"]
+def render_reference_batch(folder: Path) -> tuple[Path, Path]:
+    """(config, out) of one uninterrupted one-worker run of TINY_CONFIG (the session fixture `reference_batch`)."""
+    config = write_config(folder)
+    result = stim3d("render", str(config), "--out", str(folder / "out"), "--quiet")
+    assert result.returncode == 0, result.stderr
+    return config, folder / "out"
 
 
 def write_config(folder: Path, name: str = "batch.yaml", seed: int = 11, count: int = 6) -> Path:

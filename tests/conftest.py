@@ -1,4 +1,10 @@
-"""Under CI (environment variable CI=true, set by .ci/run), a skipped Blender or raster test fails the run.
+"""Session fixtures (batches rendered once per test process) and the CI rule for skipped renderer tests.
+
+The rendered batches several test files share are session fixtures here: `reference_batch` (config and
+folder of a one-worker raster run), `tiny_batch` (a Workbench batch for eval tests) and `study_batch`
+(every answer type a person can answer, for the study tests). Tests copy them before writing into them.
+
+Under CI (environment variable CI=true, set by .ci/run), a skipped Blender or raster test fails the run.
 
 A broken bpy install (or a missing EGL library) turns those tests into skips, and a
 run of green dots and a few `s` would hide that the renderer was never exercised.
@@ -8,8 +14,31 @@ Locally, skips stay skips: a machine without Blender can still run the rest.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
+
+
+@pytest.fixture(scope="session")
+def reference_batch(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    from tests.batch_support import render_reference_batch
+
+    return render_reference_batch(tmp_path_factory.mktemp("reference"))
+
+
+@pytest.fixture(scope="session")
+def tiny_batch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.eval_server import render_tiny_batch
+
+    return render_tiny_batch(tmp_path_factory.mktemp("eval_batch"))
+
+
+@pytest.fixture(scope="session")
+def study_batch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.study_support import render_study_batch
+
+    return render_study_batch(tmp_path_factory.mktemp("study-batch"))
+
 
 RENDERER_MARKERS = ("bpy", "raster")
 RENDERER_WORDS = ("bpy", "blender", "pyrender", "egl")

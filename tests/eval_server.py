@@ -157,17 +157,11 @@ tasks:
     count: 4
     params: {n_shape_types: 2, max_instances: 2}
 """
-_BATCH: dict[str, Any] = {}
-
-
-def tiny_batch(tmp_path_factory: Any) -> Any:
-    """A 10-item Workbench batch at 64x48 (two counting families), rendered once per test session."""
+def render_tiny_batch(folder: Any) -> Any:
+    """A 10-item Workbench batch at 64x48 (two counting families): the session fixture `tiny_batch`."""
     from tests.batch_support import stim3d
 
-    if "out" not in _BATCH:
-        folder = tmp_path_factory.mktemp("eval_batch")
-        (folder / "batch.yaml").write_text(TINY_EVAL_CONFIG)
-        result = stim3d("render", str(folder / "batch.yaml"), "--out", str(folder / "out"), "--quiet")
-        assert result.returncode == 0, result.stderr
-        _BATCH["out"] = folder / "out"
-    return _BATCH["out"]
+    (folder / "batch.yaml").write_text(TINY_EVAL_CONFIG)
+    result = stim3d("render", str(folder / "batch.yaml"), "--out", str(folder / "out"), "--quiet")
+    assert result.returncode == 0, result.stderr
+    return folder / "out"

@@ -41,21 +41,15 @@ tasks:
     count: 2
 """
 
-_BATCH: dict[str, Path] = {}
+def render_study_batch(folder: Path) -> Path:
+    """The rendered batch folder of STUDY_BATCH_CONFIG (the session fixture `study_batch`)."""
+    import stim3d
 
-
-def study_batch(tmp_path_factory) -> Path:
-    """The rendered batch folder, once per test session (a module fixture in each study test file calls this)."""
-    if "out" not in _BATCH:
-        import stim3d
-
-        folder = tmp_path_factory.mktemp("study-batch")
-        config = folder / "batch.yaml"
-        config.write_text(STUDY_BATCH_CONFIG)
-        report = stim3d.render_batch(config, folder / "batch", workers=1)
-        assert not report.failed, report.failed
-        _BATCH["out"] = folder / "batch"
-    return _BATCH["out"]
+    config = folder / "batch.yaml"
+    config.write_text(STUDY_BATCH_CONFIG)
+    report = stim3d.render_batch(config, folder / "batch", workers=1)
+    assert not report.failed, report.failed
+    return folder / "batch"
 
 
 def with_standin_widgets(study: Path) -> None:

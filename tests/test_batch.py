@@ -22,7 +22,7 @@ from stim3d.render.batch.produce import produce_item
 from stim3d.render.batch.progress import BatchProgress
 from stim3d.render.batch.summary import constant_baselines, percentile
 from stim3d.render.settings import RenderSettings
-from tests.batch_support import ScriptedPool, complete_items, jobs, reference_batch, stim3d
+from tests.batch_support import ScriptedPool, complete_items, jobs, stim3d
 from tests.worker_faults import fault_env
 
 
@@ -159,10 +159,10 @@ def test_best_constant_answer_per_question_type():
 
 
 @pytest.mark.bpy
-def test_an_item_composed_ahead_is_the_item_composed_on_its_own(tmp_path_factory, tmp_path):
+def test_an_item_composed_ahead_is_the_item_composed_on_its_own(reference_batch, tmp_path):
     """The batch's one worker composed item 4 on a thread while item 3 rendered; its files are those of
     composing and rendering it alone in this process."""
-    config_path, expected = reference_batch(tmp_path_factory)
+    config_path, expected = reference_batch
     config = load_config(config_path)
     plan = expand(config)[3]
     folder = produce_item(plan, config.seed, config.render, tmp_path / "out", tmp_path / "work",
@@ -172,8 +172,8 @@ def test_an_item_composed_ahead_is_the_item_composed_on_its_own(tmp_path_factory
 
 
 @pytest.mark.bpy
-def test_a_worker_that_aborts_costs_only_its_item(tmp_path_factory, tmp_path):
-    config, expected = reference_batch(tmp_path_factory)
+def test_a_worker_that_aborts_costs_only_its_item(reference_batch, tmp_path):
+    config, expected = reference_batch
     faulty = "shape_count-t0-00003"
     out = tmp_path / "out"
     result = stim3d("render", str(config), "--out", str(out), "--workers", "2", env=fault_env(abort=faulty))

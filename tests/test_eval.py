@@ -25,7 +25,7 @@ from stim3d.eval.client import Endpoint
 from stim3d.eval.run import EvalError
 from stim3d.eval.store import RESPONSES, eval_folder
 from stim3d.scoring.records import read_records
-from tests.eval_server import FakeModel, tiny_batch
+from tests.eval_server import FakeModel
 
 pytestmark = pytest.mark.bpy  # the batch is rendered once with Workbench
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,9 +33,9 @@ FAST = {"backoff": 0.01, "timeout": 5.0}
 
 
 @pytest.fixture
-def batch(tmp_path_factory, tmp_path) -> Path:
+def batch(tiny_batch, tmp_path) -> Path:
     """A fresh copy of the tiny batch (each test writes its own eval/ folder)."""
-    shutil.copytree(tiny_batch(tmp_path_factory), tmp_path / "batch")
+    shutil.copytree(tiny_batch, tmp_path / "batch")
     return tmp_path / "batch"
 
 

@@ -28,13 +28,12 @@ from PIL import Image
 from stim3d.cli import main
 from stim3d.render.export.vlmevalkit import tsv_row
 from stim3d.scoring.records import answer_text, read_records
-from tests.eval_server import tiny_batch
 from tests.helpers import family_records
 
 
 @pytest.fixture
-def batch(tmp_path_factory, tmp_path) -> Path:
-    shutil.copytree(tiny_batch(tmp_path_factory), tmp_path / "batch")
+def batch(tiny_batch, tmp_path) -> Path:
+    shutil.copytree(tiny_batch, tmp_path / "batch")
     return tmp_path / "batch"
 
 

@@ -19,7 +19,7 @@ from stim3d.eval.options import MAX_TIMEOUT, EvalOptions
 from stim3d.eval.run import EvalError, evaluate
 from stim3d.eval.store import RESPONSES, eval_folder
 from stim3d.scoring.records import read_records
-from tests.eval_server import FakeModel, tiny_batch
+from tests.eval_server import FakeModel
 
 pytestmark = pytest.mark.bpy  # the batch is rendered once with Workbench
 SECRET = "sk-live-7f3a9c2e41d84b6f-do-not-leak"
@@ -27,8 +27,8 @@ FAST = ["--timeout", "5", "--retries", "1"]
 
 
 @pytest.fixture
-def batch(tmp_path_factory, tmp_path) -> Path:
-    shutil.copytree(tiny_batch(tmp_path_factory), tmp_path / "batch")
+def batch(tiny_batch, tmp_path) -> Path:
+    shutil.copytree(tiny_batch, tmp_path / "batch")
     return tmp_path / "batch"
 
 

@@ -16,13 +16,12 @@ from stim3d.cli import main
 from stim3d.eval.report import sections
 from stim3d.scoring.records import answer_text, read_records
 from stim3d.scoring.report import score
-from tests.eval_server import tiny_batch
 from tests.helpers import family_records
 
 
 @pytest.fixture
-def batch(tmp_path_factory, tmp_path) -> Path:
-    shutil.copytree(tiny_batch(tmp_path_factory), tmp_path / "batch")
+def batch(tiny_batch, tmp_path) -> Path:
+    shutil.copytree(tiny_batch, tmp_path / "batch")
     return tmp_path / "batch"
 
 
@@ -132,11 +131,11 @@ def test_rose_perception_to_action_gap_is_tabled(tmp_path):
 
 
 @pytest.mark.bpy
-def test_a_rendered_occlusion_sweep_gets_its_psychometric_curve_in_the_eval_report(tmp_path_factory, tmp_path):
+def test_a_rendered_occlusion_sweep_gets_its_psychometric_curve_in_the_eval_report(tiny_batch, tmp_path):
     from tests.batch_support import stim3d as run_stim3d
     from tests.eval_server import FakeModel
 
-    source = tiny_batch(tmp_path_factory) / "items" / "shape_count-t0-00000"
+    source = tiny_batch / "items" / "shape_count-t0-00000"
     sweep = tmp_path / "sweep"
     done = run_stim3d("sweep", "occlusion", str(source), "--levels", "0.1:0.9:0.2", "--out", str(sweep),
                       "--engine", "workbench", "--quiet")

@@ -19,7 +19,7 @@ from stim3d.eval.staircase import RESULT, run_staircases, sweep_tracks
 from stim3d.eval.store import RESPONSES, eval_folder
 from stim3d.scoring.records import read_records
 from tests.batch_support import render_cone_sweep
-from tests.eval_server import FakeModel, tiny_batch
+from tests.eval_server import FakeModel
 
 pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not installed")
 pytestmark = pytest.mark.bpy
@@ -142,8 +142,8 @@ def test_bad_staircase_arguments_are_one_line_and_exit_2(sweep, capsys, extra, w
     assert not (sweep / "eval").exists()
 
 
-def test_a_batch_without_sweeps_is_one_line_and_exit_2(tmp_path_factory, tmp_path, capsys):
-    batch = shutil.copytree(tiny_batch(tmp_path_factory), tmp_path / "batch")
+def test_a_batch_without_sweeps_is_one_line_and_exit_2(tiny_batch, tmp_path, capsys):
+    batch = shutil.copytree(tiny_batch, tmp_path / "batch")
     assert main(["eval", str(batch), "--model", "baseline:oracle", "--staircase"]) == 2
     err = capsys.readouterr().err
     assert "no sweep in this batch" in err and len(err.strip().splitlines()) == 1

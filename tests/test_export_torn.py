@@ -22,7 +22,6 @@ import pytest
 
 from stim3d.cli import main
 from stim3d.scoring.records import read_records
-from tests.eval_server import tiny_batch
 
 FORMATS = ("imagefolder", "coco", "clevr", "bop", "vlmevalkit", "lmms-eval")
 pytestmark = pytest.mark.bpy
@@ -36,10 +35,10 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture(scope="module")
-def source(tmp_path_factory) -> Path:
+def source(tiny_batch) -> Path:
     if importlib.util.find_spec("bpy") is None:
         pytest.skip("the Blender Python module (bpy==5.0.1) is not installed")
-    return tiny_batch(tmp_path_factory)
+    return tiny_batch
 
 
 def exported_item_ids(fmt: str, dest: Path) -> list[str]:

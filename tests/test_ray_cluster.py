@@ -27,7 +27,7 @@ ray = pytest.importorskip("ray", reason="Ray is not installed: the Ray executor 
 
 import stim3d  # noqa: E402
 from stim3d.render.batch.driver import ProgressEvent  # noqa: E402
-from tests.batch_support import assert_same_batch, reference_batch, temporaries  # noqa: E402
+from tests.batch_support import assert_same_batch, temporaries  # noqa: E402
 
 LOOPBACK = "127.0.0.1"
 # Node deaths noticed within about a second instead of Ray's default 15 s or so; actors at niceness 0 (Ray's
@@ -53,8 +53,8 @@ def cluster():
 
 
 @pytest.mark.bpy
-def test_a_node_killed_mid_batch_costs_only_time(cluster, tmp_path_factory, tmp_path):
-    config, expected = reference_batch(tmp_path_factory)  # one local worker, no Ray
+def test_a_node_killed_mid_batch_costs_only_time(reference_batch, cluster, tmp_path):
+    config, expected = reference_batch  # one local worker, no Ray
     node_a = cluster.add_node(num_cpus=1, node_ip_address=LOOPBACK)
     cluster.wait_for_nodes(timeout=NODE_TIMEOUT_S)
     events: list[str] = []

@@ -15,7 +15,6 @@ pytest.importorskip("ray", reason="Ray is not installed: the Ray executor needs 
 from tests.batch_support import (  # noqa: E402
     ITEM_TIMEOUT,
     assert_same_batch,
-    reference_batch,
     stim3d,
     temporaries,
     write_config,
@@ -24,8 +23,8 @@ from tests.worker_faults import fault_env
 
 
 @pytest.mark.bpy
-def test_ray_executor_output_equals_the_local_executor(tmp_path_factory, tmp_path):
-    config, expected = reference_batch(tmp_path_factory)
+def test_ray_executor_output_equals_the_local_executor(reference_batch, tmp_path):
+    config, expected = reference_batch
     out = tmp_path / "out"
     # No --address: stim3d starts a local Ray with this machine's CPUs (2 on CI) and stops it afterwards.
     result = stim3d("render", str(config), "--out", str(out), "--executor", "ray", "--workers", "2", "--quiet")

@@ -16,7 +16,6 @@ from tests.batch_support import (
     assert_same_batch,
     children_of,
     complete_items,
-    reference_batch,
     start_stim3d,
     stim3d,
     temporaries,
@@ -30,8 +29,8 @@ ITEMS = 9  # TINY_CONFIG with count=6: 6 shape_count + 3 shape_color_count
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory):
-    config, out = reference_batch(tmp_path_factory)
+def reference(reference_batch):
+    config, out = reference_batch
     assert len(complete_items(out)) == ITEMS
     return config, out
 

@@ -13,7 +13,6 @@ from stim3d.render.batch.plan import expand
 from tests.batch_support import (
     assert_same_batch,
     complete_items,
-    reference_batch,
     start_stim3d,
     stim3d,
     temporaries,
@@ -24,8 +23,8 @@ ITEMS = 9
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory):
-    return reference_batch(tmp_path_factory)
+def reference(reference_batch):
+    return reference_batch
 
 
 def test_shards_are_disjoint_slices_covering_the_plan(tmp_path):

@@ -21,7 +21,7 @@ from stim3d.study.contract import Trial, participant_plan
 from stim3d.study.errors import StudyError
 from stim3d.study.select import easiness
 from stim3d.study.trials import GRID_TYPES, grid_objects, object_centroids
-from tests.study_support import ROOT, study_batch
+from tests.study_support import ROOT
 
 pytestmark = pytest.mark.bpy
 
@@ -29,8 +29,8 @@ VENDOR = ROOT / "stim3d" / "study" / "vendor" / "jspsych"
 
 
 @pytest.fixture(scope="module")
-def batch(tmp_path_factory) -> Path:
-    return study_batch(tmp_path_factory)
+def batch(study_batch) -> Path:
+    return study_batch
 
 
 @pytest.fixture(scope="module")

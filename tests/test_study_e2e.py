@@ -43,7 +43,6 @@ from stim3d.study.build import BuildOptions, build_study
 from stim3d.study.contract import MAX_BODY_BYTES, Session, Trial, participant_plan
 from stim3d.study.score import score_study
 from stim3d.study.serve import make_server
-from tests.study_support import study_batch
 
 pytestmark = [pytest.mark.browser, pytest.mark.bpy]
 CHROMIUM = "/usr/bin/chromium"
@@ -300,11 +299,11 @@ class Participant:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> tuple[Path, Path]:
+def built(study_batch, tmp_path_factory) -> tuple[Path, Path]:
     """(batch, study): the study batch copied (score writes into its eval/), the study built beside it."""
     root = tmp_path_factory.mktemp("e2e")
     batch = root / "batch"
-    shutil.copytree(study_batch(tmp_path_factory), batch)
+    shutil.copytree(study_batch, batch)
     build_study(batch, root / "study", BuildOptions(practice=2, catch=2, seed=SEED))
     return batch, root / "study"
 

@@ -15,7 +15,7 @@ import pytest
 
 from stim3d.study.build import BuildOptions, build_study
 from stim3d.study.contract import Session, Trial, participant_plan
-from tests.study_support import study_batch, with_standin_widgets
+from tests.study_support import with_standin_widgets
 
 pytestmark = [pytest.mark.browser, pytest.mark.bpy]
 STEP_MS = 20_000  # the deadline of every wait: generous for two busy cores, never a fixed sleep
@@ -27,9 +27,9 @@ class QuietHandler(SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def study(tmp_path_factory) -> Path:
+def study(study_batch, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("page") / "study"
-    build_study(study_batch(tmp_path_factory), out, BuildOptions(practice=2, catch=2, per_participant=4, seed=3))
+    build_study(study_batch, out, BuildOptions(practice=2, catch=2, per_participant=4, seed=3))
     with_standin_widgets(out)
     return out
 

@@ -3,8 +3,8 @@
 Everything Blender-specific is imported inside `register()`, so the add-on's
 plain modules (params, validation, visibility_colors, jobs) import and test
 without Blender. The scene is built by the batch driver's own code
-(render.blender_scene.build) and rendered by it (render.produce.render_with,
-in a child process): one code path. See the README section "Blender add-on".
+(render.backends.blender_scene.build) and rendered by it (render.batch.composed and render.batch.produce,
+in a child process): one code path. See docs/addon.md.
 """
 
 from __future__ import annotations

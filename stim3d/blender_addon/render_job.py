@@ -4,7 +4,7 @@ Run by blender_addon/jobs.py, never by hand:
     python render_job.py JOB.json                                   (Blender as a Python module)
     blender --background --factory-startup --python render_job.py -- JOB.json  (desktop Blender)
 
-Why a separate process: the batch renderer (`render.blender.render_scene`)
+Why a separate process: the batch renderer (`render.backends.blender.render_scene`)
 starts from factory settings, which would wipe the user's open session; a child
 Blender renders the edited item with exactly the code every composed item goes
 through (render/batch/composed.py: lock, render_item, records) and leaves the user's

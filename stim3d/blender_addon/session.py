@@ -1,6 +1,6 @@
 """What the add-on's operators do to Blender data, as plain functions (no UI, no context).
 
-Scenes are built by `render.blender_scene.build`, the function the batch driver
+Scenes are built by `render.backends.blender_scene.build`, the function the batch driver
 renders with: one code path. The add-on only adds what an interactive session
 needs around it: clearing what it built before, tagging what it built (so the
 next Generate removes exactly that), reading an item.json with every check done
@@ -154,7 +154,7 @@ def _role(obj: Any) -> str:
 
 
 def show_item(scene_bpy: Any, item: Item, clear_everything: bool) -> list[Any]:
-    """Replace the scene's stim3d content by `item`'s scene (built by render.blender_scene.build).
+    """Replace the scene's stim3d content by `item`'s scene (built by render.backends.blender_scene.build).
 
     Checks that the item can be built before removing anything. Returns the new objects.
     """

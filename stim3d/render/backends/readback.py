@@ -1,6 +1,6 @@
 """Blender objects -> the scene model: what a user changed by hand in Blender, read back as stim3d data.
 
-The Blender add-on builds a scene with `render.blender_scene.build` and lets the
+The Blender add-on builds a scene with `render.backends.blender_scene.build` and lets the
 user move, rotate, scale, delete, duplicate and recolour objects. This module
 reads the result back. It only reads: a pure function of the bpy objects and
 the scene they were built from (`base`), so the same readback serves every

@@ -8,15 +8,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stim3d.scenes.params_checks import check_ranges, reject_bools
 
 from ..model import Question, Scene
 from ..visibility import VisibilityResult
+
+# The parameters several families share, their ranges stated once (each family gives its own default):
+MinVisibility = Annotated[float, Field(gt=0.0, le=1.0)]  # every object at least this visible (DYSM's beta_occ)
+SizeRange = tuple[float, float]  # object size in metres; check_ranges holds it finite, positive and ordered
+VISIBLE = "every object at least this visible"
 
 
 class FamilyParams(BaseModel):

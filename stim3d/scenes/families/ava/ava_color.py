@@ -22,7 +22,7 @@ from pydantic import Field, model_validator
 from ...colors import COLOR_NAMES, PALETTE, delta_e_srgb
 from ...markers import marker_box
 from ...model import SHAPES, Item, Question, round6
-from ..base import Composed, Family, FamilyParams, Frame
+from ..base import VISIBLE, Composed, Family, FamilyParams, Frame, MinVisibility, SizeRange
 from ..shared.answers import check_answer
 from .ava_common import (
     ObjectSpec,
@@ -46,8 +46,8 @@ class AvaColorParams(FamilyParams):
     marker: Literal["white", "red", "blue"] = Field("white", description="colour of the box drawn around the object")
     min_area: float = Field(0.004, gt=0.0, lt=1.0, description="smallest visible box area, fraction of the image")
     max_distractors: int = Field(3, ge=0, le=12, description="unmarked objects: 0..this many")
-    min_visibility: float = Field(0.8, gt=0.0, le=1.0, description="every object at least this visible")
-    size_range: tuple[float, float] = Field((0.6, 1.4), description="object size in metres")
+    min_visibility: MinVisibility = Field(0.8, description=VISIBLE)
+    size_range: SizeRange = Field((0.6, 1.4), description="object size in metres")
 
     def answer_space(self) -> list[str]:
         return unambiguous_colors(self.ambiguity_de)

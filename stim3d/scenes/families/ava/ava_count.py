@@ -18,7 +18,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ...colors import COLOR_NAMES
 from ...model import SHAPES, Question
-from ..base import Composed, Family, FamilyParams, Frame
+from ..base import VISIBLE, Composed, Family, FamilyParams, Frame, MinVisibility, SizeRange
 from ..shared.answers import check_answer
 from ..shared.counting import PLURAL, Spec, compose_counting, scale_for_crowd
 from .ava_common import distractor_specs, pick
@@ -42,10 +42,10 @@ class AvaCountParams(FamilyParams):
             raise ValueError(f"target_color {color!r}; allowed: {', '.join(COLOR_NAMES)}")
         return color
     max_distractors: int = Field(6, ge=0, le=20, description="distractors (another shape or colour): 0..this many")
-    min_visibility: float = Field(0.6, gt=0.0, le=1.0, description="every object at least this visible")
+    min_visibility: MinVisibility = Field(0.6, description=VISIBLE)
     band: float = Field(0.4, ge=0.01, le=1.0, description="least visible object in [min_visibility, +band]; "
                         "min_visibility + band >= 1 asks for the floor only")
-    size_range: tuple[float, float] = Field((0.7, 1.0), description="object size in metres, before crowd scaling")
+    size_range: SizeRange = Field((0.7, 1.0), description="object size in metres, before crowd scaling")
 
     def answer_space(self) -> list[int]:
         return list(range(self.min_count, self.max_count + 1))

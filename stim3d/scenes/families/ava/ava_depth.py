@@ -19,7 +19,7 @@ from pydantic import Field
 from ...colors import COLOR_NAMES
 from ...markers import marker_box
 from ...model import SHAPES, Question
-from ..base import Composed, Family, FamilyParams, Frame
+from ..base import VISIBLE, Composed, Family, FamilyParams, Frame, MinVisibility, SizeRange
 from .ava_common import (
     ObjectSpec,
     boxes_overlap,
@@ -40,8 +40,8 @@ CLOSER_OPTIONS = ("red", "blue")
 
 class AvaDepthAbsoluteParams(FamilyParams):
     max_distractors: int = Field(3, ge=0, le=12, description="unmarked objects: 0..this many")
-    min_visibility: float = Field(0.7, gt=0.0, le=1.0, description="every object at least this visible")
-    size_range: tuple[float, float] = Field((0.5, 1.4), description="object size in metres")
+    min_visibility: MinVisibility = Field(0.7, description=VISIBLE)
+    size_range: SizeRange = Field((0.5, 1.4), description="object size in metres")
 
 
 class AvaDepthRelativeParams(FamilyParams):
@@ -49,8 +49,8 @@ class AvaDepthRelativeParams(FamilyParams):
     answer: Literal["red", "blue"] | None = Field(None, description="which box holds the closer object; None = drawn "
                                                   "(a batch schedules it over the task)")
     max_distractors: int = Field(3, ge=0, le=12, description="unmarked objects: 0..this many")
-    min_visibility: float = Field(0.8, gt=0.0, le=1.0, description="every object at least this visible")
-    size_range: tuple[float, float] = Field((0.5, 1.4), description="object size in metres")
+    min_visibility: MinVisibility = Field(0.8, description=VISIBLE)
+    size_range: SizeRange = Field((0.5, 1.4), description="object size in metres")
 
     def answer_space(self) -> list[str]:
         return list(CLOSER_OPTIONS)

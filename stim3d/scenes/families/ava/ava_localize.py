@@ -16,7 +16,7 @@ from pydantic import Field, model_validator
 
 from ...colors import COLOR_NAMES
 from ...model import SHAPES, Question
-from ..base import Composed, Family, FamilyParams, Frame
+from ..base import VISIBLE, Composed, Family, FamilyParams, Frame, MinVisibility, SizeRange
 from .ava_common import ObjectSpec, box_area_fraction, distractor_specs, finish, pick, scatter, truth_of
 
 QUESTION = "Provide the bounding box coordinates of the {color} {shape}."
@@ -26,8 +26,8 @@ class AvaLocalizeParams(FamilyParams):
     max_distractors: int = Field(4, ge=0, le=12, description="distractors: 0..this many")
     min_area: float = Field(0.002, gt=0.0, lt=1.0, description="smallest box area, fraction of the image")
     max_area: float = Field(0.5, gt=0.0, le=1.0, description="largest box area, fraction of the image")
-    min_visibility: float = Field(0.7, gt=0.0, le=1.0, description="every object at least this visible")
-    size_range: tuple[float, float] = Field((0.4, 2.2), description="target size in metres (log-uniform)")
+    min_visibility: MinVisibility = Field(0.7, description=VISIBLE)
+    size_range: SizeRange = Field((0.4, 2.2), description="target size in metres (log-uniform)")
 
     @model_validator(mode="after")
     def _area_range(self) -> AvaLocalizeParams:

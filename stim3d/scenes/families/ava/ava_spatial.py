@@ -21,7 +21,7 @@ from pydantic import Field, model_validator
 from ...colors import COLOR_NAMES
 from ...markers import marker_box
 from ...model import SHAPES, Question
-from ..base import Composed, Family, FamilyParams, Frame
+from ..base import VISIBLE, Composed, Family, FamilyParams, Frame, MinVisibility, SizeRange
 from ..shared.answers import check_answer
 from .ava_common import (
     ObjectSpec,
@@ -54,8 +54,8 @@ class AvaSpatialParams(FamilyParams):
                                "the image width (horizontal) or height (vertical)")
     margin_m: float = Field(0.5, ge=0.0, le=5.0, description="depth gap for in front / behind (metres)")
     max_distractors: int = Field(2, ge=0, le=12, description="unmarked objects: 0..this many")
-    min_visibility: float = Field(0.8, gt=0.0, le=1.0, description="every object at least this visible")
-    size_range: tuple[float, float] = Field((0.5, 1.3), description="object size in metres")
+    min_visibility: MinVisibility = Field(0.8, description=VISIBLE)
+    size_range: SizeRange = Field((0.5, 1.3), description="object size in metres")
 
     def answer_space(self) -> list[str]:
         return [answer for relation in self.relations for answer in RELATIONS[relation]]

@@ -17,7 +17,7 @@ from pydantic import Field, model_validator
 
 from ...colors import COLOR_NAMES
 from ...model import SHAPES, Question
-from ..base import Composed, Family, FamilyParams, Frame
+from ..base import Composed, Family, FamilyParams, Frame, MinVisibility, SizeRange
 from ..shared.answers import check_answer, draw_answer
 from ..shared.counting import PLURAL, Spec, compose_counting, recount_subject, scale_for_crowd
 
@@ -28,9 +28,9 @@ class ShapeColorCountParams(FamilyParams):
     n_shape_types: int = Field(3, ge=1, le=5, description="distinct shape types present (S)")
     max_instances: int = Field(3, ge=1, le=5, description="most instances of one (shape, colour) pair (I_sc)")
     max_colors_per_shape: int = Field(2, ge=1, le=7, description="colours each present shape comes in, at most")
-    min_visibility: float = Field(0.8, gt=0.0, le=1.0, description="every object at least this visible (beta_occ)")
+    min_visibility: MinVisibility = Field(0.8, description="every object at least this visible (beta_occ)")
     band: float = Field(0.05, ge=0.01, le=0.5, description="least visible object lands in [min_visibility, min_visibility + band]")
-    size_range: tuple[float, float] = Field((0.75, 1.05), description="object size in metres, before crowd scaling")
+    size_range: SizeRange = Field((0.75, 1.05), description="object size in metres, before crowd scaling")
     answer: int | None = Field(None, ge=0, le=5, description="the gold count; none draws it uniformly (a batch schedules it)")
 
     def answer_space(self) -> list[int]:

@@ -5,6 +5,8 @@
  * and keeps one Session (contract.Session) that is saved after every trial: PUT api/session when `stim3d study
  * serve` answers api/ping, jatos.submitResultData under JATOS, and always localStorage (a reload resumes); with no
  * server the completion page offers the Session as a download. Nothing identifying is recorded (docs/study.md).
+ * One file past 400 lines: the page's flow reads top to bottom in one place (the staircase flow, the one
+ * separable part, is js/staircase_flow.js); plain <script> tags, no bundler, so each file is a global scope.
  */
 (function () {
   "use strict";

@@ -16,6 +16,10 @@
  * widget: without the image for non-spatial types; for spatial types on a blank frame of
  * the image's size with the grid's cell outlines (cells and clicks) or the image's outline
  * (box), since a person cannot click on an image that is gone. docs/study_widgets.md.
+ *
+ * One file past 400 lines on purpose: the page loads each script with a plain <script> tag (no bundler, so a
+ * study folder works from any static host), and a jsPsych plugin is one global; splitting it would need more
+ * shared globals between files than it would save.
  */
 var jsPsychStim3dResponse = (function (jspsych) {
   "use strict";
