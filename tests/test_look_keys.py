@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from stim3d.render.settings import RenderSettings
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
-from stim3d.scenes.model import RenderSettings
 
 # The keys docs/looks.md names, as paths into item.json ("*" any list index, a trailing "*" any key suffix).
 LOOK_KEYS = (
