@@ -20,7 +20,7 @@ A rerun into the same folder skips look items whose key (item, settings, code) m
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from stim3d.render.batch.folder import BatchFolder
 from stim3d.render.batch.item_folder import load_item
 from stim3d.render.batch.keys import level_key
 from stim3d.render.batch.lock import folder_lock
-from stim3d.render.sweep.run import refuse_batch_folder
+from stim3d.render.sweep.run import SweepRunReport, refuse_batch_folder
 from stim3d.render.sweep.sources import load_sources
 from stim3d.scenes.looks import with_look
 from stim3d.scenes.model import LOOK_NAMES, Item, LookName
@@ -68,19 +68,8 @@ def look_item(source: Item, look: LookName) -> Item:
 
 
 @dataclass
-class LookSweepReport:
-    """What a run did. `failed` is true when any look item or source item could not be made."""
-
-    sweeps: list[dict] = field(default_factory=list)
-    failed_sources: dict[str, str] = field(default_factory=dict)
-    rendered: int = 0
-    skipped: int = 0
-    records: int = 0
-    outputs: list[Path] = field(default_factory=list)
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.failed_sources)
+class LookSweepReport(SweepRunReport):
+    """A look sweep's run: `failed` when any look item or source item could not be made."""
 
     def summary_lines(self) -> list[str]:
         lines = []

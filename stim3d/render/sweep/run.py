@@ -25,16 +25,26 @@ ProgressFn = Callable[[int, int, str, str], None]  # (done, total, label, status
 
 
 @dataclass
-class SweepReport:
-    """What a run did. `failed` is true when any level was unreachable or any source item failed."""
+class SweepRunReport:
+    """What a sweep run did (occlusion or looks): its sweeps.json rows, the items that failed, counts, files."""
 
     sweeps: list[dict] = field(default_factory=list)
     failed_sources: dict[str, str] = field(default_factory=dict)
     rendered: int = 0
     skipped: int = 0
-    unreachable: int = 0
     records: int = 0
     outputs: list[Path] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failed_sources)
+
+
+@dataclass
+class SweepReport(SweepRunReport):
+    """An occlusion sweep's run: `failed` also when a level was unreachable."""
+
+    unreachable: int = 0
 
     @property
     def failed(self) -> bool:
