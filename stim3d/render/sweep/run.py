@@ -102,7 +102,7 @@ def run_occlusion_sweep(
         solved = _solve(sources, levels, target_id, occluder_id, report, progress)
         items = [(level, sources.settings) for _, swept in solved for level in swept.items if level is not None]
         run = render_composed(ComposedPlan(items, key=level_key), out, progress=progress, workers=workers,
-                              executor=executor, address=address)
+                              executor=executor, address=address, locked=True)
         for item, swept in solved:
             report.sweeps.append(_sweep_summary(item, swept, _level_rows(swept, run, report)))
         report.records = run.records
