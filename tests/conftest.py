@@ -1,7 +1,8 @@
 """Session fixtures (batches rendered once per test process) and the CI rule for skipped renderer tests.
 
 The rendered batches several test files share are session fixtures here: `reference_batch` (config and
-folder of a one-worker raster run), `tiny_batch` (a Workbench batch for eval tests) and `study_batch`
+folder of a one-worker raster run), `tiny_batch` (a Workbench batch for eval tests; `eval_batch` is a fresh
+copy of it and `fake_model` a loopback model answering it) and `study_batch`
 (every answer type a person can answer, for the study tests). Tests copy them before writing into them.
 
 Under CI (environment variable CI=true, set by .ci/run), a skipped Blender or raster test fails the run.
@@ -14,7 +15,10 @@ Locally, skips stay skips: a machine without Blender can still run the rest.
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,6 +35,27 @@ def tiny_batch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.eval_server import render_tiny_batch
 
     return render_tiny_batch(tmp_path_factory.mktemp("eval_batch"))
+
+
+@pytest.fixture
+def eval_batch(tiny_batch: Path, tmp_path: Path) -> Path:
+    """A fresh copy of `tiny_batch` (each eval test writes its own eval/ folder)."""
+    shutil.copytree(tiny_batch, tmp_path / "batch")
+    return tmp_path / "batch"
+
+
+@pytest.fixture
+def fake_model(eval_batch: Path) -> Iterator[Any]:
+    """tests/eval_server.py's OpenAI-compatible model answering `eval_batch`'s questions, on 127.0.0.1."""
+    from stim3d.scoring.records import read_records
+    from tests.eval_server import FakeModel
+
+    model = FakeModel(read_records(eval_batch / "records.jsonl"))
+    httpd, _ = model.start()
+    yield model
+    model.release.set()
+    httpd.shutdown()
+    httpd.server_close()
 
 
 @pytest.fixture(scope="session")

@@ -46,6 +46,13 @@ def serve(scratch: Path) -> Iterator[str]:
     """Serve the checkout (and `scratch` under /scratch/) on 127.0.0.1; yield the base URL."""
     handler = type("Handler", (_Handler,), {"scratch": scratch})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(ROOT)))
+    with running(server) as base:
+        yield base
+
+
+@contextmanager
+def running(server: http.server.ThreadingHTTPServer) -> Iterator[str]:
+    """Serve in a thread until the block ends; yields the base URL (127.0.0.1 only)."""
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
@@ -53,7 +60,7 @@ def serve(scratch: Path) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
-        thread.join(timeout=5)
+        thread.join(timeout=10)
 
 
 def harness_url(base: str, entries: list[dict[str, Any]]) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -25,7 +24,6 @@ from stim3d.eval.client import Endpoint
 from stim3d.eval.run import EvalError
 from stim3d.eval.store import RESPONSES, eval_folder
 from stim3d.scoring.records import read_records
-from tests.eval_server import FakeModel
 
 pytestmark = pytest.mark.bpy  # the batch is rendered once with Workbench
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,20 +31,13 @@ FAST = {"backoff": 0.01, "timeout": 5.0}
 
 
 @pytest.fixture
-def batch(tiny_batch, tmp_path) -> Path:
-    """A fresh copy of the tiny batch (each test writes its own eval/ folder)."""
-    shutil.copytree(tiny_batch, tmp_path / "batch")
-    return tmp_path / "batch"
+def batch(eval_batch: Path) -> Path:
+    return eval_batch
 
 
 @pytest.fixture
-def server(batch):
-    model = FakeModel(read_records(batch / "records.jsonl"))
-    httpd, _ = model.start()
-    yield model
-    model.release.set()
-    httpd.shutdown()
-    httpd.server_close()
+def server(fake_model):
+    return fake_model
 
 
 def _lines(batch: Path, model: str) -> list[dict]:

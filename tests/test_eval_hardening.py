@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from pathlib import Path
 
 import pytest
@@ -27,19 +26,13 @@ FAST = ["--timeout", "5", "--retries", "1"]
 
 
 @pytest.fixture
-def batch(tiny_batch, tmp_path) -> Path:
-    shutil.copytree(tiny_batch, tmp_path / "batch")
-    return tmp_path / "batch"
+def batch(eval_batch: Path) -> Path:
+    return eval_batch
 
 
 @pytest.fixture
-def server(batch):
-    model = FakeModel(read_records(batch / "records.jsonl"))
-    httpd, _ = model.start()
-    yield model
-    model.release.set()
-    httpd.shutdown()
-    httpd.server_close()
+def server(fake_model):
+    return fake_model
 
 
 def _qids(batch: Path) -> list[str]:

@@ -24,11 +24,9 @@ import functools
 import json
 import shutil
 import socket
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -43,6 +41,7 @@ from stim3d.study.build import BuildOptions, build_study
 from stim3d.study.contract import MAX_BODY_BYTES, Session, Trial, participant_plan
 from stim3d.study.score import score_study
 from stim3d.study.serve import make_server
+from tests.study_widgets_support import running
 
 pytestmark = [pytest.mark.browser, pytest.mark.bpy]
 CHROMIUM = "/usr/bin/chromium"
@@ -57,19 +56,6 @@ class QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 - the base class's name
         pass
 
-
-
-@contextmanager
-def running(server: ThreadingHTTPServer) -> Iterator[str]:
-    """Serve in a thread until the block ends; yields the base URL (127.0.0.1 only)."""
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
 
 
 # -- the scripted participant: what to do on each trial, and what scoring must make of it -----------------
