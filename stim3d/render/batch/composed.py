@@ -62,13 +62,10 @@ class ComposedReport:
     reasons: dict[str, str] = field(default_factory=dict)
     records: int = 0
 
-    def count(self, status: str) -> int:
-        return sum(1 for value in self.status.values() if value == status)
-
     @property
     def done(self) -> list[str]:
         """Items whose folder is complete after the run (rendered now or skipped as done), in plan order."""
-        return [item_id for item_id, status in self.status.items() if status != "failed"]
+        return [item_id for item_id, status in self.status.items() if status in ("rendered", "skipped")]
 
 
 def render_composed(plan: ComposedPlan, out: Path, *, in_process: bool = False, scratch: Path | None = None,
@@ -88,7 +85,7 @@ def render_composed(plan: ComposedPlan, out: Path, *, in_process: bool = False, 
     ids = [item.item_id for item, _ in plan.items]
     with nullcontext() if locked else folder_lock(out):
         folder.prepare()
-        folder.remove_temporaries(set(ids))
+        folder.remove_temporaries()  # all a killed run left: the lock is exclusive, no shard can be writing here
         todo: list[Job] = []
         for item, settings in plan.items:
             key = plan.key(item, settings) if plan.key is not None else None
