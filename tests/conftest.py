@@ -48,14 +48,10 @@ def eval_batch(tiny_batch: Path, tmp_path: Path) -> Path:
 def fake_model(eval_batch: Path) -> Iterator[Any]:
     """tests/eval_server.py's OpenAI-compatible model answering `eval_batch`'s questions, on 127.0.0.1."""
     from stim3d.scoring.records import read_records
-    from tests.eval_server import FakeModel
+    from tests.eval_server import FakeModel, running
 
-    model = FakeModel(read_records(eval_batch / "records.jsonl"))
-    httpd, _ = model.start()
-    yield model
-    model.release.set()
-    httpd.shutdown()
-    httpd.server_close()
+    with running(FakeModel(read_records(eval_batch / "records.jsonl"))) as model:
+        yield model
 
 
 @pytest.fixture(scope="session")

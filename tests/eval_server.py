@@ -23,7 +23,8 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -157,6 +158,20 @@ tasks:
     count: 4
     params: {n_shape_types: 2, max_instances: 2}
 """
+
+
+@contextmanager
+def running(model: FakeModel) -> Iterator[FakeModel]:
+    """Serve `model` on 127.0.0.1 for the block; afterwards release its hung handlers and close the server."""
+    httpd, _ = model.start()
+    try:
+        yield model
+    finally:
+        model.release.set()
+        httpd.shutdown()
+        httpd.server_close()
+
+
 def render_tiny_batch(folder: Any) -> Any:
     """A 10-item Workbench batch at 64x48 (two counting families): the session fixture `tiny_batch`."""
     from tests.batch_support import stim3d

@@ -129,3 +129,16 @@ def family_records(family: str, seed: int = 1) -> list[Record]:
     item = make_item(family, {}, [seed, 0, 0], f"{family}-t0-{seed:05d}", Frame(width, height),
                      question_sets=("default", "describe"))
     return records_for(item.model_copy(update={"provenance": PROVENANCE}), "items/x/image.png", "ab" * 32)
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    """`stim3d ARGV` in this process: (exit code, stdout, stderr)."""
+    import contextlib
+    import io
+
+    from stim3d.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()

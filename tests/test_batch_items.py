@@ -3,8 +3,6 @@ gallery, contact sheet and exports; named gallery pages; contact-sheet keys that
 
 from __future__ import annotations
 
-import contextlib
-import io
 import shutil
 import subprocess
 import sys
@@ -17,6 +15,7 @@ from stim3d.render.views.contact_sheet import varying_keys
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scoring.records import read_records
+from tests.helpers import run_cli as run
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = """\
@@ -40,15 +39,6 @@ def batch(tmp_path_factory) -> Path:
     # What the add-on's Render and Save into a batch folder leaves: a complete item the config never planned.
     shutil.copytree(out / "items" / "shape_count-t0-00000", out / "items" / "addon-item-00000")
     return out
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    from stim3d.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.mark.bpy

@@ -3,8 +3,6 @@ API on `dir(stim3d)`, the dataset card's split sizes, the manifest's version, YA
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import subprocess
 import sys
@@ -15,20 +13,13 @@ import yaml
 from pydantic import ValidationError
 
 import stim3d
-from stim3d.cli import main
 from stim3d.render.export.card import card_header, size_category, split_bytes
 from stim3d.render.packaging.addon import manifest_text, manifest_version
 from stim3d.scenes.families.base import FamilyParams
 from stim3d.scenes.presets import preset_names, preset_path
+from tests.helpers import run_cli as run
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def yaml_item_count(path: Path) -> int:

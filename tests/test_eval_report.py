@@ -133,7 +133,7 @@ def test_rose_perception_to_action_gap_is_tabled(tmp_path):
 @pytest.mark.bpy
 def test_a_rendered_occlusion_sweep_gets_its_psychometric_curve_in_the_eval_report(tiny_batch, tmp_path):
     from tests.batch_support import stim3d as run_stim3d
-    from tests.eval_server import FakeModel
+    from tests.eval_server import FakeModel, running
 
     source = tiny_batch / "items" / "shape_count-t0-00000"
     sweep = tmp_path / "sweep"
@@ -145,12 +145,8 @@ def test_a_rendered_occlusion_sweep_gets_its_psychometric_curve_in_the_eval_repo
     assert len(levels) >= 3
     server = FakeModel(records)
     server.wrong = {r.question_id for r in records if r.difficulty["sweep_level"] == levels[0]}  # wrong when most hidden
-    httpd, _ = server.start()
-    try:
+    with running(server):
         result = stim3d.evaluate(sweep, "toy-vlm", server.url, backoff=0.01, timeout=5)
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
     page = (result.folder / "report.html").read_text()
     assert "psychometric curve over occlusion sweeps" in page
     threshold = float(page.split("50 % threshold at sweep_level = ")[1].split(".</p>")[0])

@@ -19,7 +19,7 @@ from stim3d.eval.staircase import RESULT, run_staircases, sweep_tracks
 from stim3d.eval.store import RESPONSES, eval_folder
 from stim3d.scoring.records import read_records
 from tests.batch_support import render_cone_sweep
-from tests.eval_server import FakeModel
+from tests.eval_server import FakeModel, running
 
 pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not installed")
 pytestmark = pytest.mark.bpy
@@ -42,12 +42,8 @@ def sweep(rendered, tmp_path) -> Path:
 
 @pytest.fixture
 def server(sweep):
-    model = FakeModel(read_records(sweep / "records.jsonl"))
-    httpd, _ = model.start()
-    yield model
-    model.release.set()
-    httpd.shutdown()
-    httpd.server_close()
+    with running(FakeModel(read_records(sweep / "records.jsonl"))) as model:
+        yield model
 
 
 def _result(sweep: Path, model: str) -> dict:

@@ -10,28 +10,19 @@ and nothing is written where it points. One shared rule makes this so
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import importlib.util
-import io
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from stim3d.cli import main
 from stim3d.scoring.records import read_records
+from tests.helpers import run_cli as run
 
 FORMATS = ("imagefolder", "coco", "clevr", "bop", "vlmevalkit", "lmms-eval")
 pytestmark = pytest.mark.bpy
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from stim3d.cli import main
 from stim3d.render.export.common import batch_namespace
 from stim3d.scoring.records import read_records
+from tests.helpers import run_cli as run
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = """\
@@ -41,13 +41,6 @@ tasks:
 """
 
 pytestmark = pytest.mark.bpy
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

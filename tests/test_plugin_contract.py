@@ -9,21 +9,19 @@ plug-in's entry point registers it (no pip install: no build, no index).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import io
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from stim3d.cli import main
 from stim3d.render.batch.config import load_config
 from stim3d.render.batch.plan import expand
 from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.placement import InfeasibleError
+from tests.helpers import run_cli as run
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "examples" / "plugin-template"
 
@@ -36,13 +34,6 @@ def tiny_row(monkeypatch):
     FAMILIES._loaded()
     monkeypatch.setitem(FAMILIES._families, FAMILY.name, dataclasses.replace(FAMILY))
     return FAMILY
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_infeasible_error_takes_the_constraint_and_the_detail():

@@ -9,9 +9,7 @@ must come out exactly as constructed.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-import io
 import json
 import os
 import subprocess
@@ -24,12 +22,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from stim3d.cli import main
 from stim3d.render.batch.records import records_for
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.model import Provenance
 from stim3d.scoring.records import SCHEMA_PATH, read_records
+from tests.helpers import run_cli as run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,13 +54,6 @@ def receive(records, batch_dir):
     Path(batch_dir, "toy_core_received.json").write_text(json.dumps([r.model_dump(mode="json") for r in records]))
     return [f"toy core: {len(records)} records"]
 '''
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def install_toy_core(folder: Path) -> None:
