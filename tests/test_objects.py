@@ -21,7 +21,13 @@ from stim3d.scenes.camera import look_at
 from stim3d.scenes.colors import named
 from stim3d.scenes.families.shared.stage import counting_lights
 from stim3d.scenes.mesh_files import MeshFileError, mesh_source
-from stim3d.scenes.meshes import object_mesh, object_world_vertices, resting_source_object, source_mesh
+from stim3d.scenes.meshes import (
+    GROUND_CLEARANCE,
+    object_mesh,
+    object_world_vertices,
+    resting_source_object,
+    source_mesh,
+)
 from stim3d.scenes.model import Scene, SceneObject
 from stim3d.scenes.object_library import composed_source, library, library_object, synonyms_of
 from stim3d.scenes.placement import mesh_distance
@@ -48,7 +54,7 @@ def test_mesh_file_is_normalised_to_size_centred_and_hashed(tmp_path):
     vertices = object_world_vertices(obj)
     extents = vertices.max(axis=0) - vertices.min(axis=0)
     assert extents.max() == pytest.approx(1.5)
-    assert vertices[:, 2].min() == pytest.approx(0.0, abs=1e-5)  # resting on the ground
+    assert vertices[:, 2].min() == pytest.approx(GROUND_CLEARANCE * 1.5, abs=1e-6)  # resting on the ground
     assert np.allclose(0.5 * (vertices.max(axis=0) + vertices.min(axis=0)), obj.location, atol=1e-5)
     assert source.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
     assert json.loads(obj.model_dump_json())["source"]["sha256"] == source.sha256

@@ -15,13 +15,16 @@ which needs no watertight or single surface).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from .model import Color, ObjectPart, ObjectSource, SceneObject, round6
 from .primitives import PrimitiveMesh, axis_angle_quat, quat_to_matrix, unit_mesh
 
+GROUND_CLEARANCE = 1e-4  # a resting composed or mesh object floats this share of its size above the ground
 _CACHE_SIZE = 64  # distinct composed or mesh geometries kept; a batch uses a handful
-_cache: dict[str, PrimitiveMesh] = {}
+_cache: dict[str, tuple[tuple[int, int] | None, PrimitiveMesh]] = {}
 
 
 def mesh_key(obj: SceneObject) -> str:
@@ -61,22 +64,40 @@ def composed_mesh(parts: list[ObjectPart]) -> tuple[PrimitiveMesh, np.ndarray]:
     return mesh, np.concatenate(owner)
 
 
-def source_mesh(source: ObjectSource) -> PrimitiveMesh:
-    """The unit mesh of a composed or mesh source (cached by the source's content; arrays read-only)."""
-    key = source.model_dump_json()
-    mesh = _cache.get(key)
-    if mesh is None:
-        if source.kind == "composed":
-            mesh = composed_mesh(source.parts)[0]
-        else:
-            from .mesh_files import normalised_file_mesh
+def _file_stamp(source: ObjectSource) -> tuple[int, int] | None:
+    """A mesh file's (mtime, size): a cached mesh is used only while its file still has the same stamp."""
+    if source.kind != "mesh" or source.path is None:
+        return None
+    try:
+        stat = Path(source.path).stat()
+    except OSError:
+        return (-1, -1)
+    return stat.st_mtime_ns, stat.st_size
 
-            mesh = normalised_file_mesh(source)
-        for array in (mesh.vertices, mesh.faces, mesh.smooth):
-            array.setflags(write=False)
-        if len(_cache) >= _CACHE_SIZE:
-            _cache.pop(next(iter(_cache)))
-        _cache[key] = mesh
+
+def source_mesh(source: ObjectSource) -> PrimitiveMesh:
+    """The unit mesh of a composed or mesh source (cached by the source's content; arrays read-only).
+
+    A mesh file is read again (and its sha256 checked) whenever its modification time or size changed,
+    so a file edited after the item was composed is refused in this process too, not served from the cache.
+    """
+    key = source.model_dump_json()
+    stamp = _file_stamp(source)
+    cached = _cache.get(key)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    if source.kind == "composed":
+        mesh = composed_mesh(source.parts)[0]
+    else:
+        from .mesh_files import normalised_file_mesh
+
+        mesh = normalised_file_mesh(source)
+    for array in (mesh.vertices, mesh.faces, mesh.smooth):
+        array.setflags(write=False)
+    _cache.pop(key, None)
+    if len(_cache) >= _CACHE_SIZE:
+        _cache.pop(next(iter(_cache)))
+    _cache[key] = (stamp, mesh)
     return mesh
 
 
@@ -102,7 +123,9 @@ def resting_source_object(object_id: int, source: ObjectSource, size: float, x: 
                           color: Color, attributes: dict | None = None) -> SceneObject:
     """A composed or mesh object resting on the ground at (x, y), turned by `yaw` degrees about +Z.
 
-    `location` is the bounding-box centre, raised so the turned mesh's lowest vertex touches z = 0.
+    `location` is the bounding-box centre, raised so the turned mesh's lowest vertex is GROUND_CLEARANCE * size
+    above z = 0: an open mesh (a box without a side) can show the camera its faces lying on the ground, and a
+    face exactly in the ground's plane would be a coin toss per pixel in Cycles (z-fighting), not ground truth.
     """
     w, qx, qy, qz = (round6(v) for v in axis_angle_quat((0.0, 0.0, 1.0), yaw))
     rotation = (w, qx, qy, qz)
@@ -112,5 +135,5 @@ def resting_source_object(object_id: int, source: ObjectSource, size: float, x: 
     shape = "composed" if source.kind == "composed" else "mesh"
     dx, dy, dz = (round6(d * size) for d in extents)
     return SceneObject(id=object_id, shape=shape, size=round6(size), dimensions=(dx, dy, dz),
-                       location=(round6(x), round6(y), round6(-lowest)), rotation_quat=rotation,
+                       location=(round6(x), round6(y), round6(GROUND_CLEARANCE * size - lowest)), rotation_quat=rotation,
                        color=color, attributes=attributes or {}, source=source)

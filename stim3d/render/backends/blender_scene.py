@@ -72,11 +72,12 @@ _arrays: dict[tuple[str, float], tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
 
 def _object_arrays(obj: SceneObject) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """`_mesh_arrays` of the object's mesh at its size, cached per (geometry, size)."""
+    mesh = object_mesh(obj)  # first: a mesh file changed since compose is refused, never served from here
     key = (mesh_key(obj), float(obj.size))
     if key not in _arrays:
         if len(_arrays) >= _ARRAYS_CACHE_SIZE:
             _arrays.pop(next(iter(_arrays)))
-        _arrays[key] = _mesh_arrays(object_mesh(obj), float(obj.size))
+        _arrays[key] = _mesh_arrays(mesh, float(obj.size))
     return _arrays[key]
 
 
