@@ -21,8 +21,6 @@ from .meshes import resting_source_object
 from .model import Color, ObjectPart, ObjectSource, PrimitiveShape, SceneObject, Vec3, round6
 from .primitives import axis_angle_quat
 
-OBJECT_LIBRARY_REVISION = 1  # raise when an entry's geometry changes: items made with it change
-
 
 class LibraryPart(BaseModel):
     """A part as written in objects.yaml (`turn` = axis x, y, z and degrees)."""
