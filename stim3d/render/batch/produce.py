@@ -19,6 +19,7 @@ from stim3d.render.backends.output import RenderOutput
 from stim3d.render.batch.item_folder import write_item_folder
 from stim3d.render.batch.plan import ItemPlan
 from stim3d.render.markers import RAW_IMAGE, annotate
+from stim3d.render.object_masks import object_masks
 from stim3d.render.provenance import family_revisions, library_versions
 from stim3d.render.settings import RenderSettings
 from stim3d.scenes.families import FAMILIES
@@ -122,7 +123,8 @@ def render_item(item: Item, settings: RenderSettings, out: Path, workdir: Path, 
                 update={"provenance": finished.provenance.model_copy(update={"edited_by_hand": True})})
         stages = {**(timing or {}), "scene_build_and_passes": elapsed - output.render_seconds,
                   "render_call": output.render_seconds}
-        return write_item_folder(out, finished, output, mask, stages, extra)
+        masks = object_masks(finished, mask) if settings.object_masks else None
+        return write_item_folder(out, finished, output, mask, stages, extra, masks)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
