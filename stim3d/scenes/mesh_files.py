@@ -26,7 +26,7 @@ import numpy as np
 
 from stim3d.errors import Stim3dError
 
-from .model import ObjectSource
+from .model import ObjectSource, Scene
 from .primitives import PrimitiveMesh
 
 MAX_FACES = 200_000  # triangles per mesh file: ray casting and Blender stay fast, files stay small
@@ -127,3 +127,38 @@ def normalised_file_mesh(source: ObjectSource) -> PrimitiveMesh:
     vertices, faces = _read_triangles(path)
     _checked(path.name, vertices, faces)
     return normalise(vertices, faces, source.up or "z")
+
+
+def changed_mesh_files(scene: Scene) -> list[str]:
+    """Names of the scene's mesh files that no longer have the sha256 its item recorded (missing ones too).
+
+    A batch folder's item is done only while this is empty (render/batch/folder.py `state`): a changed
+    file renders the item again even where the resume key, made from the config, did not change.
+    """
+    changed = []
+    for obj in scene.objects:
+        source = obj.source
+        if source is None or source.kind != "mesh" or source.path is None:
+            continue
+        path = Path(source.path)
+        try:
+            same = path.is_file() and _hash_by_stamp(path) == source.sha256
+        except OSError:
+            same = False
+        if not same:
+            changed.append(source.name)
+    return sorted(set(changed))
+
+
+_hashes: dict[tuple[str, int, int], str] = {}
+
+
+def _hash_by_stamp(path: Path) -> str:
+    """sha256 of `path`, read again only when its modification time or size changed (a batch checks many items)."""
+    stat = path.stat()
+    stamp = (str(path), stat.st_mtime_ns, stat.st_size)
+    if stamp not in _hashes:
+        if len(_hashes) > 256:
+            _hashes.clear()
+        _hashes[stamp] = file_sha256(path)
+    return _hashes[stamp]

@@ -40,6 +40,7 @@ from stim3d.render.batch.records import records_for
 from stim3d.render.files import TMP_MARK, file_sha256, inside, write_jsonl_atomic, write_text_atomic
 from stim3d.render.files import remove_temporaries as _remove_file_temporaries
 from stim3d.render.provenance import code_identity
+from stim3d.scenes.mesh_files import changed_mesh_files
 from stim3d.scenes.model import Item
 from stim3d.scenes.names import check_name
 from stim3d.scoring.records import Record, read_records
@@ -299,14 +300,17 @@ class BatchFolder:
         if (problem := verify_item(folder)) is not None:
             return ItemState(False, problem)
         try:
-            provenance = load_item(folder).provenance
+            item = load_item(folder)
         except (OSError, ValueError) as exc:
             return ItemState(False, f"{ITEM_JSON} is not a valid item: {str(exc).splitlines()[0]}")
+        provenance = item.provenance
         stored = provenance.item_key if provenance else None
         if stored is None:
             return ItemState(False, "never rendered (no provenance)")
         if key is not None and stored != key:
             return ItemState(False, "rendered from other settings or code (its item key differs)", stored)
+        if changed := changed_mesh_files(item.scene):  # docs/objects.md: the key is the config's, not the file's
+            return ItemState(False, f"mesh file changed since it was rendered: {', '.join(changed)}", stored)
         return ItemState(True, "", stored)
 
     # -- failures, unplanned items, temporaries ---------------------------------------------------------

@@ -176,7 +176,7 @@ def compose_item(plan: ItemPlan, batch_seed: int, settings: RenderSettings) -> C
     runs it on a thread for its next item while Cycles renders the current one (jobs.Worker).
     Raises InfeasibleError for impossible constraints."""
     started = time.perf_counter()
-    frame = Frame(settings.width, settings.height, settings.rays_per_pixel)
+    frame = Frame(settings.width, settings.height, settings.rays_per_pixel, plan.mesh_roots)
     entropy = [batch_seed, plan.task_index, plan.item_index]
     look = plan.look or settings.look
     item = make_item(plan.family, plan.params, entropy, plan.item_id, frame, plan.split, plan.scene_id, plan.questions,
