@@ -34,7 +34,7 @@ def _item() -> Item:
     objects = [library_object(1, "mug", 1.4, 0.0, 1.0, 200.0, named("red")),
                resting(2, "cube", "blue", 0.3, -0.8, 0.8), resting(3, "sphere", "green", -1.8, 0.0, 0.9)]
     scene = base.scene.model_copy(update={"objects": objects, "look": None})
-    return base.model_copy(update={"item_id": "masks-1", "scene": scene, "questions": [],
+    return base.model_copy(update={"item_id": "masks-1", "scene": scene,  # its question only makes a record to export
                                    "ground_truth": GroundTruth(objects=measure(scene).truths)})
 
 
@@ -85,3 +85,18 @@ def test_without_the_setting_nothing_changes(tmp_path):
     (folder,) = render_items([_item()], tmp_path, {**SETTINGS, "object_masks": False})
     assert not (folder / "masks").exists()
     assert not any("/" in name for name in json.loads((folder / CHECKSUMS).read_text()))
+
+
+def test_bop_export_models_and_amodal_masks_are_the_composed_objects(rendered, tmp_path):
+    from stim3d.render.export.bop import export_bop
+    from stim3d.scenes.meshes import object_mesh
+
+    out, folder = rendered
+    export_bop([out], tmp_path / "bop")
+    info = json.loads((tmp_path / "bop" / "models" / "models_info.json").read_text())
+    (mug_id,) = [k for k, v in info.items() if v["shape"].startswith("composed:mug:")]
+    ply = (tmp_path / "bop" / "models" / f"obj_{int(mug_id):06d}.ply").read_text()
+    item = Item.model_validate_json((folder / "item.json").read_text())
+    assert f"element face {len(object_mesh(item.scene.object(1)).faces)}" in ply
+    bop_amodal = _png(tmp_path / "bop" / "test" / "000001" / "mask" / "000000_000000.png")
+    assert np.array_equal(bop_amodal, _png(folder / "masks" / "1_amodal.png"))  # one cast, two exports
