@@ -18,6 +18,7 @@ Steps (`--only STEP`, repeatable; default: all):
 - `gallery`: the gallery page of a 12-item Cycles batch (6 scenes in studio and photoreal), screenshot by
   headless Chromium: docs/gallery.png.
 - `oddgrid`: docs/oddgrid.md's constant baselines (instant) and its contact sheet of an 8-item Cycles batch.
+- `objects`: docs/objects.md's contact sheet of the composed-object library, 12 Cycles renders (bench/docs_objects.py).
 - `study`: one screenshot per response widget of the study (docs/images/study/) and the table of
   docs/study_widgets.md, from the widgets answered and submitted in headless Chromium (bench/docs_study.py).
 
@@ -38,7 +39,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from . import docs_oddgrid, docs_perf, oddgrid_baselines
+from . import docs_objects, docs_oddgrid, docs_perf, oddgrid_baselines
 from .docs_examples import ROOT, _stim3d, demo_summary, run_scoring_example, scoring_block
 from .docs_pictures import family_pictures, gallery_screenshot
 
@@ -167,6 +168,11 @@ def step_oddgrid(work: Path) -> list[str]:
     return changed
 
 
+def step_objects(work: Path) -> list[str]:
+    sheet = docs_objects.contact_sheet(work / "objects")
+    return ["images/objects_contact.png"] if _copy_if_changed(sheet, DOCS / "images" / "objects_contact.png") else []
+
+
 def step_study(work: Path) -> list[str]:
     from . import docs_study  # needs playwright (the test extra) and the vendored jsPsych
 
@@ -186,7 +192,8 @@ def _copy_if_changed(source: Path, target: Path) -> bool:
 
 STEPS: dict[str, Callable[[Path], list[str]]] = {
     "perf": step_perf, "scoring": step_scoring, "summary": step_summary, "sweep": step_sweep, "looksweep": step_looksweep,
-    "families": step_families, "gallery": step_gallery, "oddgrid": step_oddgrid, "study": step_study,
+    "families": step_families, "gallery": step_gallery, "oddgrid": step_oddgrid, "objects": step_objects,
+    "study": step_study,
 }
 
 

@@ -32,6 +32,9 @@ class RenderSettings(Strict):
     threads: int = Field(0, ge=0, description="Cycles threads; 0 = all cores")
     depth: bool = Field(False, description="also write depth.npy")
     normals: Annotated[bool, ADDED] = Field(False, description="also write normals.npy: camera-space unit normals, OpenCV axes (Cycles only)")
+    object_masks: Annotated[bool, ADDED] = Field(
+        False, description="also write masks/<id>_visible.png and masks/<id>_amodal.png per object (exact amodal "
+        "silhouettes from the ray cast, render/object_masks.py)")
     rays_per_pixel: int = Field(1, ge=1, le=8, description="s: visibility casts s x s rays per pixel")
     look: Annotated[LookName, ADDED] = Field("studio", description="appearance: studio, clevr or photoreal (docs/looks.md)")
 

@@ -19,6 +19,7 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     model_serializer,
+    model_validator,
 )
 
 from stim3d.errors import MissingObject
@@ -27,9 +28,11 @@ from stim3d.scoring.answers import AnswerType, Gold
 
 SCHEMA_VERSION = "1.0"
 
-Shape = Literal["sphere", "cube", "cone", "cylinder", "torus", "tile"]
+Shape = Literal["sphere", "cube", "cone", "cylinder", "torus", "tile", "composed", "mesh"]
 # The primitives families draw objects from; "tile" (a thin square slab) is a marker, e.g. a cue under grid cells.
+# "composed" and "mesh" are not primitives: their geometry is the object's `source` (docs/objects.md).
 SHAPES: tuple[Shape, ...] = ("sphere", "cube", "cone", "cylinder", "torus")
+PrimitiveShape = Literal["sphere", "cube", "cone", "cylinder", "torus", "tile"]
 Finish = Literal["matte", "glossy"]
 LookName = Literal["studio", "clevr", "photoreal"]
 # The appearances an item can be rendered in (scenes/looks.py draws them, docs/looks.md shows them).
@@ -91,8 +94,42 @@ class Color(Strict):
     srgb: tuple[float, float, float]
 
 
+class ObjectPart(Strict):
+    """One named primitive part of a composed object, in the library entry's own frame (any unit, Z up).
+
+    The part's mesh is the primitive's unit mesh scaled per axis by `scale`, turned by
+    `rotation_quat` and moved to `location`; the whole object is then centred and scaled
+    so that its longest extent is the object's `size` (scenes/meshes.py).
+    """
+
+    name: str = Field(min_length=1, max_length=40)
+    shape: PrimitiveShape
+    scale: Vec3 = (1.0, 1.0, 1.0)
+    location: Vec3 = (0.0, 0.0, 0.0)
+    rotation_quat: Quat = IDENTITY_QUAT
+
+
+class ObjectSource(Strict):
+    """Where a non-primitive object's triangles come from (docs/objects.md).
+
+    `composed`: a library entry (`name`, scenes/object_library.py) and its parts, copied into item.json so the
+    item alone says what was rendered. `mesh`: a file read with trimesh; `path` is the resolved file, `sha256`
+    its content hash (a changed file changes item.json, hence every key made from it), `units` and `up` how the
+    file was read, `faces` its triangle count.
+    """
+
+    kind: Literal["composed", "mesh"]
+    name: str = Field(min_length=1, max_length=80)
+    parts: list[ObjectPart] = Field(default_factory=list)
+    path: str | None = None
+    sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    units: Literal["m", "cm", "mm", "in", "ft"] | None = None
+    up: Literal["z", "y"] | None = None
+    faces: int | None = Field(None, ge=1)
+
+
 class SceneObject(Strict):
-    """One primitive instance.
+    """One object: a primitive, or a composed or mesh object whose geometry is `source`.
 
     `size` is the primitive's characteristic extent in metres (see
     `scenes.primitives.unit_dimensions` for what it means per shape);
@@ -112,6 +149,17 @@ class SceneObject(Strict):
     finish: Finish = "matte"
     countable: bool = True
     attributes: dict[str, Union[str, int, float, bool]] = Field(default_factory=dict)
+    source: Annotated[ObjectSource | None, ADDED] = Field(
+        None, description="geometry of a composed or mesh object (shape 'composed' or 'mesh'); absent for primitives")
+
+    @model_validator(mode="after")
+    def _source_matches_shape(self) -> SceneObject:
+        wanted = self.shape if self.shape in ("composed", "mesh") else None
+        have = self.source.kind if self.source is not None else None
+        if wanted != have:
+            raise ValueError(f"object {self.id}: shape {self.shape!r} needs "
+                             + (f"a source of kind {wanted!r}" if wanted else "no source") + f" (got {have!r})")
+        return self
 
 
 class Camera(Strict):

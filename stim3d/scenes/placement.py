@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import fcl
 import numpy as np
@@ -26,8 +25,9 @@ import trimesh
 from stim3d.errors import Stim3dError
 
 from .camera import geometry
+from .meshes import mesh_key, object_mesh, object_world_vertices
 from .model import Camera, SceneObject, round6
-from .primitives import axis_angle_quat, quat_to_matrix, unit_mesh, world_vertices
+from .primitives import axis_angle_quat, quat_to_matrix, world_vertices
 from .visibility import VisibilityCanvas
 
 
@@ -52,24 +52,35 @@ def yaw_quat(degrees: float) -> tuple[float, float, float, float]:
 
 def footprint_radius(obj: SceneObject) -> float:
     """Radius of the object's ground footprint about its centre (from its mesh)."""
-    vertices = world_vertices(obj.shape, obj.size, (0.0, 0.0, 0.0), obj.rotation_quat)
+    vertices = object_world_vertices(obj, location=(0.0, 0.0, 0.0))
     return float(np.hypot(vertices[:, 0], vertices[:, 1]).max())
 
 
-@lru_cache(maxsize=32)
-def _bvh(shape: str, size: float) -> fcl.BVHModel:
-    """FCL's bounding-volume hierarchy of a primitive in its own frame (cached: building it is the slow part).
+_BVH_CACHE_SIZE = 32
+_bvh_cache: dict[tuple[str, float], fcl.BVHModel] = {}
+
+
+def _bvh(obj: SceneObject) -> fcl.BVHModel:
+    """FCL's bounding-volume hierarchy of the object's mesh in its own frame, cached per (geometry, size):
+    building it is the slow part.
 
     Sizes are drawn per object, so hits come only from within one item; a small cache keeps
     them all (measured: the same hits at 16 as at 512 entries) while 512 entries of ~0.8 MB made
-    a long-lived batch worker grow by ~1.6 MB per item (bench/batch_memory.py).
+    a long-lived batch worker grow by ~1.6 MB per item (bench/batch_memory.py). Oldest entry out first.
     """
-    mesh = unit_mesh(shape)
-    return trimesh.collision.mesh_to_BVH(trimesh.Trimesh(mesh.vertices * size, mesh.faces, process=False))
+    key = (mesh_key(obj), float(obj.size))
+    model = _bvh_cache.pop(key, None)
+    if model is None:
+        mesh = object_mesh(obj)
+        model = trimesh.collision.mesh_to_BVH(trimesh.Trimesh(mesh.vertices * obj.size, mesh.faces, process=False))
+        while len(_bvh_cache) >= _BVH_CACHE_SIZE:
+            _bvh_cache.pop(next(iter(_bvh_cache)))
+    _bvh_cache[key] = model  # re-inserted: most recently used last
+    return model
 
 
 def _bounding_radius(obj: SceneObject) -> float:
-    return float(np.linalg.norm(unit_mesh(obj.shape).vertices, axis=1).max()) * obj.size
+    return float(np.linalg.norm(object_mesh(obj).vertices, axis=1).max()) * obj.size
 
 
 def mesh_distance(a: SceneObject, b: SceneObject, clearance: float = 0.0) -> float:
@@ -82,7 +93,7 @@ def mesh_distance(a: SceneObject, b: SceneObject, clearance: float = 0.0) -> flo
     if gap > clearance:
         return gap
     objects = [
-        fcl.CollisionObject(_bvh(o.shape, o.size), fcl.Transform(quat_to_matrix(o.rotation_quat), np.asarray(o.location, dtype=float)))
+        fcl.CollisionObject(_bvh(o), fcl.Transform(quat_to_matrix(o.rotation_quat), np.asarray(o.location, dtype=float)))
         for o in (a, b)
     ]
     return max(0.0, float(fcl.distance(objects[0], objects[1], fcl.DistanceRequest(), fcl.DistanceResult())))
@@ -112,7 +123,7 @@ class Layout:
 
     # -- checks ---------------------------------------------------------------------------------
     def in_frame(self, obj: SceneObject) -> bool:
-        u, v, depth = self._geometry.project(world_vertices(obj.shape, obj.size, obj.location, obj.rotation_quat))
+        u, v, depth = self._geometry.project(object_world_vertices(obj))
         m = self.frame_margin_px
         return bool(
             np.all(depth > 0.1)

@@ -8,7 +8,7 @@ Must-Right (gate; a correct description cannot get these wrong):
 - how many objects of each shape, and of each shape-colour pair; the colours present;
 - a letters item (objects with a `letter` attribute): the letter string, the dots'
   shape and colour, instead of dot counts nobody describes;
-- an assembly (objects with a `part_of` attribute, e.g. AVA's toy car): that it is
+- an assembly (objects with a `part_of` attribute, e.g. AVA's toy car; a composed or mesh object): that it is
   there, instead of counts of its parts; and the side it is seen from when the item
   records one (`difficulty.view`, AVA orientation), without which one fixed
   description would pass every image of that family;
@@ -124,19 +124,38 @@ def _letters(dots: list[SceneObject]) -> tuple[list[RubricItem], str]:
     return items, f"{dots_text[0].upper()}{dots_text[1:]}, set out as dots, spell the {kind} {text}."
 
 
+def _kind(obj: SceneObject) -> str:
+    """What a viewer calls a thing that is not one primitive: an assembly's `part_of`, a composed object's library
+    name, a mesh file's stem (scenes/meshes.py)."""
+    if "part_of" in obj.attributes:
+        return str(obj.attributes["part_of"])
+    assert obj.source is not None
+    return obj.source.name if obj.source.kind == "composed" else obj.source.name.rsplit(".", 1)[0]
+
+
 def _assemblies(parts: list[SceneObject]) -> tuple[list[RubricItem], str]:
-    """Objects built from primitives (a `part_of` attribute, e.g. a toy car): described as the thing, not its parts."""
-    kinds = sorted({str(o.attributes["part_of"]) for o in parts})
+    """Things that are not one primitive (a `part_of` attribute, e.g. a toy car; a composed library object; a mesh
+    file): described as the thing, not its parts."""
+    kinds = sorted({_kind(o) for o in parts})
     items = [RubricItem(id=f"object.{k}", statement=f"There is a {k.replace('_', ' ')}.", type="presence",
                         fact={"object": k.replace("_", " "), "present": True}) for k in kinds]
-    listed = " and ".join(f"a {k.replace('_', ' ')}" for k in kinds)
-    return items, f"The scene shows {listed}, built from simple shapes."
+    sourced = sorted((o for o in parts if o.source is not None), key=lambda o: o.id)
+    if not sourced:  # assemblies of primitives (the toy car): their parts' colours are not the thing's
+        listed = " and ".join(f"a {k.replace('_', ' ')}" for k in kinds)
+        return items, f"The scene shows {listed}, built from simple shapes."
+    colours = sorted({colour_name(o) for o in sourced}, key=_colour_order)
+    items += [RubricItem(id=f"object_colour.{c}", statement=f"Something in the scene is {c}.", type="colour",
+                         fact={"color": c, "present": True}) for c in colours]
+    phrases = [f"a {colour_name(o)} {_kind(o).replace('_', ' ')}" for o in sourced]
+    phrases += [f"a {k.replace('_', ' ')}" for k in sorted({_kind(o) for o in parts if o.source is None})]
+    listed = phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
+    return items, f"The scene shows {listed}."
 
 
 def _view(item: Item, parts: list[SceneObject]) -> tuple[list[RubricItem], str]:
     """The side an assembly is seen from (`difficulty.view`: front, back left, top, ...), when the item has one."""
     view = item.difficulty.get("view")
-    kinds = sorted({str(o.attributes["part_of"]).replace("_", " ") for o in parts})
+    kinds = sorted({_kind(o).replace("_", " ") for o in parts})
     if not isinstance(view, str) or len(kinds) != 1:
         return [], ""
     sentence = f"The {kinds[0]} is seen from the {view}."
@@ -242,7 +261,8 @@ def _out_of_view(objects: list[SceneObject], truths: dict[int, ObjectTruth]) -> 
 
 
 def _absent(objects: list[SceneObject]) -> tuple[list[RubricItem], list[str]]:
-    missing = [s for s in SHAPES if s not in {o.shape for o in objects}]
+    named = {word for o in objects if o.source is not None for word in _kind(o).split("_")}  # a traffic cone: a cone
+    missing = [s for s in SHAPES if s not in {o.shape for o in objects} and s not in named]
     items = [RubricItem(id=f"absent.{s}", statement=f"There is no {s}.", type="absence",
                         fact={"shape": s, "present": False}, weight=ABSENCE_WEIGHT) for s in missing]
     if not missing:
@@ -258,9 +278,9 @@ def build_rubric(item: Item) -> Rubric:
     """The rubric and golden caption of an item, from its scene and measured ground truth only."""
     objects = [o for o in item.scene.objects if o.countable]
     truths = {t.id: t for t in item.ground_truth.objects}
-    parts = [o for o in objects if "part_of" in o.attributes]
-    dots = [o for o in objects if "letter" in o.attributes and "part_of" not in o.attributes]
-    rest = [o for o in objects if "letter" not in o.attributes and "part_of" not in o.attributes]
+    parts = [o for o in objects if "part_of" in o.attributes or o.source is not None]
+    dots = [o for o in objects if "letter" in o.attributes and o not in parts]
+    rest = [o for o in objects if "letter" not in o.attributes and o not in parts]
     must, caption = [], []
     for group, describe in ((parts, _assemblies), (dots, _letters)):
         if group:

@@ -29,8 +29,8 @@ import trimesh
 from stim3d.errors import Stim3dError
 
 from .camera import CameraGeometry, geometry
+from .meshes import object_mesh, object_world_vertices
 from .model import Camera, ObjectTruth, Scene, SceneObject, round6
-from .primitives import unit_mesh, world_vertices
 
 
 class RayBackendMissing(Stim3dError, RuntimeError):
@@ -61,7 +61,7 @@ def cast_object(obj: SceneObject, cam: CameraGeometry, rays_per_pixel: int = 1) 
     """Cast the rays of `obj`'s projected box against `obj` alone."""
     _require_embree()
     s = rays_per_pixel
-    vertices = world_vertices(obj.shape, obj.size, obj.location, obj.rotation_quat)
+    vertices = object_world_vertices(obj)
     u, v, depth = cam.project(vertices)
     center_depth = float(cam.project(np.asarray([obj.location]))[2][0])
     empty = np.zeros(0, dtype=np.int64)
@@ -73,7 +73,7 @@ def cast_object(obj: SceneObject, cam: CameraGeometry, rays_per_pixel: int = 1) 
     gx, gy = np.meshgrid(np.arange(gx0, gx1), np.arange(gy0, gy1))
     gx, gy = gx.ravel(), gy.ravel()
     origins, directions = cam.rays((gx + 0.5) / s, (gy + 0.5) / s)
-    mesh = trimesh.Trimesh(vertices, unit_mesh(obj.shape).faces, process=False)
+    mesh = trimesh.Trimesh(vertices, object_mesh(obj).faces, process=False)
     locations, ray_index, _ = mesh.ray.intersects_location(origins, directions, multiple_hits=False)
     if len(ray_index) == 0:
         return ObjectCast(obj.id, empty, empty, np.zeros(0), np.zeros(0), center_depth)

@@ -1,7 +1,7 @@
 """Scene -> Blender datablocks, with the data API only (`bpy.data.*.new`, no selection-driven bpy.ops).
 
-Geometry comes from `scenes.primitives.unit_mesh`, the same triangles the ray
-caster uses, scaled by `size` in the vertex array (object scale stays 1), then
+Geometry comes from `scenes.meshes.object_mesh` (a primitive's, a composed object's
+or a mesh file's unit mesh), the same triangles the ray caster uses, scaled by `size` in the vertex array (object scale stays 1), then
 rotated and placed by the object's transform: Blender's silhouette is exactly the
 ray-cast silhouette. Smooth shading changes normals only.
 
@@ -14,16 +14,15 @@ This module imports bpy; import it only where Blender is wanted.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import bpy
 import numpy as np
 
 from stim3d.render.backends import blender_looks
 from stim3d.scenes.camera import blender_lens
 from stim3d.scenes.colors import srgb_to_linear
+from stim3d.scenes.meshes import mesh_key, object_mesh
 from stim3d.scenes.model import Camera, Light, Look, Scene, SceneObject, Stage
-from stim3d.scenes.primitives import unit_mesh
+from stim3d.scenes.primitives import PrimitiveMesh
 
 ROUGHNESS = {"matte": 0.5, "glossy": 0.15}
 GROUND_ROUGHNESS = 0.8
@@ -67,10 +66,23 @@ def _rgba(srgb) -> tuple[float, float, float, float]:
     return (r, g, b, 1.0)
 
 
-@lru_cache(maxsize=64)
-def _mesh_arrays(shape: str, size: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+_ARRAYS_CACHE_SIZE = 64
+_arrays: dict[tuple[str, float], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
+def _object_arrays(obj: SceneObject) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`_mesh_arrays` of the object's mesh at its size, cached per (geometry, size)."""
+    mesh = object_mesh(obj)  # first: a mesh file changed since compose is refused, never served from here
+    key = (mesh_key(obj), float(obj.size))
+    if key not in _arrays:
+        if len(_arrays) >= _ARRAYS_CACHE_SIZE:
+            _arrays.pop(next(iter(_arrays)))
+        _arrays[key] = _mesh_arrays(mesh, float(obj.size))
+    return _arrays[key]
+
+
+def _mesh_arrays(prim: PrimitiveMesh, size: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Flat arrays for foreach_set: vertex coords (float32), loop vertex ids, loop starts, smooth flags."""
-    prim = unit_mesh(shape)
     coords = np.ascontiguousarray((prim.vertices * size).astype(np.float32).ravel())
     loops = np.ascontiguousarray(prim.faces.astype(np.int32).ravel())
     starts = np.arange(0, loops.size, 3, dtype=np.int32)
@@ -116,7 +128,7 @@ def _link(scene_bpy, obj) -> None:
 def add_object(scene_bpy, obj: SceneObject, look: Look | None = None):
     """The object with its studio material, or with its look's material when `look` is given."""
     name = object_name(obj)
-    mesh = _new_mesh(name, *_mesh_arrays(obj.shape, float(obj.size)))
+    mesh = _new_mesh(name, *_object_arrays(obj))
     if look is None:
         mesh.materials.append(_principled_material(name, obj.color.srgb, ROUGHNESS[obj.finish]))
     else:

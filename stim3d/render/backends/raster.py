@@ -6,7 +6,7 @@ Same camera, same triangles as the ray caster and Blender:
   the convention of scenes/camera.py, so cx, cy pass through unchanged;
 - the camera pose is the camera-to-world matrix from `rotation_quat` and `location`
   (pyrender cameras look down local -Z with +Y up, as in Blender);
-- meshes are `scenes.primitives.world_vertices` (unit mesh * size, rotated, placed), drawn
+- meshes are `scenes.meshes.object_world_vertices` (unit mesh * size, rotated, placed), drawn
   as non-indexed triangles with per-face flat or smooth normals from `mesh.smooth`.
 
 The instance map comes from a segmentation render (`RenderFlags.SEG`, multisampling off,
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import os
 import time
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -39,8 +38,9 @@ import numpy as np
 from stim3d.render.backends.output import RenderOutput
 from stim3d.render.settings import RenderSettings
 from stim3d.scenes.colors import linear_to_srgb, srgb_to_linear
-from stim3d.scenes.model import Scene
-from stim3d.scenes.primitives import quat_to_matrix, unit_mesh, world_vertices
+from stim3d.scenes.meshes import mesh_key, object_mesh, object_world_vertices
+from stim3d.scenes.model import Scene, SceneObject
+from stim3d.scenes.primitives import PrimitiveMesh, quat_to_matrix
 
 EGL_HINT = "install the system packages libegl1 and libegl-mesa0"
 ZNEAR, ZFAR = 0.05, 1000.0
@@ -87,10 +87,20 @@ def _renderer(pyrender, width: int, height: int):
     return _RENDERERS[key]
 
 
-@lru_cache(maxsize=16)
-def _unit_normals(shape: str) -> np.ndarray:
+def _unit_normals(obj: SceneObject) -> np.ndarray:
     """(M, 3, 3) unit-mesh normals per triangle corner: vertex normals on smooth faces, face normals elsewhere."""
-    mesh = unit_mesh(shape)
+    key = mesh_key(obj)
+    if key not in _NORMALS:
+        if len(_NORMALS) >= 16:
+            _NORMALS.pop(next(iter(_NORMALS)))
+        _NORMALS[key] = _normals_of(object_mesh(obj))
+    return _NORMALS[key]
+
+
+_NORMALS: dict[str, np.ndarray] = {}  # per geometry (scenes/meshes.py mesh_key); a batch uses a handful
+
+
+def _normals_of(mesh: PrimitiveMesh) -> np.ndarray:
     corners = mesh.vertices[mesh.faces]
     face_normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])  # area-weighted
     vertex_normals = np.zeros_like(mesh.vertices)
@@ -141,8 +151,8 @@ def _build(pyrender, scene: Scene):
     )
     seg_node_map = {ground_node: (0, 0, 0)}  # drawn as id 0, so the segmentation pass's depth includes it
     for obj in scene.objects:
-        corners = world_vertices(obj.shape, obj.size, obj.location, obj.rotation_quat)[unit_mesh(obj.shape).faces]
-        normals = _unit_normals(obj.shape) @ quat_to_matrix(obj.rotation_quat).T
+        corners = object_world_vertices(obj)[object_mesh(obj).faces]
+        normals = _unit_normals(obj) @ quat_to_matrix(obj.rotation_quat).T
         material = _material(pyrender, obj.color.srgb, ROUGHNESS[obj.finish])
         node = pr_scene.add(pyrender.Mesh([_primitive(pyrender, corners, normals, material)]), name=f"{obj.id:03d}_{obj.shape}_{obj.color.name}")
         seg_node_map[node] = (obj.id & 255, obj.id >> 8, 0)

@@ -41,6 +41,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SerializerFunctionWrapHandler,
     ValidationError,
     field_validator,
@@ -217,6 +218,21 @@ class BatchConfig(BaseModel):
     seed: int = Field(0, ge=0, le=2**63 - 1, strict=True)
     render: RenderSettings = Field(default_factory=RenderSettings)
     tasks: list[TaskConfig] = Field(min_length=1)
+    mesh_roots: Annotated[list[str], ADDED] = Field(
+        default_factory=list, description="folders a family may read mesh files from besides the config's own "
+        "(relative ones against the config's folder; docs/objects.md)")
+    _folder: str | None = PrivateAttr(None)  # the config file's folder (load_config); not part of the content
+
+    @model_serializer(mode="wrap")
+    def _leave_out_added_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Older configs keep their content hash: the rule of scenes/model.py `AddedIn`."""
+        return leave_out_added_defaults(self, handler(self))
+
+    def mesh_root_paths(self) -> tuple[str, ...]:
+        """The folders mesh files may come from, absolute: the config's folder (the working folder for a config
+        given as data) and `mesh_roots`."""
+        base = Path(self._folder) if self._folder else Path.cwd()
+        return tuple(dict.fromkeys(str((base / root).resolve()) for root in (".", *self.mesh_roots)))
 
     @model_validator(mode="after")
     def _capped_total(self) -> BatchConfig:
@@ -309,4 +325,7 @@ def load_config(path: str | Path) -> BatchConfig:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise ConfigError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
-    return parse_config(data, str(path))
+    config = parse_config(data, str(path))
+    if str(path) != "<stdin>":
+        config._folder = str(Path(path).resolve().parent)
+    return config

@@ -40,6 +40,7 @@ from stim3d.render.batch.records import records_for
 from stim3d.render.files import TMP_MARK, file_sha256, inside, write_jsonl_atomic, write_text_atomic
 from stim3d.render.files import remove_temporaries as _remove_file_temporaries
 from stim3d.render.provenance import code_identity
+from stim3d.scenes.mesh_files import changed_mesh_files
 from stim3d.scenes.model import Item
 from stim3d.scenes.names import check_name
 from stim3d.scoring.records import Record, read_records
@@ -52,6 +53,7 @@ FAILURES_DIR = "failures"
 ITEM_JSON, IMAGE, MASK, DEPTH, TIMING, CHECKSUMS = "item.json", "image.png", "mask.png", "depth.npy", "timing.json", \
     "checksums.json"
 NORMALS = "normals.npy"  # the optional normals pass: (H, W, 3) float16, camera space (scenes/interchange.py)
+MASKS_DIR = "masks"  # the optional per-object masks (render.object_masks): the one sub-folder an item folder has
 REQUIRED = (ITEM_JSON, IMAGE, MASK)
 UNCHECKED = (CHECKSUMS, TIMING)  # timing.json holds wall-clock times; it proves nothing about the item
 
@@ -78,10 +80,26 @@ def is_link(path: Path) -> bool:
         return False
 
 
+def item_file_names(folder: Path) -> list[str]:
+    """The item folder's files as relative names: its own files and those in masks/ (as "masks/NAME")."""
+    names = [p.name for p in sorted(folder.iterdir()) if p.is_file()]
+    masks = folder / MASKS_DIR
+    if masks.is_dir() and not is_link(masks):
+        names += [f"{MASKS_DIR}/{p.name}" for p in sorted(masks.iterdir()) if p.is_file()]
+    return names
+
+
+def checked_item_name(name: str) -> bool:
+    """Whether `name` may be a file of an item folder: a plain name, or one inside masks/; never hidden."""
+    parts = name.split("/")
+    return (len(parts) == 1 or (len(parts) == 2 and parts[0] == MASKS_DIR)) and all(
+        part and not part.startswith(".") and os.sep not in part and part not in ("..", ".") for part in parts)
+
+
 def write_checksums(folder: Path) -> None:
     """Record sha256 and size of the folder's files (before the folder is published)."""
-    sums = {p.name: {"sha256": file_sha256(p), "bytes": p.stat().st_size}
-            for p in sorted(folder.iterdir()) if p.is_file() and p.name not in UNCHECKED}
+    sums = {name: {"sha256": file_sha256(folder / name), "bytes": (folder / name).stat().st_size}
+            for name in item_file_names(folder) if name not in UNCHECKED}
     (folder / CHECKSUMS).write_text(json.dumps(sums, indent=2, sort_keys=True) + "\n")
 
 
@@ -109,7 +127,7 @@ def verify_item(folder: Path, require_checksums: bool = True) -> str | None:
         return f"{CHECKSUMS} does not list {', '.join(REQUIRED)}"
     for name, expected in sorted(sums.items()):
         path = folder / name
-        if os.sep in name or name.startswith(".") or not isinstance(expected, dict) or is_link(path):
+        if not checked_item_name(name) or not isinstance(expected, dict) or is_link(path) or is_link(path.parent):
             return f"{CHECKSUMS}: bad entry {name!r}"
         try:
             if path.stat().st_size != expected.get("bytes") or file_sha256(path) != expected.get("sha256"):
@@ -282,14 +300,17 @@ class BatchFolder:
         if (problem := verify_item(folder)) is not None:
             return ItemState(False, problem)
         try:
-            provenance = load_item(folder).provenance
+            item = load_item(folder)
         except (OSError, ValueError) as exc:
             return ItemState(False, f"{ITEM_JSON} is not a valid item: {str(exc).splitlines()[0]}")
+        provenance = item.provenance
         stored = provenance.item_key if provenance else None
         if stored is None:
             return ItemState(False, "never rendered (no provenance)")
         if key is not None and stored != key:
             return ItemState(False, "rendered from other settings or code (its item key differs)", stored)
+        if changed := changed_mesh_files(item.scene):  # docs/objects.md: the key is the config's, not the file's
+            return ItemState(False, f"mesh file changed since it was rendered: {', '.join(changed)}", stored)
         return ItemState(True, "", stored)
 
     # -- failures, unplanned items, temporaries ---------------------------------------------------------

@@ -27,10 +27,12 @@ from stim3d.render.batch.folder import (
     IMAGE,
     ITEM_JSON,
     MASK,
+    MASKS_DIR,
     NORMALS,
     TIMING,
     BatchFolder,
     LinkRefused,
+    checked_item_name,
     load_item,
     write_checksums,
 )
@@ -50,7 +52,7 @@ def load_mask(folder: Path) -> np.ndarray:
 
 def write_item_folder(
     out: Path, item: Item, output: RenderOutput, mask: np.ndarray, timing: dict[str, float],
-    extra_images: dict[str, np.ndarray] | None = None,
+    extra_images: dict[str, np.ndarray] | None = None, object_masks: dict[str, np.ndarray] | None = None,
 ) -> Path:
     """Write image, mask, item.json (and depth.npy, normals.npy, timing.json, `extra_images` as PNGs); return the final folder.
 
@@ -63,6 +65,10 @@ def write_item_folder(
         for name, extra in (extra_images or {}).items():  # e.g. image_raw.png under markers (render/markers.py)
             Image.fromarray(extra).save(tmp / name)
         save_png16(tmp / MASK, mask)
+        if object_masks is not None:  # render.object_masks (render/object_masks.py): 8-bit, 255 where the object is
+            (tmp / MASKS_DIR).mkdir()
+            for name, pixels in object_masks.items():
+                Image.fromarray(pixels.astype(np.uint8) * 255).save(tmp / MASKS_DIR / name)
         if output.depth is not None:
             np.save(tmp / DEPTH, output.depth.astype(np.float32))
         if output.normals is not None:  # float16: 1e-3 is finer than any shading normal needs, half the bytes
@@ -78,7 +84,11 @@ def install_item_files(out: Path, item_id: str, files: dict[str, bytes]) -> Path
     """Write an item folder received as bytes (from a remote worker), published atomically like any other."""
     with atomic_folder(_final(out, item_id)) as tmp:
         for name, data in files.items():
-            (tmp / Path(name).name).write_bytes(data)
+            if "/" in name and checked_item_name(name):  # masks/NAME: the one sub-folder an item folder has
+                (tmp / MASKS_DIR).mkdir(exist_ok=True)
+                (tmp / name).write_bytes(data)
+            else:  # any other name lands in the folder itself, never elsewhere
+                (tmp / Path(name).name).write_bytes(data)
     return _final(out, item_id)
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from stim3d.render.batch.config import BatchConfig, ConfigError
-from stim3d.render.batch.folder import MANIFEST, TIMING, BatchFolder, is_link
+from stim3d.render.batch.folder import MANIFEST, TIMING, BatchFolder, is_link, item_file_names
 from stim3d.render.batch.keys import code_mismatch, expected_keys
 from stim3d.render.batch.lock import folder_lock
 from stim3d.render.batch.summary import (
@@ -88,13 +88,15 @@ class MergeReport:
 def _link_or_copy_folder(source: Path, final: Path) -> None:
     """Publish a shard's item folder in the merged batch: hard links where the filesystem allows, else copies."""
     with atomic_folder(final) as tmp:
-        for path in sorted(source.iterdir()):
-            if is_link(path) or not path.is_file():  # a link is never followed out of a shard folder
+        for name in item_file_names(source):  # its own files and masks/ (render.object_masks)
+            path = source / name
+            if is_link(path) or ("/" in name and is_link(path.parent)):  # never followed out of a shard folder
                 continue
+            (tmp / name).parent.mkdir(exist_ok=True)
             try:
-                os.link(path, tmp / path.name)
+                os.link(path, tmp / name)
             except OSError:
-                shutil.copy2(path, tmp / path.name)
+                shutil.copy2(path, tmp / name)
 
 
 def _item_seconds(folder: Path) -> float | None:

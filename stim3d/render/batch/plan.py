@@ -31,6 +31,7 @@ class ItemPlan:
     questions: tuple[str, ...] = ("default",)  # the task's question sets (scenes/items.py make_item)
     look: LookName | None = None  # the task's or variant's look; None: the render config's (render.look)
     render: dict[str, Any] | None = None  # the task's own sampling (TaskRender); None: the batch's
+    mesh_roots: tuple[str, ...] = ()  # where the family may read mesh files (BatchConfig.mesh_root_paths)
 
     def settings(self, batch: RenderSettings) -> RenderSettings:
         """The settings this item renders with: the batch's, with the task's own sampling over them."""
@@ -45,6 +46,7 @@ def expand(config: BatchConfig) -> list[ItemPlan]:
     params carry the answer scenes/balance.py scheduled for it (balanced over the task).
     """
     plans = []
+    roots = config.mesh_root_paths()
     for t, task in enumerate(config.tasks):
         combinations = task.combinations()
         first = 0  # item indices run on across splits: disjoint seeds
@@ -62,11 +64,12 @@ def expand(config: BatchConfig) -> list[ItemPlan]:
                 render = (task.render.overrides() or None) if task.render else None
                 if not task.variants:
                     plans.append(ItemPlan(base_id, task.family, params, t, i, split, questions=tuple(task.questions),
-                                          look=task.look, render=render))
+                                          look=task.look, render=render, mesh_roots=roots))
                 for name, overrides in task.variants.items():
                     changes, look = split_look(overrides)
                     plans.append(ItemPlan(f"{base_id}-{name}", task.family, {**params, **changes}, t, i, split,
                                           scene_id=base_id, questions=tuple(task.questions),
-                                          look=look if look is not None else task.look, render=render))
+                                          look=look if look is not None else task.look, render=render,
+                                          mesh_roots=roots))
             first += count
     return plans

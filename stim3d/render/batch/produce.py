@@ -19,6 +19,7 @@ from stim3d.render.backends.output import RenderOutput
 from stim3d.render.batch.item_folder import write_item_folder
 from stim3d.render.batch.plan import ItemPlan
 from stim3d.render.markers import RAW_IMAGE, annotate
+from stim3d.render.object_masks import object_masks
 from stim3d.render.provenance import family_revisions, library_versions
 from stim3d.render.settings import RenderSettings
 from stim3d.scenes.families import FAMILIES
@@ -122,7 +123,8 @@ def render_item(item: Item, settings: RenderSettings, out: Path, workdir: Path, 
                 update={"provenance": finished.provenance.model_copy(update={"edited_by_hand": True})})
         stages = {**(timing or {}), "scene_build_and_passes": elapsed - output.render_seconds,
                   "render_call": output.render_seconds}
-        return write_item_folder(out, finished, output, mask, stages, extra)
+        masks = object_masks(finished, mask) if settings.object_masks else None
+        return write_item_folder(out, finished, output, mask, stages, extra, masks)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -174,7 +176,7 @@ def compose_item(plan: ItemPlan, batch_seed: int, settings: RenderSettings) -> C
     runs it on a thread for its next item while Cycles renders the current one (jobs.Worker).
     Raises InfeasibleError for impossible constraints."""
     started = time.perf_counter()
-    frame = Frame(settings.width, settings.height, settings.rays_per_pixel)
+    frame = Frame(settings.width, settings.height, settings.rays_per_pixel, plan.mesh_roots)
     entropy = [batch_seed, plan.task_index, plan.item_index]
     look = plan.look or settings.look
     item = make_item(plan.family, plan.params, entropy, plan.item_id, frame, plan.split, plan.scene_id, plan.questions,

@@ -153,12 +153,12 @@ def camera_json(item: Item) -> dict[str, Any]:
 
 def write_models(tmp: Path, loaded: list[tuple[ExportedItem, Item]]) -> dict[tuple[str, float], int]:
     """models/ and models_info.json; returns obj_id per (shape, size), numbered from 1 in sorted order."""
-    keys = sorted({model_key(o) for _, item in loaded for o in item.scene.objects})
-    obj_ids = {key: i + 1 for i, key in enumerate(keys)}
+    examples = {model_key(o): o for _, item in loaded for o in item.scene.objects}
+    obj_ids = {key: i + 1 for i, key in enumerate(sorted(examples))}
     (tmp / "models").mkdir()
     models_info = {}
     for (shape, size), obj_id in obj_ids.items():
-        ply, info = model_ply(shape, size)
+        ply, info = model_ply(examples[(shape, size)])
         (tmp / "models" / f"obj_{obj_id:06d}.ply").write_text(ply)
         models_info[str(obj_id)] = {**info, "shape": shape, "size_m": size}
     (tmp / "models" / "models_info.json").write_text(json.dumps(models_info, indent=1) + "\n")

@@ -14,17 +14,23 @@ cylinder rims), so a vertex there belongs to one flat side and gets that side's 
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
+from stim3d.scenes.meshes import mesh_key, object_mesh
 from stim3d.scenes.model import SceneObject
-from stim3d.scenes.primitives import unit_mesh
 
 MM = 1000.0
 
 
 def model_key(obj: SceneObject) -> tuple[str, float]:
-    """One BOP model per distinct (shape, size): BOP has no per-instance scale."""
-    return obj.shape, round(obj.size, 6)
+    """One BOP model per distinct (geometry, size): BOP has no per-instance scale. The geometry is the shape for
+    a primitive, `kind:name:hash` of the source for a composed or mesh object (scenes/meshes.py)."""
+    if obj.source is None:
+        return obj.shape, round(obj.size, 6)
+    digest = hashlib.sha256(mesh_key(obj).encode()).hexdigest()[:12]
+    return f"{obj.source.kind}:{obj.source.name}:{digest}", round(obj.size, 6)
 
 
 def vertex_normals(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
@@ -48,12 +54,13 @@ def diameter(vertices: np.ndarray) -> float:
     return float(np.sqrt(max(float(d2.max()), 0.0)))
 
 
-def model_ply(shape: str, size: float) -> tuple[str, dict[str, float]]:
-    """The ASCII PLY text of the mesh in millimetres (x y z nx ny nz per vertex) and its models_info entry."""
-    mesh = unit_mesh(shape)
+def model_ply(obj: SceneObject) -> tuple[str, dict[str, float]]:
+    """The ASCII PLY text of the object's mesh at its size in millimetres (x y z nx ny nz per vertex) and its
+    models_info entry."""
+    mesh, size = object_mesh(obj), model_key(obj)[1]
     vertices = mesh.vertices * size * MM
     normals = vertex_normals(mesh.vertices, mesh.faces)
-    header = ["ply", "format ascii 1.0", "comment stim3d primitive, millimetres", f"element vertex {len(vertices)}",
+    header = ["ply", "format ascii 1.0", "comment stim3d object mesh, millimetres", f"element vertex {len(vertices)}",
               *(f"property float {name}" for name in ("x", "y", "z", "nx", "ny", "nz")),
               f"element face {len(mesh.faces)}", "property list uchar int vertex_indices", "end_header"]
     rows = [" ".join(f"{v:.4f}" for v in vertex) + " " + " ".join(f"{n:.6f}" for n in normal)

@@ -47,11 +47,16 @@ class FamilyParams(BaseModel):
 
 @dataclass(frozen=True)
 class Frame:
-    """The image the scene is composed for (the camera is built for this size)."""
+    """The image the scene is composed for (the camera is built for this size), and where mesh files may be read.
+
+    `mesh_roots`: absolute folders a family may read mesh files from (`scenes/mesh_files.py mesh_source`):
+    a batch's config folder and its `mesh_roots`; empty where no config names any (then a mesh file is refused).
+    """
 
     width: int
     height: int
     rays_per_pixel: int = 1
+    mesh_roots: tuple[str, ...] = ()
 
 
 @dataclass

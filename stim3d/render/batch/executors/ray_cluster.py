@@ -52,10 +52,10 @@ class RenderActor:
     def render(self, job: Job) -> Outcome:
         outcome = self._worker.run(job)
         if outcome.status == "rendered":
-            from stim3d.render.batch.folder import BatchFolder
+            from stim3d.render.batch.folder import BatchFolder, item_file_names
 
             folder = BatchFolder(self._out).item_dir(job.item_id)
-            outcome.files = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+            outcome.files = {name: (folder / name).read_bytes() for name in item_file_names(folder)}
             shutil.rmtree(folder, ignore_errors=True)
         return outcome
 

@@ -28,9 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from ...colors import COLOR_NAMES
+from ...colors import COLOR_NAMES, named
 from ...markers import Box, with_marker
 from ...model import SHAPES, Question, Scene, SceneObject
+from ...object_library import library, library_object
 from ...placement import Bounds, InfeasibleError, Layout
 from ...visibility import VisibilityResult
 from ..base import Composed, Frame
@@ -50,7 +51,10 @@ class ObjectSpec:
 
 
 def make_object(object_id: int, spec: ObjectSpec, x: float, y: float, yaw: float) -> SceneObject:
-    """A primitive resting on the ground at (x, y), turned by `yaw` degrees, labelled with its role."""
+    """A primitive, or a composed library object when `spec.shape` names one (scenes/objects.yaml), resting on the
+    ground at (x, y), turned by `yaw` degrees, labelled with its role."""
+    if spec.shape in library():
+        return library_object(object_id, spec.shape, spec.size, x, y, yaw, named(spec.color), {"role": spec.role})
     return resting_object(object_id, spec, x, y, yaw, {"role": spec.role})
 
 

@@ -1,0 +1,93 @@
+"""AVA-3D object recognition: "What is in the red box?" over the library of composed objects.
+
+The target is one composed object of the library (scenes/objects.yaml: a mug, a car, a
+snowman, ...), marked by a red box; 0..`max_distractors` other library objects stand
+around it, none of the target's kind. The gold is the target's display name ("traffic
+cone"), one of the options listed in the question (every library object), so the first
+form is a `choice`; each option's synonyms (`subject["synonyms"]`, "name=word|word;...")
+let an open answer ("a coffee cup") be scored later. The target is the `answer`
+parameter (balanced over the library by a batch); its visible box is at least
+`min_area` of the image and its marker overlaps no other object's box.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from ...colors import COLOR_NAMES
+from ...markers import marker_box
+from ...model import Question
+from ...object_library import object_names, synonyms_of
+from ..base import Composed, Family, FamilyParams, Frame
+from ..shared.answers import check_answer
+from .ava_common import ObjectSpec, box_area_fraction, boxes_overlap, finish, options_text, pick, scatter, truth_of
+
+QUESTION = "What is in the {marker} box? Choose one: {options}."
+REVISION = 1
+
+
+def display_name(name: str) -> str:
+    """A library name as a person writes it: traffic_cone -> traffic cone."""
+    return name.replace("_", " ")
+
+
+class AvaObjectParams(FamilyParams):
+    answer: str | None = Field(None, description="the gold object (its display name, e.g. 'traffic cone'); "
+                               "None = drawn (a batch schedules it)")
+    max_distractors: int = Field(3, ge=0, le=6, description="other library objects around it: 0..this many")
+    min_area: float = Field(0.006, gt=0.0, lt=1.0, description="smallest visible box area, fraction of the image")
+    min_visibility: float = Field(0.75, gt=0.0, le=1.0, description="every object at least this visible")
+    size_range: tuple[float, float] = Field((1.0, 1.8), description="object size (longest extent) in metres")
+
+    def answer_space(self) -> list[str]:
+        return [display_name(name) for name in object_names()]
+
+    @model_validator(mode="after")
+    def _answer_realisable(self) -> AvaObjectParams:
+        return check_answer(self)
+
+
+def synonyms_text() -> str:
+    """Every option's synonyms, "mug=mug|cup|...;car=...", for scoring open answers."""
+    return ";".join(f"{display_name(n)}={'|'.join(synonyms_of(n))}" for n in object_names())
+
+
+def compose(params: AvaObjectParams, rng: np.random.Generator, frame: Frame) -> Composed:
+    names = object_names()
+    target_name = (params.answer or display_name(str(pick(rng, names)))).replace(" ", "_")
+    target = ObjectSpec(target_name, str(pick(rng, COLOR_NAMES)), float(rng.uniform(*params.size_range)), "target")
+    others = [n for n in names if n != target_name]
+    n_distractors = int(rng.integers(0, params.max_distractors + 1))
+    chosen = rng.choice(len(others), size=n_distractors, replace=False)
+    specs = [target, *(ObjectSpec(others[int(k)], str(pick(rng, COLOR_NAMES)), float(rng.uniform(*params.size_range)))
+                       for k in chosen)]
+
+    def accept(layout, truth) -> str | None:
+        box = truth_of(truth, 1).bbox_visible
+        if box_area_fraction(box, frame) < params.min_area:
+            return "box_area"
+        others_boxes = [marker_box(t.bbox_visible, frame) for t in truth.truths if t.id != 1]
+        return "marker_overlap" if any(boxes_overlap(marker_box(box, frame), o) for o in others_boxes) else None
+
+    layout, truth = scatter(specs, frame, rng, params.min_visibility, accept)
+    options = [display_name(n) for n in names]
+    question = Question(
+        question_id="q0", text=QUESTION.format(marker="red", options=options_text(options)), answer_type="choice",
+        gold=display_name(target_name),
+        subject={"object": target_name, "object_id": 1, "options": "|".join(options), "synonyms": synonyms_text(),
+                 "ability": "object"})
+    difficulty = {"ability": "object", "object": target_name, "n_distractors": n_distractors,
+                  "target_visibility": truth_of(truth, 1).visibility}
+    return finish(layout, truth, question, difficulty, markers={1: "red"}, frame=frame)
+
+
+FAMILY = Family(
+    name="ava_object",
+    description="AVA-3D object recognition: name the composed library object in the red box (12 options, "
+    "balanced answers, synonyms recorded for open answers).",
+    params_model=AvaObjectParams,
+    compose=compose,
+    answer_types=("choice",),
+    revision=REVISION,
+)

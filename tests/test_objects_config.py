@@ -1,0 +1,87 @@
+"""Mesh files in batches: the config's folder and `mesh_roots` bound what a family may read, and a changed
+file makes its item render again although the resume key (made from the config) is unchanged."""
+
+from __future__ import annotations
+
+import pytest
+import trimesh
+from pydantic import Field
+
+from stim3d.api import render_items
+from stim3d.render.batch.config import load_config, parse_config
+from stim3d.render.batch.folder import BatchFolder
+from stim3d.render.batch.plan import expand
+from stim3d.render.batch.produce import compose_item
+from stim3d.render.settings import RenderSettings
+from stim3d.scenes.camera import look_at
+from stim3d.scenes.colors import named
+from stim3d.scenes.families import FAMILIES
+from stim3d.scenes.families.base import Composed, Family, FamilyParams, Frame
+from stim3d.scenes.families.shared.stage import counting_lights
+from stim3d.scenes.mesh_files import MeshFileError, mesh_source
+from stim3d.scenes.meshes import resting_source_object
+from stim3d.scenes.model import Question, Scene
+from stim3d.scenes.visibility import measure
+
+
+class Params(FamilyParams):
+    mesh: str = Field("meshes/thing.obj", description="the mesh file, relative to the config's folder")
+
+
+def _compose(params: Params, rng, frame: Frame) -> Composed:
+    obj = resting_source_object(1, mesh_source(params.mesh, frame.mesh_roots), 1.2, 0.0, 0.0, 30.0, named("red"))
+    scene = Scene(camera=look_at((0.0, -6.0, 3.0), (0.0, 0.0, 0.5), frame.width, frame.height),
+                  lights=counting_lights(), objects=[obj])
+    question = Question(question_id="q0", text="How many objects are there?", answer_type="integer", gold=1)
+    return Composed(scene, [question], measure(scene, frame.rays_per_pixel))
+
+
+@pytest.fixture
+def mesh_family(monkeypatch):
+    family = Family("mesh_one", "one mesh file on the ground", Params, _compose, ("integer",))
+    monkeypatch.setitem(FAMILIES._loaded(), "mesh_one", family)
+    return family
+
+
+def _config(folder, extra: str = "") -> object:
+    (folder / "meshes").mkdir(exist_ok=True)
+    trimesh.creation.annulus(r_min=0.3, r_max=0.5, height=0.4).export(folder / "meshes" / "thing.obj")
+    path = folder / "config.yaml"
+    path.write_text("seed: 1\nrender: {engine: workbench, width: 64, height: 48}\n"
+                    f"tasks:\n  - family: mesh_one\n    count: 1\n{extra}")
+    return load_config(path)
+
+
+def test_mesh_roots_leave_older_configs_hash_alone():
+    plain = {"tasks": [{"family": "shape_count", "count": 1}]}
+    assert "mesh_roots" not in parse_config(plain).model_dump()
+    assert parse_config({**plain, "mesh_roots": ["/data/meshes"]}).content_hash() != parse_config(plain).content_hash()
+
+
+def test_a_family_reads_meshes_beside_the_config_and_nowhere_else(tmp_path, mesh_family):
+    config = _config(tmp_path)
+    (plan,) = expand(config)
+    assert plan.mesh_roots == (str(tmp_path.resolve()),)
+    composed = compose_item(plan, config.seed, config.render)
+    assert composed.item.scene.objects[0].source.name == "thing.obj"
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-other"
+    elsewhere.mkdir()
+    trimesh.creation.box().export(elsewhere / "box.obj")
+    outside = _config(tmp_path, f"    params: {{mesh: {elsewhere / 'box.obj'}}}\n")
+    with pytest.raises(MeshFileError, match="outside the allowed folders"):
+        compose_item(expand(outside)[0], outside.seed, outside.render)
+    allowed = _config(tmp_path, f"    params: {{mesh: {elsewhere / 'box.obj'}}}\nmesh_roots: [{elsewhere}]\n")
+    assert compose_item(expand(allowed)[0], allowed.seed, allowed.render).item.scene.objects[0].source.name == "box.obj"
+
+
+def test_a_changed_mesh_file_undoes_its_item(tmp_path, mesh_family):
+    pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not installed")
+    config = _config(tmp_path)
+    item = compose_item(expand(config)[0], config.seed, config.render).item
+    out = tmp_path / "out"
+    render_items([item], out, RenderSettings(engine="workbench", width=64, height=48))
+    state = BatchFolder(out).state(item.item_id, None)
+    assert state.done
+    trimesh.creation.icosphere().export(tmp_path / "meshes" / "thing.obj")
+    state = BatchFolder(out).state(item.item_id, None)
+    assert not state.done and state.reason == "mesh file changed since it was rendered: thing.obj"
