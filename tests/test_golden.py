@@ -36,6 +36,7 @@ GOLDEN: dict[str, tuple[dict, int, str]] = {
     "ava_depth_relative": ({}, 1, "94405639026530e2ec21bbbd44445aabcc06b48e6c95942f54382f235b8d9572"),
     "ava_localize": ({}, 1, "1aef7affd26e57277e282b38c3781c8b8c09951d2367365a422c8b5fb67d6390"),
     "ava_orientation": ({}, 2, "99a27528b763cd803c183c8d5e5e85d23553f1e8cce9a69ac2b12bf93410a07d"),
+    "ava_texture": ({}, 1, "32c15e31aa76a704687772fd4dc908a4eac5cc0f7dc70272390437ba408258f7"),
     "ava_spatial": ({}, 1, "5bca9b184a6d180d4b04df5327ea372f338c6a98cd78d06c0e6dbab495c17428"),
     "form_constancy": ({}, 1, "4587ba1133a282f39810edaf9c9a089f4389a843b30a36ca2b437eea8a70a97c"),
     "letters": ({}, 2, "1042ec46b09ae43b188f08edb48096cb307058c3870c288e36ad26240ff017dc"),
