@@ -35,6 +35,7 @@ GOLDEN: dict[str, tuple[dict, int, str]] = {
     "ava_depth_absolute": ({}, 1, "88178ec8b76be154b6b9aa318f195b0909a81085e299d79e3f1526e2d38eb790"),
     "ava_depth_relative": ({}, 1, "94405639026530e2ec21bbbd44445aabcc06b48e6c95942f54382f235b8d9572"),
     "ava_localize": ({}, 1, "1aef7affd26e57277e282b38c3781c8b8c09951d2367365a422c8b5fb67d6390"),
+    "ava_ocr": ({}, 1, "73c51ed0124d80c876b60adc07cb184efddb5fad625602a8dfaa78bc5f4adef7"),
     "ava_orientation": ({}, 2, "99a27528b763cd803c183c8d5e5e85d23553f1e8cce9a69ac2b12bf93410a07d"),
     "ava_texture": ({}, 1, "32c15e31aa76a704687772fd4dc908a4eac5cc0f7dc70272390437ba408258f7"),
     "ava_spatial": ({}, 1, "5bca9b184a6d180d4b04df5327ea372f338c6a98cd78d06c0e6dbab495c17428"),

@@ -10,8 +10,11 @@ no new model field is needed:
   pattern's period on the face, metres), `texture_angle_deg` (the pattern's u axis,
   counter-clockwise from the face's x axis) and `texture_contrast` (how far the ink
   goes from the paper towards the object's palette colour, 0..1);
-- a text: `text` (the string), `text_height_m` (cap height on the face, metres) and
-  `text_contrast` (as above).
+- a text: `text` (the string, upper-case letters and digits), `text_height_m` (cap
+  height on the face, metres) and `text_contrast` (as above). It is set in the
+  monospaced font that ships in scenes/fonts/, one line centred on the face; its
+  character boxes on the face follow from the font's advance and cap height
+  (`text_boxes`), which the family checks on the ray cast and a test on the mask.
 
 The paper is PAPER_SRGB; the ink is `ink_srgb(palette colour, contrast)`. The Blender
 backend builds the nodes (render/backends/blender_textures.py). `texture_ink` is the
@@ -21,7 +24,12 @@ coordinates, so a test can compare rendered pixels with the class's own definiti
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
+from PIL import ImageFont
+
+from .fonts import FONT_PATH
 
 TEXTURE_CLASSES: tuple[str, ...] = ("striped", "chequered", "polka-dotted", "grid", "zigzagged", "cracked")
 """DTD (Describable Textures Dataset) names; docs/ava.md says why these six and not the rest."""
@@ -77,3 +85,37 @@ def texture_ink(name: str, u: np.ndarray, v: np.ndarray) -> np.ndarray | None:
     if name == "cracked":
         return None
     raise ValueError(f"unknown texture {name!r}; known: {', '.join(TEXTURE_CLASSES)}")
+
+
+EM_PROBE = 1000  # font size (pixels per em) at which the font's proportions are read
+
+
+@lru_cache(maxsize=1)
+def font_metrics() -> tuple[float, float, float, float]:
+    """(advance, cap height, highest top, lowest bottom) of the shipped font, in ems (tops above the baseline)."""
+    font = ImageFont.truetype(str(FONT_PATH), EM_PROBE)
+    _, top, _, bottom = font.getbbox("ABCDEFGHJKLMNOPQRSTUVWXYZ0123456789", anchor="ls")
+    cap = -font.getbbox("H", anchor="ls")[1]
+    return font.getlength("M") / EM_PROBE, cap / EM_PROBE, -top / EM_PROBE, bottom / EM_PROBE
+
+
+def text_width_m(text: str, height_m: float) -> float:
+    """Width of a line of `text` at cap height `height_m` (monospaced: length times the advance)."""
+    advance, cap, _, _ = font_metrics()
+    return len(text) * advance / cap * height_m
+
+
+def text_boxes(text: str, height_m: float) -> np.ndarray:
+    """Each character's box on the face (x0, y0, x1, y1) in metres, y up, the line centred on the face's centre.
+
+    A box spans the character's advance and, vertically, from the font's lowest descent to
+    its highest top (Q's tail, O's overshoot), so every stroke of the character is inside it;
+    the cap height is centred on y = 0.
+    """
+    advance, cap, top, bottom = font_metrics()
+    em = height_m / cap
+    left = -text_width_m(text, height_m) / 2
+    x0 = left + np.arange(len(text)) * advance * em
+    baseline = -height_m / 2
+    return np.stack([x0, np.full(len(text), baseline - bottom * em), x0 + advance * em,
+                     np.full(len(text), baseline + top * em)], axis=1)

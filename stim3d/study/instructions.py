@@ -32,6 +32,7 @@ ANSWER_INSTRUCTIONS: dict[str, str] = {
     "box": "Drag a rectangle on the picture that just encloses the object (drag again to redo), then press Submit.",
     "number": "Type your estimate in metres (for example 2.5) in the answer box, then press Submit.",
     "choice": "Choose one of the options, then press Submit.",
+    "text": "Type the text exactly as it is written, then press Submit.",
     "rubric": "Describe the picture in a few plain sentences in the text box, then press Submit.",
 }
 

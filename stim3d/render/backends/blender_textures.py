@@ -1,4 +1,4 @@
-"""A sign's face (scenes/surfaces.py) -> a Blender material: a texture class as shader nodes.
+"""A sign's face (scenes/surfaces.py) -> a Blender material: a texture class as shader nodes, or a text.
 
 render/backends/blender_scene.py asks `surface_material` first for every object; an
 object whose attributes name a `texture` gets a Principled BSDF whose base colour
@@ -24,11 +24,15 @@ import math
 from typing import Any
 
 import bpy
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
 
 from stim3d.scenes import surfaces
 from stim3d.scenes.colors import srgb_to_linear
+from stim3d.scenes.fonts import FONT_PATH
 from stim3d.scenes.model import SceneObject
 
+TEXT_RESOLUTION = 1024  # pixels across the face's text image: a 12 cm cap on a 1.5 m sign is 80 px high
 ROUGHNESS = 0.6  # paper-like; matte enough that the pattern is not washed out by a highlight
 
 
@@ -138,9 +142,55 @@ def _new_material(name: str):
     return material
 
 
+def text_mask_pixels(text: str, height_m: float, size_m: float, resolution: int = TEXT_RESOLUTION) -> np.ndarray:
+    """The face as a (resolution, resolution) float mask, 1 = ink, row 0 at the face's top (as Pillow draws).
+
+    The line is set in the shipped font at the cap height `height_m`, its left edge and
+    baseline where scenes/surfaces.py `text_boxes` puts them, so the ink stays inside
+    each character's box.
+    """
+    px_per_m = resolution / size_m
+    _, cap, _, _ = surfaces.font_metrics()
+    font = ImageFont.truetype(str(FONT_PATH), max(1, round(height_m / cap * px_per_m)))
+    boxes = surfaces.text_boxes(text, height_m)
+    image = Image.new("L", (resolution, resolution), 0)
+    draw = ImageDraw.Draw(image)
+    for char, box in zip(text, boxes):  # one glyph per advance cell: monospaced, placed exactly
+        origin = ((box[0] + size_m / 2) * px_per_m, (size_m / 2 + height_m / 2) * px_per_m)
+        draw.text(origin, char, fill=255, font=font, anchor="ls")
+    return np.asarray(image, dtype=np.float32) / 255.0
+
+
+def _text_mask(graph: MathGraph, obj: SceneObject) -> Any:
+    """An image texture of the text on the face's (x, y) mapped to the unit square; its value is the ink."""
+    tree, size = graph.tree, float(obj.size)
+    mask = text_mask_pixels(str(obj.attributes["text"]), float(obj.attributes["text_height_m"]), size)
+    image = bpy.data.images.new(f"text_{obj.id:03d}", mask.shape[1], mask.shape[0], alpha=False, float_buffer=True)
+    image.colorspace_settings.name = "Non-Color"
+    rgba = np.repeat(mask[::-1, :, None], 4, axis=2)  # Blender's row 0 is the bottom
+    rgba[..., 3] = 1.0
+    image.pixels.foreach_set(np.ascontiguousarray(rgba, dtype=np.float32).ravel())
+    image.pack()
+    coords = tree.nodes.new("ShaderNodeTexCoord")
+    xyz = tree.nodes.new("ShaderNodeSeparateXYZ")
+    tree.links.new(coords.outputs["Object"], xyz.inputs[0])
+    uv = tree.nodes.new("ShaderNodeCombineXYZ")
+    tree.links.new(graph.op("ADD", graph.op("DIVIDE", xyz.outputs["X"], size), 0.5), uv.inputs["X"])
+    tree.links.new(graph.op("ADD", graph.op("DIVIDE", xyz.outputs["Y"], size), 0.5), uv.inputs["Y"])
+    texture = tree.nodes.new("ShaderNodeTexImage")
+    texture.image, texture.extension, texture.interpolation = image, "CLIP", "Linear"
+    tree.links.new(uv.outputs["Vector"], texture.inputs["Vector"])
+    return texture.outputs["Color"]
+
+
 def surface_material(name: str, obj: SceneObject):
-    """The sign's material when `obj` carries a texture; None for any other object."""
+    """The sign's material when `obj` carries a texture or a text; None for any other object."""
     attributes = obj.attributes
+    if "text" in attributes:
+        material = _new_material(name)
+        mask = _text_mask(MathGraph(material.node_tree), obj)
+        _paper_and_ink(obj, float(attributes["text_contrast"]), mask, material.node_tree)
+        return material
     if "texture" not in attributes:
         return None
     material = _new_material(name)
