@@ -90,3 +90,31 @@ def test_gold_answers_score_full_marks_in_exact_and_anls(batch, tmp_path):
     report = json.loads(predictions.with_suffix(".scores.json").read_text())
     rows = {(row["key"], row["value"]): row for row in report["rows"]}
     assert rows[("ability", "ocr")]["accuracy"] == 1.0 and rows[("ability", "ocr")]["rules"]["anls"] == 1.0
+
+
+def test_exports_carry_the_text_answer_and_lmms_eval_scores_it_by_anls(batch, tmp_path):
+    import importlib.util
+
+    import pandas as pd
+    import yaml
+    from datasets import load_dataset
+
+    assert main(["export", "vlmevalkit", str(batch), "--to", str(tmp_path / "vlm")]) == 0
+    table = pd.read_csv(next((tmp_path / "vlm").glob("*.tsv")), sep="\t", keep_default_na=False)
+    records = read_records(batch / "records.jsonl")
+    assert list(table["answer"]) == [r.answer.gold for r in records] and set(table["answer_type"]) == {"text"}
+    assert main(["export", "lmms-eval", str(batch), "--to", str(tmp_path / "lmms")]) == 0
+    spec = importlib.util.spec_from_file_location("ocr_utils", tmp_path / "lmms" / "utils.py")
+    assert spec is not None and spec.loader is not None
+    utils = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(utils)
+    loader = type("Loader", (yaml.SafeLoader,), {})
+    loader.add_constructor("!function", lambda ld, node: ld.construct_scalar(node))  # hooks are named, not used
+    config = yaml.load((tmp_path / "lmms" / "stim3d.yaml").read_text(), Loader=loader)
+    dataset = load_dataset(config["dataset_path"], **config["dataset_kwargs"])[config["test_split"]]
+    for doc in dataset:
+        gold = utils.doc_to_target(doc)
+        assert utils.process_results(doc, [gold.lower()]) == {"exact_match": 1.0, "score": 1.0}
+        wrong = gold[:-1] + ("X" if gold[-1] != "X" else "Y")  # one substitution in 3-4 characters
+        result = utils.process_results(doc, [wrong])
+        assert result["exact_match"] == 0.0 and result["score"] == pytest.approx(1 - 1 / len(gold))

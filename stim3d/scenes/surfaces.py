@@ -41,6 +41,11 @@ CRACK_WIDTH = 0.06  # cracked: half-width of a crack, in periods (distance to th
 ZIGZAG_AMPLITUDE = 1.0  # zigzag: peak-to-trough shift of a stripe, in periods, over one period along u
 
 
+def carries_print(attributes) -> bool:
+    """Whether an object's face carries a texture or a text (then its pixels are paper and ink, not its colour)."""
+    return "texture" in attributes or "text" in attributes
+
+
 def ink_srgb(srgb, contrast: float) -> tuple[float, float, float]:
     """The ink: the paper moved `contrast` of the way to the palette colour."""
     paper = np.asarray(PAPER_SRGB, dtype=float)

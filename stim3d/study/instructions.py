@@ -52,6 +52,8 @@ FAMILY_INTROS: dict[str, str] = {
     "ava_color": "name the colour of the object in the red box",
     "ava_spatial": "say where one boxed object is relative to another",
     "ava_orientation": "say which way a toy car is facing",
+    "ava_texture": "name the pattern on the sign in the red box",
+    "ava_ocr": "read the text on the sign in the red box",
 }
 
 # Sentences that tell a model how to format its answer; a person's widget does that. Matched per sentence.

@@ -186,13 +186,13 @@ def _text_mask(graph: MathGraph, obj: SceneObject) -> Any:
 def surface_material(name: str, obj: SceneObject):
     """The sign's material when `obj` carries a texture or a text; None for any other object."""
     attributes = obj.attributes
+    if not surfaces.carries_print(attributes):
+        return None
     if "text" in attributes:
         material = _new_material(name)
         mask = _text_mask(MathGraph(material.node_tree), obj)
         _paper_and_ink(obj, float(attributes["text_contrast"]), mask, material.node_tree)
         return material
-    if "texture" not in attributes:
-        return None
     material = _new_material(name)
     graph = MathGraph(material.node_tree)
     u, v = _face_uv(graph, float(attributes["texture_period_m"]), float(attributes["texture_angle_deg"]))
