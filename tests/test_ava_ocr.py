@@ -49,8 +49,11 @@ def test_gold_is_the_marked_sign_s_text_words_and_random_strings_both_drawn():
     assert kinds["word"] >= 3 and kinds["random"] >= 3
 
 
-def test_every_character_is_whole_in_an_independent_ray_cast_and_tall_enough():
-    for item in items(8):
+@pytest.mark.parametrize("share", [0.5, 1.0])
+def test_every_character_is_whole_in_an_independent_ray_cast_and_tall_enough(share):
+    occluded = 0
+    for item in items(8, occluder_share=share):
+        occluded += item.difficulty["occlusion"] > 0.01
         sign, camera = sign_of(item), item.scene.camera
         text, height = sign.attributes["text"], sign.attributes["text_height_m"]
         ids = measure(item.scene).instance_map
@@ -63,6 +66,7 @@ def test_every_character_is_whole_in_an_independent_ray_cast_and_tall_enough():
         bottom = face_points_px(sign, camera, np.zeros(1), np.array([-height / 2]))[0]
         assert item.difficulty["char_height_px"] <= np.linalg.norm(top - bottom) + 1e-6
         assert item.difficulty["char_height_px"] >= 0.012 * FRAME.width
+    assert occluded >= (3 if share == 1.0 else 0)  # an occluder hides part of the sign, never a character
 
 
 def test_character_boxes_tile_the_line_at_the_font_s_advance():

@@ -27,8 +27,8 @@ from ...model import Camera, Question, SceneObject
 from ...surfaces import PAPER_SRGB, ink_srgb, michelson, text_boxes, text_width_m
 from ..base import Composed, Family, FamilyParams, Frame
 from ..shared.stage import counting_camera
-from .ava_common import ObjectSpec, box_area_fraction, boxes_overlap, distractor_specs, finish, pick, scatter, truth_of
-from .ava_sign import face_points_px, sign_maker, viewing_angle_deg
+from .ava_common import box_area_fraction, boxes_overlap, finish, pick, scatter, truth_of
+from .ava_sign import face_points_px, occluder_maker, sign_and_occluder, sign_maker, viewing_angle_deg
 
 QUESTION = "What is written on the sign in the {marker} box? Answer with the exact text."
 WORDS: tuple[str, ...] = (
@@ -53,6 +53,8 @@ class AvaOcrParams(FamilyParams):
     size_range: tuple[float, float] = Field((1.3, 1.8), description="sign edge in metres")
     marker: Literal["red", "blue", "white"] = Field("red", description="colour of the box around the sign")
     max_distractors: int = Field(3, ge=0, le=12, description="plain objects: 0..this many")
+    occluder_share: float = Field(0.5, ge=0.0, le=1.0, description="share of items with an object put in front of "
+                                  "the sign (it may hide part of it)")
     min_visibility: float = Field(0.5, gt=0.0, le=1.0, description="every object, the sign too, this visible")
 
     @model_validator(mode="after")
@@ -118,9 +120,12 @@ def compose(params: AvaOcrParams, rng: np.random.Generator, frame: Frame) -> Com
     view = float(rng.uniform(-params.max_view_deg, params.max_view_deg))
     camera = counting_camera(frame)
     attributes = {"text": text, "text_height_m": height, "text_contrast": round(contrast, 6)}
-    sign = ObjectSpec("tile", ink, size, role="target")
     n_distractors = int(rng.integers(0, params.max_distractors + 1))
-    specs = [sign, *distractor_specs(rng, n_distractors, [("cube", ink)], (0.5, 1.1))]
+    specs, occluded = sign_and_occluder(rng, params.occluder_share, ink, (0.6, 1.0), n_distractors)
+    made: list[SceneObject] = []
+    makers = {1: sign_maker(1, size, ink, camera, view, attributes, made)}
+    if occluded:
+        makers[2] = occluder_maker(2, specs[1], camera, made)
 
     def accept(layout, truth) -> str | None:
         obj = layout.objects[1]
@@ -129,16 +134,15 @@ def compose(params: AvaOcrParams, rng: np.random.Generator, frame: Frame) -> Com
         if not characters_whole(obj, camera, truth.instance_map, text, height):
             return "characters_hidden"
         box = marker_box(truth_of(truth, 1).bbox_visible, frame)
-        others = [marker_box(t.bbox_visible, frame) for t in truth.truths if t.id != 1]
+        others = [marker_box(t.bbox_visible, frame) for t in truth.truths if t.id != 1 and not (occluded and t.id == 2)]
         return "marker_overlap" if any(boxes_overlap(box, o) for o in others) else None
 
-    layout, truth = scatter(specs, frame, rng, params.min_visibility, accept,
-                            makers={1: sign_maker(1, size, ink, camera, view, attributes)})
+    layout, truth = scatter(specs, frame, rng, params.min_visibility, accept, makers=makers)
     obj, target = layout.objects[1], truth_of(truth, 1)
     question = Question(question_id="q0", text=QUESTION.format(marker=params.marker), answer_type="text", gold=text,
                         subject={"shape": "sign", "object_id": 1, "ability": "ocr"})
     difficulty = {
-        "ability": "ocr", "text_kind": kind, "n_chars": len(text), "n_distractors": n_distractors,
+        "ability": "ocr", "text_kind": kind, "n_chars": len(text), "n_distractors": n_distractors, "occluder": occluded,
         "char_height_px": round(char_height_px(obj, camera, text, height), 3), "text_height_m": height,
         "viewing_angle_deg": viewing_angle_deg(obj, camera), "occlusion": target.occlusion,
         "contrast": michelson(PAPER_SRGB, ink_srgb(PALETTE[ink], contrast)),
@@ -153,4 +157,5 @@ FAMILY = Family(
     params_model=AvaOcrParams,
     compose=compose,
     answer_types=("text",),
+    revision=2,  # 2: an occluder in front of the sign in half the items
 )

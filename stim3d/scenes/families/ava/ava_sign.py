@@ -17,8 +17,9 @@ import numpy as np
 from ...camera import geometry
 from ...colors import named
 from ...model import Camera, SceneObject, round6
-from ...placement import resting_pose
+from ...placement import footprint_radius, resting_pose
 from ...primitives import axis_angle_quat, matrix_to_quat, quat_to_matrix, unit_dimensions
+from .ava_common import ObjectSpec, distractor_specs, make_object, pick
 
 FRONT = 0.0051  # the face's offset from the tile's centre plane, in sizes (the tile is 0.01 thick)
 
@@ -32,16 +33,23 @@ def sign_rotation(x: float, y: float, camera: Camera, view_deg: float) -> tuple[
 
 
 def sign_maker(object_id: int, size: float, color: str, camera: Camera, view_deg: float,
-               attributes: dict) -> Callable[[float, float, float], SceneObject]:
-    """A factory for `scatter`: the sign at (x, y), ignoring the drawn yaw (the viewing angle sets it)."""
+               attributes: dict, made: list[SceneObject] | None = None) -> Callable[[float, float, float], SceneObject]:
+    """A factory for `scatter`: the sign at (x, y), ignoring the drawn yaw (the viewing angle sets it).
+
+    Each sign made is appended to `made`, whose last entry is the placed sign once
+    `scatter` moves on to the next object (an occluder is put in front of it).
+    """
     def make(x: float, y: float, _yaw: float) -> SceneObject:
         rotation = sign_rotation(x, y, camera, view_deg)
-        return SceneObject(
+        sign = SceneObject(
             id=object_id, shape="tile", size=round6(size),
             dimensions=tuple(round6(d * size) for d in unit_dimensions("tile")),
             location=resting_pose("tile", size, x, y, rotation), rotation_quat=rotation,
             color=named(color), countable=False, attributes={"role": "target", **attributes},
         )
+        if made is not None:
+            made[-1:] = [sign]  # only the last one is needed
+        return sign
     return make
 
 
@@ -77,3 +85,36 @@ def viewing_angle_deg(obj: SceneObject, camera: Camera) -> float:
     to_camera = np.asarray(camera.location) - np.asarray(obj.location)
     cosine = float(normal @ to_camera / np.linalg.norm(to_camera))
     return round(math.degrees(math.acos(max(-1.0, min(1.0, cosine)))), 3)
+
+
+def occluder_maker(object_id: int, spec: ObjectSpec, camera: Camera, signs: list[SceneObject],
+                   gap: tuple[float, float] = (0.05, 0.6)) -> Callable[[float, float, float], SceneObject]:
+    """A factory for `scatter`: an object between the last sign made (`signs[-1]`) and the camera.
+
+    It stands `gap` metres (plus both footprints) in front of the sign towards the camera
+    and sideways by up to half the sign's width either way, so it hides part of the sign
+    or none; the fractional parts of the ground point `scatter` drew choose the gap and the
+    sideways offset, so the draw stays the family's own seeded stream.
+    """
+    def make(x: float, y: float, yaw: float) -> SceneObject:
+        sign = signs[-1]
+        centre = np.asarray(sign.location[:2], dtype=float)
+        toward = np.asarray(camera.location[:2], dtype=float) - centre
+        toward /= np.linalg.norm(toward)
+        sideways = np.array([-toward[1], toward[0]])
+        probe = make_object(object_id, spec, 0.0, 0.0, yaw)
+        distance = footprint_radius(sign) + footprint_radius(probe) + gap[0] + (x * 7.31 % 1.0) * (gap[1] - gap[0])
+        offset = ((y * 5.17 % 1.0) - 0.5) * sign.size
+        point = centre + toward * distance + sideways * offset
+        return make_object(object_id, spec, float(point[0]), float(point[1]), yaw)
+    return make
+
+
+def sign_and_occluder(rng: np.random.Generator, share: float, ink: str, size_range: tuple[float, float],
+                      n_distractors: int) -> tuple[list[ObjectSpec], bool]:
+    """The specs to scatter: the sign, with probability `share` an occluder (id 2), then the distractors."""
+    sign = ObjectSpec("tile", ink, 1.0, role="target")  # size and face are the sign maker's
+    occluded = bool(rng.uniform() < share)
+    occluder = [ObjectSpec(str(pick(rng, ("cube", "cylinder", "sphere"))), str(pick(rng, ("gray", "orange", "yellow"))),
+                           float(rng.uniform(*size_range)), role="occluder")] if occluded else []
+    return [sign, *occluder, *distractor_specs(rng, n_distractors, [("cube", ink)], (0.5, 1.1))], occluded

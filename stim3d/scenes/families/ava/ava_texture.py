@@ -22,23 +22,21 @@ from pydantic import Field, model_validator
 
 from ...colors import PALETTE
 from ...markers import marker_box
-from ...model import Question
+from ...model import Question, SceneObject
 from ...surfaces import PAPER_SRGB, TEXTURE_CLASSES, ink_srgb, michelson
 from ..base import Composed, Family, FamilyParams, Frame
 from ..shared.answers import check_answer
 from ..shared.stage import counting_camera
 from .ava_common import (
-    ObjectSpec,
     box_area_fraction,
     boxes_overlap,
-    distractor_specs,
     finish,
     options_text,
     pick,
     scatter,
     truth_of,
 )
-from .ava_sign import face_scale_px, sign_maker, viewing_angle_deg
+from .ava_sign import face_scale_px, occluder_maker, sign_and_occluder, sign_maker, viewing_angle_deg
 
 QUESTION = "What is the texture of the sign in the {marker} box? Choose one: {options}."
 INKS = ("red", "green", "blue", "purple", "black")  # palette colours dark enough against the paper
@@ -54,7 +52,9 @@ class AvaTextureParams(FamilyParams):
     size_range: tuple[float, float] = Field((1.1, 1.6), description="sign edge in metres")
     marker: Literal["red", "blue", "white"] = Field("red", description="colour of the box around the sign")
     max_distractors: int = Field(3, ge=0, le=12, description="plain objects: 0..this many")
-    min_visibility: float = Field(0.75, gt=0.0, le=1.0, description="every object, the sign too, this visible")
+    occluder_share: float = Field(0.5, ge=0.0, le=1.0, description="share of items with an object put in front of "
+                                  "the sign (it may hide part of it)")
+    min_visibility: float = Field(0.6, gt=0.0, le=1.0, description="every object, the sign too, this visible")
 
     def answer_space(self) -> list[str]:
         return list(TEXTURE_CLASSES)
@@ -80,18 +80,20 @@ def compose(params: AvaTextureParams, rng: np.random.Generator, frame: Frame) ->
     camera = counting_camera(frame)
     attributes = {"texture": texture, "texture_period_m": round(period, 6), "texture_angle_deg": round(angle, 3),
                   "texture_contrast": round(contrast, 6)}
-    sign = ObjectSpec("tile", ink, size, role="target")
     n_distractors = int(rng.integers(0, params.max_distractors + 1))
-    specs = [sign, *distractor_specs(rng, n_distractors, [("cube", ink)], (0.5, 1.1))]
+    specs, occluded = sign_and_occluder(rng, params.occluder_share, ink, (0.6, 1.0), n_distractors)
+    made: list[SceneObject] = []
+    makers = {1: sign_maker(1, size, ink, camera, view, attributes, made)}
+    if occluded:
+        makers[2] = occluder_maker(2, specs[1], camera, made)
 
     def accept(layout, truth) -> str | None:
         if face_scale_px(layout.objects[1], camera, angle) * period < params.min_period * frame.width:
             return "period_px"
         box = marker_box(truth_of(truth, 1).bbox_visible, frame)
-        others = [marker_box(t.bbox_visible, frame) for t in truth.truths if t.id != 1]
+        others = [marker_box(t.bbox_visible, frame) for t in truth.truths if t.id != 1 and not (occluded and t.id == 2)]
         return "marker_overlap" if any(boxes_overlap(box, o) for o in others) else None
 
-    makers = {1: sign_maker(1, size, ink, camera, view, attributes)}
     layout, truth = scatter(specs, frame, rng, params.min_visibility, accept, makers=makers)
     obj = layout.objects[1]
     question = Question(
@@ -103,10 +105,11 @@ def compose(params: AvaTextureParams, rng: np.random.Generator, frame: Frame) ->
     )
     target = truth_of(truth, 1)
     difficulty = {
-        "ability": "texture", "texture": texture, "shape": "tile", "n_distractors": n_distractors,
+        "ability": "texture", "texture": texture, "shape": "tile", "n_distractors": n_distractors, "occluder": occluded,
         "period_m": round(period, 6), "period_px": round(face_scale_px(obj, camera, angle) * period, 3),
         "periods_across": round(size / period, 3), "contrast": michelson(PAPER_SRGB, ink_srgb(PALETTE[ink], contrast)),
         "viewing_angle_deg": viewing_angle_deg(obj, camera), "target_visibility": target.visibility,
+        "occlusion": target.occlusion,
         "box_area_fraction": round(box_area_fraction(target.bbox_visible, frame), 6),
     }
     return finish(layout, truth, question, difficulty, markers={1: params.marker}, frame=frame)
@@ -119,4 +122,5 @@ FAMILY = Family(
     params_model=AvaTextureParams,
     compose=compose,
     answer_types=("choice",),
+    revision=2,  # 2: an occluder in front of the sign in half the items
 )
