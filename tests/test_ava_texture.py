@@ -135,3 +135,20 @@ def test_bad_parameters_are_one_line_errors():
         AvaTextureParams(answer="paisley")
     with pytest.raises(ValueError, match="periods must be"):
         AvaTextureParams(periods=(5.0, 3.0))
+
+
+@pytest.mark.parametrize("family", ["ava_texture", "ava_ocr"])
+def test_distribution_matched_splits_never_repeat_a_scene(family):
+    config = parse_config({"seed": 3, "render": {"width": 160, "height": 120},
+                           "tasks": [{"family": family, "splits": {"train": 12, "test": 6}}]})
+    plans = expand(config)
+    scenes = {p.split: set() for p in plans}
+    golds: dict[str, Counter] = {p.split: Counter() for p in plans}
+    for p in plans:
+        item = make_item(p.family, p.params, [config.seed, p.task_index, p.item_index], p.item_id, FRAME, p.split)
+        scenes[p.split].add(item.scene.model_dump_json())
+        golds[p.split][item.questions[0].gold] += 1
+        assert item.split == p.split and item.difficulty["ability"] in ("texture", "ocr")
+    assert sum(len(s) for s in scenes.values()) == len(plans) == 18
+    if family == "ava_texture":  # six classes, each twice in train and once in test
+        assert set(golds["train"].values()) == {2} and set(golds["test"].values()) == {1}
