@@ -104,6 +104,10 @@ def test_exports_carry_the_text_answer_and_lmms_eval_scores_it_by_anls(batch, tm
     table = pd.read_csv(next((tmp_path / "vlm").glob("*.tsv")), sep="\t", keep_default_na=False)
     records = read_records(batch / "records.jsonl")
     assert list(table["answer"]) == [r.answer.gold for r in records] and set(table["answer_type"]) == {"text"}
+    assert main(["export", "imagefolder", str(batch), "--to", str(tmp_path / "hf")]) == 0
+    metadata = pd.read_parquet(tmp_path / "hf" / "test" / "metadata.parquet")
+    assert sorted(metadata["answer"]) == sorted(r.answer.gold for r in records)
+    assert set(metadata["answer_type"]) == {"text"} and set(metadata["scoring_rule"]) == {"anls"}
     assert main(["export", "lmms-eval", str(batch), "--to", str(tmp_path / "lmms")]) == 0
     spec = importlib.util.spec_from_file_location("ocr_utils", tmp_path / "lmms" / "utils.py")
     assert spec is not None and spec.loader is not None
