@@ -121,7 +121,7 @@ def test_reader_names_the_line_of_a_bad_record(tmp_path):
     good = record.model_dump_json()
     path = tmp_path / "records.jsonl"
 
-    path.write_text(good + "\n" + good.replace(f'"schema_version":"{RECORD_SCHEMA_VERSION}"', '"schema_version":"2.0"') + "\n")
+    path.write_text(good + "\n" + good.replace(f'"schema_version":"{record.schema_version}"', '"schema_version":"2.0"') + "\n")
     with pytest.raises(ValueError, match=r"line 2: record schema_version '2.0' is not readable"):
         read_records(path)
 

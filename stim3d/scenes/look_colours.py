@@ -11,7 +11,9 @@ MAX_REDRAWS times and records how often it did (`Look.redraws`).
 
 Objects with fewer than MIN_VISIBLE_PX visible pixels are not judged: a median of a
 few silhouette pixels measures anti-aliasing, not the surface, and a family asks
-about colour only for objects it keeps well visible.
+about colour only for objects it keeps well visible. Nor are signs carrying a texture
+or a text (scenes/surfaces.py): their pixels are mostly paper, their colour names the ink,
+and no question asks about it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from . import surfaces
 from .colors import PALETTE, delta_e2000, srgb_to_lab
 from .model import Item
 
@@ -42,7 +45,7 @@ def colour_failures(item: Item, measured: Mapping[int, tuple[float, float, float
     failures = []
     for obj in item.scene.objects:
         colour = measured.get(obj.id)
-        if colour is None or obj.color.name not in PALETTE:
+        if colour is None or obj.color.name not in PALETTE or surfaces.carries_print(obj.attributes):
             continue
         if item.ground_truth.of(obj.id).visible_px < MIN_VISIBLE_PX:
             continue

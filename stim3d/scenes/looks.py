@@ -72,7 +72,7 @@ REFERENCE_SIZE = 0.9  # median object size there (metres)
 # Families whose objects are independent draws: each object draws its own material.
 PER_OBJECT_FAMILIES = frozenset({
     "shape_count", "shape_color_count", "ava_count", "ava_color", "ava_depth_absolute", "ava_depth_relative",
-    "ava_localize", "ava_orientation", "ava_spatial",
+    "ava_localize", "ava_orientation", "ava_spatial", "ava_texture", "ava_ocr",
 })
 
 

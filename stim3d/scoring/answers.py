@@ -26,19 +26,20 @@ from .parsers_actions import (
     parse_strict_cell_set,
     parse_strict_cell_set_count,
     parse_strict_count,
+    parse_text,
 )
 from .rubric import Rubric
 
 AnswerType = Literal["integer", "letters", "yes_no", "cell", "cell_set",
                      "strict_count", "strict_cell_set", "strict_cell_set_count", "rubric",
-                     "box", "number", "choice"]
+                     "box", "number", "choice", "text"]
 """The `strict_*` types are ROSE's formal action grammar (`COUNT(n)`, `CLICK(Rr,Cc); ...; DONE`,
 `CLICK(Rr,Cc); ...; SUBMIT(n)`): the whole response must be the formal answer. Their golds are
 an int, and a list of distinct cells for both click types (the submitted count is its length)."""
 Gold = Union[int, float, str, tuple[int, int], tuple[int, int, int, int], list[tuple[int, int]], Rubric]
 """A `rubric` gold is a Rubric (scoring/rubric.py): Must-Right and Easy-Wrong items and a golden caption.
 AVA-3D (docs/ava.md): a `box` gold is (x0, y0, x1, y1) in pixels, x1 and y1 exclusive; a `number` gold
-is a float (metres); a `choice` gold is one of the answer's options."""
+is a float (metres); a `choice` gold is one of the answer's options; a `text` gold is the string on a sign (OCR)."""
 
 Parser = Callable[[str, list[str]], Parsed]  # (response, the record's options) -> Parsed
 
@@ -107,6 +108,8 @@ ANSWER_TYPES: dict[str, AnswerKind] = {kind.name: kind for kind in (
     AnswerKind("number", "Answer with a single number in metres.", "delta125", _options_ignored(parse_number),
                canonical=float),
     AnswerKind("choice", "Answer with one of the options.", "exact", parse_choice),
+    AnswerKind("text", "Answer with the text only, exactly as written.", "anls", _options_ignored(parse_text),
+               canonical=str),
 )}
 assert set(ANSWER_TYPES) == set(get_args(AnswerType)), "every answer type has exactly one row"
 

@@ -182,3 +182,31 @@ def parse_choice(response: str, options: list[str]) -> Parsed:
     if numbered and 1 <= int(numbered.group(1)) <= len(options):
         return Parsed(options[int(numbered.group(1)) - 1], source=source)
     return invalid(f"none of the options in the {source} answer")
+
+
+# -- AVA-3D text (OCR) ---------------------------------------------------------------------------------
+
+_QUOTED = re.compile(r'"([^"\n]+)"|\u201c([^\u201d\n]+)\u201d')
+_SAYS = re.compile(r"\b(?:says|reads|written(?: on it)?(?: is)?|text is|word is)\s*:?\s*(.+)$", re.IGNORECASE)
+_EDGES = "\"'\u201c\u201d\u2018\u2019.,;:!? \t"
+
+
+def parse_text(response: str) -> Parsed:
+    """The text a response reads off a sign, spaces collapsed, case kept (rules compare it case-insensitively).
+
+    An explicit span (\\boxed{APPLE}, "Answer: APPLE") is the answer; in free text the last
+    double-quoted string ('The sign says "APPLE".'), else what follows "says", "reads" or
+    "written" in the last line, else the last line; surrounding quotes and end punctuation go.
+    """
+    span, source = answer_span(normalise(response))
+    if source == "text":
+        quoted = _QUOTED.findall(span)
+        if quoted:
+            span = next(q for q in quoted[-1] if q)
+        else:
+            lines = [line for line in span.splitlines() if line.strip()]
+            span = lines[-1] if lines else ""
+            said = _SAYS.search(span)
+            span = said.group(1) if said else span
+    text = " ".join(span.strip(_EDGES).split())
+    return Parsed(text, source=source) if text else invalid(f"no text in the {source} answer")

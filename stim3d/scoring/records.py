@@ -33,6 +33,12 @@ caption; scoring/rubric.py), scored with the rule `gated` (docs/rubrics.md).
 `scoring.params` has the image `width` and `height` so a normalised answer can be scored),
 `number` (metres) and `choice` (with the new field `answer.options`); rules `iou`,
 `delta125` and `abs_rel` (normalised absolute error, also reported for integer answers).
+
+1.6 (from 1.5): AVA-3D's `text` answer type (OCR: gold the exact string on a sign), rule
+`anls` (Average Normalised Levenshtein Similarity); its PASS is equality, case ignored.
+A record is written at the lowest version that holds it (`version_for`): only a `text`
+record says 1.6, so records of the earlier answer types keep their bytes (a resumed batch
+folder's records.jsonl is unchanged, tests/test_fixture_resume.py).
 """
 
 from __future__ import annotations
@@ -48,7 +54,13 @@ from .answers import ANSWER_TYPES, AnswerType, Gold
 from .answers import answer_text as answer_text  # re-exported: imported from here by exports and tests
 from .rubric import Rubric
 
-RECORD_SCHEMA_VERSION = "1.5"
+RECORD_SCHEMA_VERSION = "1.6"
+ADDED_TYPES: dict[str, str] = {"text": "1.6"}  # answer types newer than 1.5, and the version that added them
+
+
+def version_for(answer_type: object) -> str:
+    """The lowest record version that can hold an answer of this type."""
+    return ADDED_TYPES.get(str(answer_type), "1.5")
 # Package data, found through importlib.resources like every file stim3d ships (a wheel install has no checkout).
 SCHEMA_PATH = Path(str(resources.files(__package__ or "stim3d.scoring").joinpath("schema", "record.schema.json")))
 
@@ -56,7 +68,7 @@ SCHEMA_PATH = Path(str(resources.files(__package__ or "stim3d.scoring").joinpath
 PROTOCOL: dict[str, str] = {name: kind.protocol for name, kind in ANSWER_TYPES.items()}
 DEFAULT_RULE: dict[str, str] = {name: kind.default_rule for name, kind in ANSWER_TYPES.items()}
 RuleName = Literal["exact", "count_soft", "cell_tolerance", "cell_distance", "set_f1", "gated", "click_submit_soft",
-                   "region_ok", "iou", "delta125", "abs_rel"]
+                   "region_ok", "iou", "delta125", "abs_rel", "anls"]
 Scalar = Union[str, int, float, bool, None]
 
 
@@ -113,6 +125,7 @@ class Answer(Strict):
         checks["strict_cell_set"] = checks["strict_cell_set_count"] = checks["cell_set"]
         checks["box"] = isinstance(gold, tuple) and len(gold) == 4 and 0 <= gold[0] < gold[2] and 0 <= gold[1] < gold[3]
         checks["number"] = isinstance(gold, (int, float)) and not isinstance(gold, bool) and gold > 0
+        checks["text"] = isinstance(gold, str) and bool(gold.strip())
         checks["choice"] = isinstance(gold, str) and self.options is not None and bool(self.options) and gold in self.options
         if (self.options is not None) != (kind == "choice"):
             raise ValueError(f"a {kind} answer {'needs' if kind == 'choice' else 'has no'} options")
@@ -169,6 +182,15 @@ class Record(Strict):
     answer: Answer
     scoring: Scoring
     subject: dict[str, Union[str, int, float]] = Field(default_factory=dict, description="what the question asks about")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lowest_version(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or "schema_version" in data:
+            return data
+        answer = data.get("answer")
+        kind = answer.get("type") if isinstance(answer, dict) else getattr(answer, "type", None)
+        return {**data, "schema_version": version_for(kind)}
     difficulty: dict[str, Scalar] = Field(
         description="flat: the family's control parameters (sequences as name.0, name.1, ...) and measured values "
         "such as least_visibility"

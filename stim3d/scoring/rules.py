@@ -41,6 +41,9 @@ AVA-3D (docs/ava.md):
   |pred - gold| / gold (|pred - gold| when gold is 0), AVA-Bench's MAE/GT for depth and
   counting. Unlike every other rule it is an error (lower is better), and an answer that
   does not parse counts as error 1 (100 %), not 0.
+- `anls` (text answers): Average Normalised Levenshtein Similarity per answer, as AVA-Bench
+  scores OCR: NL = edit distance / the longer string's length (case ignored), the score is
+  1 - NL when NL < 0.5 and 0 otherwise. A text's PASS (`exact`) is equality, case ignored.
 
 For the cell rules, (0, 0) means "no cell" (OddGridBench's `Row 0, Column 0`): it
 earns credit only from an exact match, never from being near a real cell.
@@ -136,6 +139,27 @@ def exact(pred: Any, gold: Any, params: Params) -> float:
     return float(pred == gold)
 
 
+def levenshtein(a: str, b: str) -> int:
+    """Edit distance: the fewest single-character insertions, deletions and substitutions from a to b."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        for j, cb in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+ANLS_THRESHOLD = 0.5  # a normalised distance at or above this scores 0 (DocVQA's and AVA-Bench's tau)
+
+
+def anls(pred: str, gold: str, params: Params) -> float:
+    pred, gold = pred.lower(), gold.lower()
+    longest = max(len(pred), len(gold))
+    distance = levenshtein(pred, gold) / longest if longest else 0.0
+    return 1.0 - distance if distance < ANLS_THRESHOLD else 0.0
+
+
 def count_soft(pred: int, gold: int, params: Params) -> float:
     return 1.0 / (1.0 + abs(pred - gold))
 
@@ -201,7 +225,7 @@ RULES: dict[str, Rule] = {
     rule.name: rule
     for rule in (
         Rule("exact", ("integer", "letters", "yes_no", "cell", "cell_set", "strict_count", *STRICT_CLICKS,
-                       "box", "number", "choice"), (), exact),
+                       "box", "number", "choice", "text"), (), exact),
         Rule("count_soft", ("integer", "strict_count"), (), count_soft),
         Rule("cell_tolerance", ("cell",), (), cell_tolerance),
         Rule("cell_distance", ("cell",), ("rows", "cols"), cell_distance),
@@ -213,6 +237,7 @@ RULES: dict[str, Rule] = {
         Rule("giou", ("box",), (), giou, invalid=-1.0),
         Rule("delta125", ("number",), (), delta125),
         Rule("abs_rel", ("number", "integer"), (), abs_rel, invalid=1.0),
+        Rule("anls", ("text",), (), anls),
     )
 }
 

@@ -61,6 +61,7 @@ RESPONSE_FORMS: dict[str, str] = {
     "box": "[x0, y0, x1, y1] in the image's own pixels, x1 and y1 exclusive",
     "number": "2.35 (metres)",
     "choice": "one option, verbatim",
+    "text": "the text as written on the sign",
     "rubric": "free text",
 }
 

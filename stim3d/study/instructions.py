@@ -32,6 +32,7 @@ ANSWER_INSTRUCTIONS: dict[str, str] = {
     "box": "Drag a rectangle on the picture that just encloses the object (drag again to redo), then press Submit.",
     "number": "Type your estimate in metres (for example 2.5) in the answer box, then press Submit.",
     "choice": "Choose one of the options, then press Submit.",
+    "text": "Type the text exactly as it is written, then press Submit.",
     "rubric": "Describe the picture in a few plain sentences in the text box, then press Submit.",
 }
 
@@ -51,6 +52,8 @@ FAMILY_INTROS: dict[str, str] = {
     "ava_color": "name the colour of the object in the red box",
     "ava_spatial": "say where one boxed object is relative to another",
     "ava_orientation": "say which way a toy car is facing",
+    "ava_texture": "name the pattern on the sign in the red box",
+    "ava_ocr": "read the text on the sign in the red box",
 }
 
 # Sentences that tell a model how to format its answer; a person's widget does that. Matched per sentence.

@@ -17,7 +17,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from stim3d.render.backends import blender_looks
+from stim3d.render.backends import blender_looks, blender_textures
 from stim3d.scenes.camera import blender_lens
 from stim3d.scenes.colors import srgb_to_linear
 from stim3d.scenes.meshes import mesh_key, object_mesh
@@ -129,7 +129,10 @@ def add_object(scene_bpy, obj: SceneObject, look: Look | None = None):
     """The object with its studio material, or with its look's material when `look` is given."""
     name = object_name(obj)
     mesh = _new_mesh(name, *_object_arrays(obj))
-    if look is None:
+    surface = blender_textures.surface_material(name, obj)  # a sign's texture or text, in every look
+    if surface is not None:
+        mesh.materials.append(surface)
+    elif look is None:
         mesh.materials.append(_principled_material(name, obj.color.srgb, ROUGHNESS[obj.finish]))
     else:
         mesh.materials.append(blender_looks.object_material(name, obj, look.of(obj.id)))

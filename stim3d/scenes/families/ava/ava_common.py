@@ -21,7 +21,7 @@ share lives here:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -91,18 +91,21 @@ def scatter(
     min_visibility: float,
     accept: Callable[[Layout, VisibilityResult], str | None],
     restarts: int = RESTARTS,
+    makers: Mapping[int, Callable[[float, float, float], SceneObject]] | None = None,
 ) -> tuple[Layout, VisibilityResult]:
     """Place `specs` (ids 1..n in order) at visibility >= min_visibility until `accept` returns None.
 
     `accept(layout, truth)` returns None for a good scene or the name of the constraint
     it failed; after `restarts` layouts InfeasibleError names the most frequent failure.
+    `makers[id]`, when given, builds that object from (x, y, yaw) instead of `make_object`
+    (a sign that faces the camera, scenes/families/ava/ava_sign.py).
     """
     camera = counting_camera(frame)
     failures: Counter = Counter()
     for _ in range(restarts):
         layout = Layout(camera, rays_per_pixel=frame.rays_per_pixel, rejections=failures)
         placed = all(
-            layout.place_randomly(partial(make_object, i + 1, spec), rng,
+            layout.place_randomly((makers or {}).get(i + 1) or partial(make_object, i + 1, spec), rng,
                                   Bounds(min_visibility)) is not None
             for i, spec in enumerate(specs)
         )

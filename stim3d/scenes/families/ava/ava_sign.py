@@ -1,0 +1,120 @@
+"""The sign the AVA-3D texture and text families put in the scene: an upright tile turned towards the camera.
+
+A `tile` is a square slab (scenes/primitives.py); turned 90 degrees about x it stands
+on its lower edge with its face (the tile's local x-y plane, scenes/surfaces.py) to
+the camera, and a yaw turns it away by the viewing angle. The face's axes in the
+world and the camera give what the families record in pixels: the projected length of
+a metre on the face (`face_scale_px`) and the pixels of any point on it (`face_points_px`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from ...camera import geometry
+from ...colors import named
+from ...model import Camera, SceneObject, round6
+from ...placement import footprint_radius, resting_pose
+from ...primitives import axis_angle_quat, matrix_to_quat, quat_to_matrix, unit_dimensions
+from .ava_common import ObjectSpec, distractor_specs, make_object, pick
+
+FRONT = 0.0051  # the face's offset from the tile's centre plane, in sizes (the tile is 0.01 thick)
+
+
+def sign_rotation(x: float, y: float, camera: Camera, view_deg: float) -> tuple[float, float, float, float]:
+    """Stand the tile up (face normal along -y) and turn it so the normal is `view_deg` off the camera's azimuth."""
+    toward = math.degrees(math.atan2(camera.location[1] - y, camera.location[0] - x))
+    upright = quat_to_matrix(axis_angle_quat((1.0, 0.0, 0.0), 90.0))
+    yaw = quat_to_matrix(axis_angle_quat((0.0, 0.0, 1.0), toward + 90.0 + view_deg))
+    return tuple(round6(v) for v in matrix_to_quat(yaw @ upright))  # type: ignore[return-value]
+
+
+def sign_maker(object_id: int, size: float, color: str, camera: Camera, view_deg: float,
+               attributes: dict, made: list[SceneObject] | None = None) -> Callable[[float, float, float], SceneObject]:
+    """A factory for `scatter`: the sign at (x, y), ignoring the drawn yaw (the viewing angle sets it).
+
+    Each sign made is appended to `made`, whose last entry is the placed sign once
+    `scatter` moves on to the next object (an occluder is put in front of it).
+    """
+    def make(x: float, y: float, _yaw: float) -> SceneObject:
+        rotation = sign_rotation(x, y, camera, view_deg)
+        sign = SceneObject(
+            id=object_id, shape="tile", size=round6(size),
+            dimensions=tuple(round6(d * size) for d in unit_dimensions("tile")),
+            location=resting_pose("tile", size, x, y, rotation), rotation_quat=rotation,
+            color=named(color), countable=False, attributes={"role": "target", **attributes},
+        )
+        if made is not None:
+            made[-1:] = [sign]  # only the last one is needed
+        return sign
+    return make
+
+
+def face_to_world(obj: SceneObject, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """World points of face coordinates (x, y) in metres (the tile's front face)."""
+    rotation = quat_to_matrix(obj.rotation_quat)
+    local = np.stack([x, y, np.full_like(x, FRONT * obj.size)], axis=-1)
+    return local @ rotation.T + np.asarray(obj.location)
+
+
+def face_points_px(obj: SceneObject, camera: Camera, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pixel coordinates (u, v), continuous, of face points (x, y) in metres; shape (..., 2)."""
+    points = face_to_world(obj, np.asarray(x, float).ravel(), np.asarray(y, float).ravel())
+    u, v, _ = geometry(camera).project(points)
+    return np.stack([u, v], axis=-1).reshape(*np.shape(x), 2)
+
+
+def face_scale_px(obj: SceneObject, camera: Camera, angle_deg: float = 0.0) -> float:
+    """Pixels per metre on the face at its centre, along the face direction `angle_deg` from x (its shortest
+    across the two directions `angle_deg` and `angle_deg` + 90 is what a pattern's period shrinks to)."""
+    a = math.radians(angle_deg)
+    lengths = []
+    for dx, dy in ((math.cos(a), math.sin(a)), (-math.sin(a), math.cos(a))):
+        step = 0.05 * obj.size
+        ends = face_points_px(obj, camera, np.array([-dx * step, dx * step]), np.array([-dy * step, dy * step]))
+        lengths.append(float(np.linalg.norm(ends[1] - ends[0])) / (2 * step))
+    return min(lengths)
+
+
+def viewing_angle_deg(obj: SceneObject, camera: Camera) -> float:
+    """Angle between the face's normal and the line from its centre to the camera, degrees (0 = head on)."""
+    normal = quat_to_matrix(obj.rotation_quat) @ np.array([0.0, 0.0, 1.0])
+    to_camera = np.asarray(camera.location) - np.asarray(obj.location)
+    cosine = float(normal @ to_camera / np.linalg.norm(to_camera))
+    return round(math.degrees(math.acos(max(-1.0, min(1.0, cosine)))), 3)
+
+
+def occluder_maker(object_id: int, spec: ObjectSpec, camera: Camera, signs: list[SceneObject],
+                   gap: tuple[float, float] = (0.05, 0.6)) -> Callable[[float, float, float], SceneObject]:
+    """A factory for `scatter`: an object between the last sign made (`signs[-1]`) and the camera.
+
+    It stands `gap` metres (plus both footprints) in front of the sign towards the camera
+    and sideways by up to half the sign's width either way, so it hides part of the sign
+    or none; the fractional parts of the ground point `scatter` drew choose the gap and the
+    sideways offset, so the draw stays the family's own seeded stream.
+    """
+    def make(x: float, y: float, yaw: float) -> SceneObject:
+        sign = signs[-1]
+        centre = np.asarray(sign.location[:2], dtype=float)
+        toward = np.asarray(camera.location[:2], dtype=float) - centre
+        toward /= np.linalg.norm(toward)
+        sideways = np.array([-toward[1], toward[0]])
+        probe = make_object(object_id, spec, 0.0, 0.0, yaw)
+        distance = footprint_radius(sign) + footprint_radius(probe) + gap[0] + (x * 7.31 % 1.0) * (gap[1] - gap[0])
+        offset = ((y * 5.17 % 1.0) - 0.5) * sign.size
+        point = centre + toward * distance + sideways * offset
+        return make_object(object_id, spec, float(point[0]), float(point[1]), yaw)
+    return make
+
+
+def sign_and_occluder(rng: np.random.Generator, share: float, ink: str, size_range: tuple[float, float],
+                      n_distractors: int) -> tuple[list[ObjectSpec], bool]:
+    """The specs to scatter: the sign, with probability `share` an occluder (id 2), then the distractors."""
+    sign = ObjectSpec("tile", ink, 1.0, role="target")  # size and face are the sign maker's
+    occluded = bool(rng.uniform() < share)
+    occluder = [ObjectSpec(str(pick(rng, ("cube", "cylinder", "sphere"))), str(pick(rng, ("gray", "orange", "yellow"))),
+                           float(rng.uniform(*size_range)), role="occluder")] if occluded else []
+    return [sign, *occluder, *distractor_specs(rng, n_distractors, [("cube", ink)], (0.5, 1.1))], occluded
