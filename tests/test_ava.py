@@ -309,9 +309,11 @@ def test_preset_gives_every_ability_a_test_split_with_answers_at_chance():
 
     plans = expand(load_config(Path(presets.__file__).parent / "ava3d.yaml"))
     assert {p.family for p in plans} == {"ava_count", "ava_localize", "ava_depth_absolute", "ava_depth_relative",
-                                         "ava_color", "ava_spatial", "ava_orientation", "ava_texture", "ava_ocr"}
+                                         "ava_color", "ava_spatial", "ava_orientation", "ava_texture", "ava_ocr",
+                                         "ava_object"}
     assert {p.split for p in plans} == {"test"}
-    for family in ("ava_count", "ava_depth_relative", "ava_color", "ava_spatial", "ava_orientation", "ava_texture"):
+    for family in ("ava_count", "ava_depth_relative", "ava_color", "ava_spatial", "ava_orientation", "ava_texture",
+                   "ava_object"):
         answers = Counter(p.params["answer"] for p in plans if p.family == family)
         assert max(answers.values()) / sum(answers.values()) - 1 / len(answers) <= 0.05, (family, answers)
     counts = Counter((p.params["target_shape"], p.params["answer"]) for p in plans if p.family == "ava_count")

@@ -34,8 +34,10 @@ def _item(seed: int, **params):
 def test_the_boxed_object_is_the_gold_and_no_distractor_shares_its_kind(name):
     gold = name.replace("_", " ")
     item = _item(3, answer=gold, max_distractors=3)
-    (question,) = item.questions
+    question, open_question = item.questions
     assert question.gold == gold and question.answer_type == "choice"
+    assert open_question.gold == gold and open_question.subject["form"] == "open"
+    assert "Choose one" not in open_question.text
     target = item.scene.object(1)
     assert target.shape == "composed" and target.source.name == name and target.attributes["marker"] == "red"
     assert all(o.source.name != name for o in item.scene.objects[1:])
@@ -53,6 +55,46 @@ def test_choice_answers_parse_by_name_number_or_sentence():
     options = [n.replace("_", " ") for n in object_names()]
     assert parse_choice("It is a traffic cone.", options).value == "traffic cone"
     assert parse_choice(str(options.index("mug") + 1), options).value == "mug"
+
+
+def test_open_answers_are_scored_through_the_synonym_lists():
+    """An open answer naming a synonym ("a coffee cup") is the option it names, through the record's own synonyms;
+    the open form's prompt lists no options."""
+    from stim3d.render.batch.records import OPEN_PROTOCOL, protocol_of
+    from stim3d.scoring.records import Answer, Record
+
+    item = _item(11, answer="mug")
+    open_question = item.questions[1]
+    assert protocol_of("choice", open_question.subject) == OPEN_PROTOCOL
+    options = open_question.subject["options"].split("|")
+    record = Record.model_construct(answer=Answer(type="choice", gold="mug", options=options),
+                                    subject=open_question.subject)
+    assert record.choice_synonyms()["mug"] == synonyms_of("mug")
+    right = ["It is a coffee cup.", "\\boxed{Tea cup}", "mug", "I see a cup on the ground."]
+    wrong = ["A desk lamp.", "It looks like a pylon.", "a vase"]
+    assert [parse_choice(r, options, record.choice_synonyms()).value for r in right] == ["mug"] * 4
+    assert [parse_choice(r, options, record.choice_synonyms()).value for r in wrong] == ["lamp", "traffic cone", None]
+    assert parse_choice("It is a coffee cup.", options).value is None  # without the synonyms: no option named
+
+
+def test_viewpoint_is_the_cameras_azimuth_from_the_front_and_its_elevation():
+    from stim3d.scenes.object_library import library_object
+    from stim3d.scenes.colors import named
+
+    obj = library_object(1, "mug", 1.0, 0.0, 0.0, 90.0, named("red"))  # turned 90 degrees: its front faces -X
+    azimuth, elevation = ava_object.viewpoint(obj, (-10.0, 0.0, obj.location[2]))
+    assert azimuth == pytest.approx(0.0, abs=1e-6) and elevation == pytest.approx(0.0, abs=1e-6)
+    azimuth, elevation = ava_object.viewpoint(obj, (0.0, -5.0, obj.location[2] + 5.0))  # from its left, 45 up
+    assert azimuth == pytest.approx(90.0, abs=1e-6) and elevation == pytest.approx(45.0, abs=1e-6)
+
+
+def test_difficulty_records_visibility_size_in_pixels_and_viewpoint():
+    item = _item(13)
+    d = item.difficulty
+    box = item.ground_truth.of(1).bbox_visible
+    assert d["size_px"] == max(box[2] - box[0], box[3] - box[1]) > 0
+    assert d["target_visibility"] == item.ground_truth.of(1).visibility
+    assert 0.0 <= d["view_azimuth_deg"] < 360.0 and 0.0 < d["view_elevation_deg"] < 90.0
 
 
 def test_compose_is_deterministic_and_refuses_unknown_answers():

@@ -37,7 +37,7 @@ GOLDEN: dict[str, tuple[dict, int, str]] = {
     "ava_localize": ({}, 1, "1aef7affd26e57277e282b38c3781c8b8c09951d2367365a422c8b5fb67d6390"),
     "ava_ocr": ({}, 2, "1f53164207b87c0975a545b31c083fa854c041365e908ba5eef982a9a33289bd"),
     "ava_orientation": ({}, 2, "99a27528b763cd803c183c8d5e5e85d23553f1e8cce9a69ac2b12bf93410a07d"),
-    "ava_object": ({}, 1, "9559142b7e771f946e9369a92727bf882bd8f2a9d3115855126894a8841318a7"),
+    "ava_object": ({}, 2, "064dba7925ee09e65a401f5354202440af02d16d5d5f3ad754c5c3eaeba71dd2"),
     "ava_texture": ({}, 2, "fa3b10f42a3c7c913cd2ab8b40917d1b082a3930b93d65e28b20b0c18d37668b"),
     "ava_spatial": ({}, 1, "5bca9b184a6d180d4b04df5327ea372f338c6a98cd78d06c0e6dbab495c17428"),
     "form_constancy": ({}, 1, "4587ba1133a282f39810edaf9c9a089f4389a843b30a36ca2b437eea8a70a97c"),

@@ -298,10 +298,33 @@ def test_relation_paraphrase_is_undecided_and_other_axis_is_not_stated():
     ({"attribute": "odd_cell", "row": 2, "col": 3}, "The odd one is at (3, 2).", False),
     ({"attribute": "occluded", "shape": "cone", "color": "green"}, "The yellow cube hides most of the green cone.", True),
     ({"attribute": "occluded", "shape": "cone", "color": "green"}, "A green cone stands in the middle.", False),
+    ({"attribute": "texture", "value": "chequered"}, "A sign with a black and white checkerboard.", True),
+    ({"attribute": "texture", "value": "polka-dotted"}, "The board is covered in polka dots.", True),
+    ({"attribute": "texture", "value": "zigzagged"}, "A zig-zag pattern on a sign.", True),
+    ({"attribute": "texture", "value": "striped"}, "The sign has a grid of thin lines.", False),
+    ({"attribute": "texture", "value": "striped"}, "A striped sign, or maybe a grid.", None),  # two classes named
+    ({"attribute": "texture", "value": "cracked"}, "A grey sign stands there.", False),
+    ({"attribute": "text", "value": "K7XA"}, 'A sign reads "k7xa" in black letters.', True),
+    ({"attribute": "text", "value": "APPLE"}, "The sign says APPLES.", False),  # a whole word, not a prefix
+    ({"attribute": "text", "value": "APPLE"}, "The sign says APPLY.", False),
 ])
 def test_attribute_facts(fact, text, expected):
     item = RubricItem(id="a", statement="a fact", type="attribute", fact=fact)
     assert reference_judge(text, item)[0] is expected
+
+
+@pytest.mark.parametrize("family, kind", [("ava_texture", "texture"), ("ava_ocr", "text")])
+def test_a_signs_pattern_or_text_is_a_must_right_fact(family, kind):
+    """A sign's face is what texture and OCR items are about: the rubric gates on it, from the sign's attributes, so
+    one fixed description cannot pass every sign."""
+    items = [make_item(family, {}, [4, 0, i], f"{family}-{i}", Frame(320, 240), question_sets=("describe",)) for i in range(4)]
+    for item in items:
+        sign = item.scene.objects[0]
+        rubric = item.questions[0].gold
+        (fact,) = [i for i in rubric.must_right if i.fact.get("attribute") == kind]
+        assert fact.fact["value"] == sign.attributes[kind] and caption_failures(rubric) == []
+    other = next(i for i in items[1:] if i.scene.objects[0].attributes[kind] != items[0].scene.objects[0].attributes[kind])
+    assert judge_rubric(other.questions[0].gold, items[0].questions[0].gold.caption, reference_judge).score == 0.0
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -14,7 +14,9 @@ Must-Right (gate; a correct description cannot get these wrong):
   description would pass every image of that family;
 - a grid (every object has `row` and `col`, the item reports `rows` and `cols`): its size;
 - two groups (objects with `group` left/right and `rotation_deg`): which one is turned;
-- an odd-one-out grid (an object with a true `odd` attribute): the odd cell.
+- an odd-one-out grid (an object with a true `odd` attribute): the odd cell;
+- a sign (an object whose face carries a `texture` or a `text`, AVA texture and OCR): its pattern's class or
+  the exact text, without which one description would pass every sign of those families.
 
 Easy-Wrong (scored once the gate is passed; details models miss or invent):
 - every object under heavy occlusion (occlusion >= HEAVY_OCCLUSION), with its visibility;
@@ -163,6 +165,26 @@ def _view(item: Item, parts: list[SceneObject]) -> tuple[list[RubricItem], str]:
                        fact={"attribute": "view", "object": kinds[0], "value": view})], sentence
 
 
+def _signs(item: Item) -> tuple[list[RubricItem], list[str]]:
+    """What a sign's face shows (scenes/surfaces.py): the texture class or the text, read from its attributes."""
+    items, sentences = [], []
+    for obj in item.scene.objects:
+        if "texture" in obj.attributes:
+            texture = str(obj.attributes["texture"])
+            sentence = f"A sign shows a {texture} pattern."
+            items.append(RubricItem(id=f"sign_texture.{obj.id}", statement=sentence, type="attribute",
+                                    fact={"attribute": "texture", "value": texture}))
+        elif "text" in obj.attributes:
+            text = str(obj.attributes["text"])
+            sentence = f'A sign reads "{text}".'
+            items.append(RubricItem(id=f"sign_text.{obj.id}", statement=sentence, type="attribute",
+                                    fact={"attribute": "text", "value": text}))
+        else:
+            continue
+        sentences.append(sentence)
+    return items, sentences
+
+
 def _grid(item: Item, objects: list[SceneObject]) -> tuple[list[RubricItem], str]:
     rows = item.difficulty.get("rows", item.params.get("rows"))
     cols = item.difficulty.get("cols", item.params.get("cols"))
@@ -291,6 +313,9 @@ def build_rubric(item: Item) -> Rubric:
         found, sentence = _view(item, parts)
         must += found
         caption += [sentence] if sentence else []
+    found, sentences = _signs(item)
+    must += found
+    caption += sentences
     if rest:
         found, sentence = _counts(rest)
         must += found

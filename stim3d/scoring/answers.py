@@ -12,7 +12,7 @@ and how a gold is written (records' answer text, exports, the gallery, the add-o
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args
 
@@ -41,7 +41,8 @@ Gold = Union[int, float, str, tuple[int, int], tuple[int, int, int, int], list[t
 AVA-3D (docs/ava.md): a `box` gold is (x0, y0, x1, y1) in pixels, x1 and y1 exclusive; a `number` gold
 is a float (metres); a `choice` gold is one of the answer's options; a `text` gold is the string on a sign (OCR)."""
 
-Parser = Callable[[str, list[str]], Parsed]  # (response, the record's options) -> Parsed
+Synonyms = Mapping[str, Sequence[str]]  # a choice option -> other words for it (records.choice_synonyms)
+Parser = Callable[[str, list[str], Synonyms], Parsed]  # (response, the record's options, their synonyms) -> Parsed
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class AnswerKind:
 
 
 def _options_ignored(parser: Callable[[str], Parsed]) -> Parser:
-    return lambda response, options: parser(response)
+    return lambda response, options, synonyms: parser(response)
 
 
 def _cells(gold: Any) -> tuple[tuple[int, int], ...]:
@@ -81,7 +82,7 @@ def _rubric_text(gold: Any) -> str:  # its golden caption
     return gold.caption if isinstance(gold, Rubric) else str(Rubric.model_validate(gold).caption)
 
 
-def _rubric_parse(response: str, options: list[str]) -> Parsed:
+def _rubric_parse(response: str, options: list[str], synonyms: Synonyms) -> Parsed:
     return invalid("a rubric answer is judged, not parsed (scoring/rubric.py)")
 
 
@@ -114,11 +115,13 @@ ANSWER_TYPES: dict[str, AnswerKind] = {kind.name: kind for kind in (
 assert set(ANSWER_TYPES) == set(get_args(AnswerType)), "every answer type has exactly one row"
 
 
-def parse(answer_type: str, response: str | None, options: list[str] | None = None) -> Parsed:
-    """Parse a response for an answer type (a `choice` among `options`); a missing or empty response is invalid."""
+def parse(answer_type: str, response: str | None, options: list[str] | None = None,
+          synonyms: Synonyms | None = None) -> Parsed:
+    """Parse a response for an answer type (a `choice` among `options`, each also named by its `synonyms`); a missing
+    or empty response is invalid."""
     if response is None or not response.strip():
         return invalid("empty response")
-    return ANSWER_TYPES[answer_type].parse(response, options or [])
+    return ANSWER_TYPES[answer_type].parse(response, options or [], synonyms or {})
 
 
 def canonical_gold(answer_type: str, gold: Any) -> Any:

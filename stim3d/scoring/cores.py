@@ -75,7 +75,7 @@ def check_scorable(record: Record) -> None:
         return
     gold = canonical_gold(kind, record.answer.gold)
     written = answer_text(kind, gold)
-    if parse(kind, written, record.answer.options).value != gold:
+    if parse(kind, written, record.answer.options, record.choice_synonyms()).value != gold:
         raise ScoringCoreError(f"record {record.question_id}: its gold written as {written!r} does not parse back")
 
 

@@ -283,6 +283,35 @@ def _view(response: str, gold: str) -> tuple[bool | None, str]:
     return False, "never says from which side"
 
 
+_TEXTURE_WORDS = {  # a texture class (scenes/surfaces.py TEXTURE_CLASSES) and the words people use for it
+    "striped": r"strip(?:e|es|ed|y)",
+    "chequered": r"che(?:que|cke)red|checker(?:ed|board)|chequerboard|checks?|checked",
+    "polka-dotted": r"polka[\s-]*dot(?:s|ted)?|dot(?:s|ted)|spot(?:s|ted|ty)",
+    "grid": r"grids?|lattice|gridded",
+    "zigzagged": r"zig[\s-]*zag(?:s|ged|ging)?|chevrons?",
+    "cracked": r"crack(?:s|ed|le|led)?",
+}
+
+
+def _texture(response: str, gold: str) -> tuple[bool | None, str]:
+    """A sign's pattern: the gold class's words named and no other class's; both named is undecided."""
+    text = normalise(response).lower()
+    named = {name for name, words in _TEXTURE_WORDS.items() if re.search(rf"\b(?:{words})\b", text)}
+    if gold not in _TEXTURE_WORDS:
+        return None, f"the reference judge does not know the texture {gold!r}"
+    if gold in named:
+        others = sorted(named - {gold})
+        return (True, f"names a {gold} pattern") if not others else (None, f"names {gold} and {', '.join(others)}")
+    return False, f"names {', '.join(sorted(named))} (gold {gold})" if named else f"names no pattern (gold {gold})"
+
+
+def _text(response: str, gold: str) -> tuple[bool | None, str]:
+    """A sign's text: the exact string as a whole word, case ignored (a description quotes what it reads)."""
+    if re.search(rf"(?<![A-Za-z0-9]){re.escape(gold)}(?![A-Za-z0-9])", normalise(response), re.IGNORECASE):
+        return True, f"reads {gold}"
+    return False, f"never reads {gold}"
+
+
 def _attribute(response: str, fact: dict) -> tuple[bool | None, str]:
     kind = fact["attribute"]
     if kind == "letters":
@@ -301,6 +330,10 @@ def _attribute(response: str, fact: dict) -> tuple[bool | None, str]:
         return _occluded(response, fact)
     if kind == "view":
         return _view(response, str(fact["value"]))
+    if kind == "texture":
+        return _texture(response, str(fact["value"]))
+    if kind == "text":
+        return _text(response, str(fact["value"]))
     return None, f"the reference judge does not know attribute {kind!r}"
 
 

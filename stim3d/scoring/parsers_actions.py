@@ -6,6 +6,7 @@ The canonical values are described in `scoring/parsers.py`, whose `parse` dispat
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .parse_text import Parsed, answer_span, invalid, normalise, word_numbers
@@ -148,13 +149,16 @@ def _choice_text(text: str) -> str:
     return text
 
 
-def _options_in(text: str, options: list[str]) -> list[tuple[int, str]]:
-    """(position, option) of every option named in `text`; longer options first ("front left" before "front")."""
+def _options_in(text: str, options: list[str], synonyms: Mapping[str, Sequence[str]] | None = None) -> list[tuple[int, str]]:
+    """(position, option) of every option named in `text`, by its name or one of its `synonyms`; longer names first
+    ("front left" before "front", "desk lamp" before "desk"), so a name inside a longer one is not read twice."""
     text = _choice_text(text)
+    names = [(option, option) for option in options]
+    names += [(word, option) for option in options for word in (synonyms or {}).get(option, ())]
     taken: list[tuple[int, int]] = []
     found = []
-    for option in sorted(options, key=len, reverse=True):
-        pattern = r"(?<![a-z])" + re.escape(_choice_text(option)).replace(r"\ ", r"\s+") + r"(?![a-z])"
+    for name, option in sorted(names, key=lambda pair: len(pair[0]), reverse=True):
+        pattern = r"(?<![a-z])" + re.escape(_choice_text(name)).replace(r"\ ", r"\s+") + r"(?![a-z])"
         for m in re.finditer(pattern, text):
             if all(m.end() <= a or m.start() >= b for a, b in taken):
                 taken.append((m.start(), m.end()))
@@ -162,8 +166,9 @@ def _options_in(text: str, options: list[str]) -> list[tuple[int, str]]:
     return sorted(found)
 
 
-def parse_choice(response: str, options: list[str]) -> Parsed:
-    """One of `options`: "front left", "Front-left.", "The red box", "\\boxed{blue}", "2" (the option's number).
+def parse_choice(response: str, options: list[str], synonyms: Mapping[str, Sequence[str]] | None = None) -> Parsed:
+    """One of `options`: "front left", "Front-left.", "The red box", "\\boxed{blue}", "2" (the option's number), or an
+    option's synonym when the record lists them ("a coffee cup" -> mug; AVA object recognition's open answers).
 
     In an explicit span the first option named wins; in free text, the first option of the
     last sentence that names one ("The cube in the red box is closer than the blue one." -> red).
@@ -173,9 +178,9 @@ def parse_choice(response: str, options: list[str]) -> Parsed:
     text = normalise(response)
     span, source = answer_span(text)
     if source == "text":
-        sentences = [s for s in re.split(r"[.!?\n]+(?:\s|$)", span) if _options_in(s, options)]
+        sentences = [s for s in re.split(r"[.!?\n]+(?:\s|$)", span) if _options_in(s, options, synonyms)]
         span = sentences[-1] if sentences else span
-    found = _options_in(span, options)
+    found = _options_in(span, options, synonyms)
     if found:
         return Parsed(found[0][1], source=source)
     numbered = re.fullmatch(r"\W*(?:option\s*)?(\d{1,2})\W*", span, re.IGNORECASE)

@@ -183,6 +183,15 @@ class Record(Strict):
     scoring: Scoring
     subject: dict[str, Union[str, int, float]] = Field(default_factory=dict, description="what the question asks about")
 
+    def choice_synonyms(self) -> dict[str, tuple[str, ...]]:
+        """A choice's other words for its options, from `subject["synonyms"]` ("mug=mug|cup;car=car|auto", AVA object
+        recognition): an open answer naming "a coffee cup" is the option mug. Entries naming no option are ignored."""
+        listed = self.subject.get("synonyms")
+        if self.answer.options is None or not isinstance(listed, str):
+            return {}
+        pairs = (entry.split("=", 1) for entry in listed.split(";") if "=" in entry)
+        return {option: tuple(w for w in words.split("|") if w) for option, words in pairs if option in self.answer.options}
+
     @model_validator(mode="before")
     @classmethod
     def _lowest_version(cls, data: Any) -> Any:

@@ -211,7 +211,7 @@ def score_record(record: Record, response: str | None, answered: bool = True, ju
                                      "parsed; scored invalid")
         response = f"{response[:SHOWN_CHARS]}... [{len(response)} characters, not parsed]"
     else:
-        parsed = parse(kind, response, record.answer.options)
+        parsed = parse(kind, response, record.answer.options, record.choice_synonyms())
     rules = {name: apply(name, parsed.value, gold, params) for name in applicable_rules(kind, params)}
     return QuestionResult(
         question_id=record.question_id,

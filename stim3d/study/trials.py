@@ -138,7 +138,11 @@ def record_gold(record: Record) -> Any:
 
 def make_trial(record: Record, item: Item, role: Role) -> Trial:
     """One trial of `role` for a record; golds and the full difficulty only on practice, catch and staircase trials."""
-    answer_type = record.answer.type
+    # A choice asked openly (AVA object recognition's q1) is typed, not picked: no buttons to name the answer.
+    # It is scored from its record all the same (the options' synonyms, scoring/records.py).
+    is_open = record.answer.type == "choice" and record.subject.get("form") == "open"
+    answer_type = "text" if is_open else record.answer.type
+    options = None if is_open or record.answer.options is None else list(record.answer.options)
     with_gold = role != "main"
     gold = record_gold(record) if with_gold else None
     difficulty = (dict(record.difficulty) if with_gold
@@ -151,8 +155,8 @@ def make_trial(record: Record, item: Item, role: Role) -> Trial:
         role=role,
         answer_type=answer_type,
         prompt=participant_prompt(record.question),
-        instructions=answer_instructions(answer_type, record.answer.options),
-        options=list(record.answer.options) if record.answer.options is not None else None,
+        instructions=answer_instructions(answer_type, options),
+        options=options,
         image=stimulus_name(record.item_id),
         width=record.image.width,
         height=record.image.height,

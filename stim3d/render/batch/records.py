@@ -93,6 +93,15 @@ def options_of(answer_type: str, subject: Mapping[str, Any]) -> list[str] | None
     return str(subject.get("options", "")).split("|") if answer_type == "choice" else None
 
 
+OPEN_PROTOCOL = "Answer with its name in a word or two."
+
+
+def protocol_of(answer_type: str, subject: Mapping[str, Any]) -> str:
+    """The answer protocol a record's prompt ends with; a choice asked openly (`subject["form"] == "open"`, AVA object
+    recognition's second form) lists no options, so it asks for a name instead of "one of the options"."""
+    return OPEN_PROTOCOL if answer_type == "choice" and subject.get("form") == "open" else PROTOCOL[answer_type]
+
+
 def records_for(item: Item, image_path: str, image_sha256: str) -> list[Record]:
     """The records of one rendered item, one per question, in question order."""
     if item.provenance is None:
@@ -124,7 +133,7 @@ def records_for(item: Item, image_path: str, image_sha256: str) -> list[Record]:
             family=item.family,
             split=item.split,
             image=image,
-            prompt=f"{q.text} {PROTOCOL[q.answer_type]}",
+            prompt=f"{q.text} {protocol_of(q.answer_type, q.subject)}",
             question=q.text,
             answer=Answer(type=q.answer_type, gold=q.gold, options=options_of(q.answer_type, q.subject)),
             scoring=scoring_for(q.answer_type, difficulty, q.subject, (image.width, image.height)),

@@ -3,28 +3,39 @@
 The target is one composed object of the library (scenes/objects.yaml: a mug, a car, a
 snowman, ...), marked by a red box; 0..`max_distractors` other library objects stand
 around it, none of the target's kind. The gold is the target's display name ("traffic
-cone"), one of the options listed in the question (every library object), so the first
-form is a `choice`; each option's synonyms (`subject["synonyms"]`, "name=word|word;...")
-let an open answer ("a coffee cup") be scored later. The target is the `answer`
-parameter (balanced over the library by a batch); its visible box is at least
-`min_area` of the image and its marker overlaps no other object's box.
+cone"). It is asked twice, as AVA-Bench does: `q0` lists every library object as options
+(`choice`), `q1` asks for the name openly (`subject["form"] = "open"`, no options in the
+prompt). Both are scored as a choice among the library's names, each named by its
+synonyms too (`subject["synonyms"]`, "name=word|word;...", read by
+`scoring/records.py` `Record.choice_synonyms`), so "a coffee cup" is the option mug. The
+target is the `answer` parameter (balanced over the library by a batch); its visible box is
+at least `min_area` of the image and its marker overlaps no other object's box.
+
+Difficulty axes, recorded: the target's visibility, its size in pixels (the visible box's
+longer side), and the viewpoint: the camera's azimuth about the object from its canonical
+front (0 = seen from the front, 90 = from its left side, counter-clockwise from above) and its
+elevation above the object's centre.
 """
 
 from __future__ import annotations
+
+import math
+from collections.abc import Sequence
 
 import numpy as np
 from pydantic import Field, model_validator
 
 from ...colors import COLOR_NAMES
 from ...markers import marker_box
-from ...model import Question
+from ...model import Question, SceneObject, round6
 from ...object_library import object_names, synonyms_of
 from ..base import Composed, Family, FamilyParams, Frame
 from ..shared.answers import check_answer
 from .ava_common import ObjectSpec, box_area_fraction, boxes_overlap, finish, options_text, pick, scatter, truth_of
 
 QUESTION = "What is in the {marker} box? Choose one: {options}."
-REVISION = 1
+OPEN_QUESTION = "What is in the {marker} box? Name the object."
+REVISION = 2
 
 
 def display_name(name: str) -> str:
@@ -72,20 +83,43 @@ def compose(params: AvaObjectParams, rng: np.random.Generator, frame: Frame) -> 
 
     layout, truth = scatter(specs, frame, rng, params.min_visibility, accept)
     options = [display_name(n) for n in names]
-    question = Question(
-        question_id="q0", text=QUESTION.format(marker="red", options=options_text(options)), answer_type="choice",
-        gold=display_name(target_name),
-        subject={"object": target_name, "object_id": 1, "options": "|".join(options), "synonyms": synonyms_text(),
-                 "ability": "object"})
+    subject = {"object": target_name, "object_id": 1, "options": "|".join(options), "synonyms": synonyms_text(),
+               "ability": "object"}
+    questions = [
+        Question(question_id="q0", text=QUESTION.format(marker="red", options=options_text(options)),
+                 answer_type="choice", gold=display_name(target_name), subject=subject),
+        Question(question_id="q1", text=OPEN_QUESTION.format(marker="red"), answer_type="choice",
+                 gold=display_name(target_name), subject={**subject, "form": "open"}),
+    ]
+    target = truth_of(truth, 1)
+    box = target.bbox_visible
+    azimuth, elevation = viewpoint(layout.objects[1], layout.camera.location)
     difficulty = {"ability": "object", "object": target_name, "n_distractors": n_distractors,
-                  "target_visibility": truth_of(truth, 1).visibility}
-    return finish(layout, truth, question, difficulty, markers={1: "red"}, frame=frame)
+                  "target_visibility": target.visibility, "size_px": int(max(box[2] - box[0], box[3] - box[1])),
+                  "view_azimuth_deg": azimuth, "view_elevation_deg": elevation}
+    composed = finish(layout, truth, questions[0], difficulty, markers={1: "red"}, frame=frame)
+    composed.questions = questions
+    return composed
+
+
+def viewpoint(obj: SceneObject, camera_location: Sequence[float]) -> tuple[float, float]:
+    """(azimuth, elevation) in degrees of the camera about `obj`: azimuth from the object's canonical front (+Y of its
+    own frame, turned by its yaw about +Z), counter-clockwise seen from above; elevation above its centre."""
+    w, _, _, z = obj.rotation_quat
+    yaw = 2.0 * math.atan2(z, w)  # library objects stand upright: a turn about +Z only
+    to_camera = np.asarray(camera_location, dtype=float) - np.asarray(obj.location, dtype=float)
+    front = np.array([-math.sin(yaw), math.cos(yaw)])
+    left = np.array([-front[1], front[0]])
+    azimuth = math.degrees(math.atan2(float(to_camera[:2] @ left), float(to_camera[:2] @ front))) % 360.0
+    elevation = math.degrees(math.atan2(float(to_camera[2]), float(np.hypot(*to_camera[:2]))))
+    return round6(azimuth), round6(elevation)
 
 
 FAMILY = Family(
     name="ava_object",
-    description="AVA-3D object recognition: name the composed library object in the red box (12 options, "
-    "balanced answers, synonyms recorded for open answers).",
+    description="AVA-3D object recognition: name the composed library object in the red box, from 12 options and "
+    "openly (scored through each object's synonyms); balanced answers; visibility, size in pixels and viewpoint "
+    "recorded.",
     params_model=AvaObjectParams,
     compose=compose,
     answer_types=("choice",),
