@@ -78,8 +78,8 @@ def test_open_answers_are_scored_through_the_synonym_lists():
 
 
 def test_viewpoint_is_the_cameras_azimuth_from_the_front_and_its_elevation():
-    from stim3d.scenes.object_library import library_object
     from stim3d.scenes.colors import named
+    from stim3d.scenes.object_library import library_object
 
     obj = library_object(1, "mug", 1.0, 0.0, 0.0, 90.0, named("red"))  # turned 90 degrees: its front faces -X
     azimuth, elevation = ava_object.viewpoint(obj, (-10.0, 0.0, obj.location[2]))
