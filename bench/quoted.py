@@ -28,7 +28,7 @@ MAX_BEHIND = 120  # commits touching the renderer or the scene model since a quo
 # The quoted files, in the order bench.release measures them again (cheap first); each is measured again by the
 # command it records, except where RELEASE_COMMANDS says otherwise (a run that was resumed over several roots).
 QUOTED: tuple[str, ...] = (
-    "visibility_accuracy", "visibility_speed", "mask_agreement", "gallery_scale", "batch_memory", "item_overhead",
+    "visibility_accuracy", "visibility_speed", "mask_agreement", "object_agreement", "gallery_scale", "batch_memory", "item_overhead",
     "pipeline_overhead", "pipeline_overhead_dysm3d", "throughput", "throughput_workers", "batch_throughput",
     "render_settings", "render_quality", "full_preset", "full_suite_sample100", "full_suite",
 )

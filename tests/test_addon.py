@@ -82,6 +82,26 @@ def test_revalidating_an_untouched_item_changes_nothing(family):
         assert [a.new_gold for a in validation.answers] == [q.gold for q in item.questions]
 
 
+@pytest.mark.parametrize("family", ["ava_texture", "ava_ocr", "ava_object"])
+def test_signs_and_library_objects_revalidate_and_their_golds_follow_the_scene(family):
+    """The add-on re-validates AVA's texture, text and object items: untouched they change nothing and every gold is
+    re-derived from the scene (the sign's face, the boxed library object); a library object pushed into another is
+    reported, and a deleted target leaves its gold not re-checked rather than guessed."""
+    item = make_item(family, {}, [2, 0, 0], "x", Frame(320, 240))
+    validation = revalidate(item, item.scene)
+    assert validation.item == item and not validation.changes and not validation.violations
+    assert [a.new_gold for a in validation.answers] == [q.gold for q in item.questions]
+    target, *others = item.scene.objects
+    if family == "ava_object":
+        assert others  # seed 2 has a distractor to push
+        pushed = others[0].model_copy(update={"location": target.location})
+        inside = item.scene.model_copy(update={"objects": [target, pushed, *others[1:]]})
+        found = revalidate(item, inside).violations
+        assert ("no_interpenetration", (target.id, pushed.id)) in [(v.constraint, v.object_ids) for v in found]
+    gone = revalidate(item, item.scene.model_copy(update={"objects": others}))
+    assert [a.new_gold for a in gone.answers] == [None] * len(item.questions)
+
+
 def test_one_object_inside_another_counts_as_interpenetration():
     big, small = obj(1, "cube", 1.2, 0.0, 0.0), obj(2, "sphere", 0.4, 0.0, 0.0, z=0.6)
     item_like = make_item("shape_count", COUNT_PARAMS, [0, 0, 0], "x", Frame(160, 120))

@@ -28,11 +28,13 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
+import trimesh
 
 from stim3d.scenes.families import FAMILIES
+from stim3d.scenes.meshes import object_mesh, object_world_vertices
 from stim3d.scenes.model import GroundTruth, Item, Scene, SceneObject
 from stim3d.scenes.placement import Layout, mesh_distance
-from stim3d.scenes.primitives import TORUS_TUBE, quat_to_matrix, unit_mesh, world_vertices
+from stim3d.scenes.primitives import TORUS_TUBE, quat_to_matrix, unit_mesh
 from stim3d.scenes.visibility import VisibilityResult, measure
 from stim3d.scoring.answers import Gold
 
@@ -132,8 +134,14 @@ def _face_planes(shape: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def contains_point(obj: SceneObject, point: Any) -> bool:
-    """Whether `point` (world) lies inside `obj`'s solid: its mesh for convex shapes, the tube for a torus."""
+    """Whether `point` (world) lies inside `obj`'s solid: its mesh for convex shapes, the tube for a torus; for a
+    composed or mesh object (scenes/meshes.py), its closed mesh by ray parity (an open mesh encloses nothing, so
+    only the surface-distance test sees it)."""
     local = quat_to_matrix(obj.rotation_quat).T @ (np.asarray(point, dtype=float) - np.asarray(obj.location)) / obj.size
+    if obj.source is not None:
+        mesh = object_mesh(obj)
+        solid = trimesh.Trimesh(mesh.vertices, mesh.faces, process=False)
+        return bool(solid.is_watertight and solid.contains(local[None, :])[0])
     if obj.shape == "torus":
         return bool((np.hypot(local[0], local[1]) - (0.5 - TORUS_TUBE)) ** 2 + local[2] ** 2 <= TORUS_TUBE**2)
     normals, offsets = _face_planes(obj.shape)
@@ -176,7 +184,7 @@ def check_constraints(item: Item, scene: Scene, truth: VisibilityResult) -> list
         if not layout.in_frame(obj):
             violations.append(Violation("in_frame", (obj.id,), f"object {_describe(obj)} is not entirely inside the frame"))
     for obj in scene.objects:
-        lowest = float(world_vertices(obj.shape, obj.size, obj.location, obj.rotation_quat)[:, 2].min())
+        lowest = float(object_world_vertices(obj)[:, 2].min())
         if lowest < -BELOW_GROUND_M:
             violations.append(Violation(
                 "no_interpenetration", (obj.id,), f"object {_describe(obj)} goes {-lowest:.3f} m into the ground"

@@ -25,11 +25,12 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import Field, model_validator
 
+from ....errors import MissingObject
 from ...colors import COLOR_NAMES
 from ...markers import marker_box
-from ...model import Question, SceneObject, round6
+from ...model import Question, Scene, SceneObject, round6
 from ...object_library import object_names, synonyms_of
-from ..base import Composed, Family, FamilyParams, Frame
+from ..base import Composed, Family, FamilyParams, Frame, Recount
 from ..shared.answers import check_answer
 from .ava_common import ObjectSpec, box_area_fraction, boxes_overlap, finish, options_text, pick, scatter, truth_of
 
@@ -115,6 +116,18 @@ def viewpoint(obj: SceneObject, camera_location: Sequence[float]) -> tuple[float
     return round6(azimuth), round6(elevation)
 
 
+def recount(question: Question, scene: Scene) -> Recount | None:
+    """The gold of an edited scene (the add-on's re-validation): the library object the question asks about, by its
+    display name; None when it is gone or is no library object (a primitive or a mesh file put in its place)."""
+    try:
+        obj = scene.object(int(question.subject["object_id"]))
+    except (KeyError, ValueError, MissingObject):
+        return None
+    if obj.source is None or obj.source.kind != "composed":
+        return None
+    return Recount(display_name(obj.source.name), (obj.id,))
+
+
 FAMILY = Family(
     name="ava_object",
     description="AVA-3D object recognition: name the composed library object in the red box, from 12 options and "
@@ -122,6 +135,7 @@ FAMILY = Family(
     "recorded.",
     params_model=AvaObjectParams,
     compose=compose,
+    recount=recount,
     answer_types=("choice",),
     revision=REVISION,
 )

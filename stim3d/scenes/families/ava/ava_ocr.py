@@ -28,7 +28,7 @@ from ...surfaces import PAPER_SRGB, ink_srgb, michelson, text_boxes, text_width_
 from ..base import Composed, Family, FamilyParams, Frame
 from ..shared.stage import counting_camera
 from .ava_common import box_area_fraction, boxes_overlap, finish, pick, scatter, truth_of
-from .ava_sign import face_points_px, occluder_maker, sign_and_occluder, sign_maker, viewing_angle_deg
+from .ava_sign import face_points_px, occluder_maker, recount_sign, sign_and_occluder, sign_maker, viewing_angle_deg
 
 QUESTION = "What is written on the sign in the {marker} box? Answer with the exact text."
 WORDS: tuple[str, ...] = (
@@ -156,6 +156,7 @@ FAMILY = Family(
     "font); every character whole on the image; ANLS and exact match.",
     params_model=AvaOcrParams,
     compose=compose,
+    recount=recount_sign("text"),
     answer_types=("text",),
     revision=2,  # 2: an occluder in front of the sign in half the items
 )

@@ -14,11 +14,13 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ....errors import MissingObject
 from ...camera import geometry
 from ...colors import named
-from ...model import Camera, SceneObject, round6
+from ...model import Camera, Question, Scene, SceneObject, round6
 from ...placement import footprint_radius, resting_pose
 from ...primitives import axis_angle_quat, matrix_to_quat, quat_to_matrix, unit_dimensions
+from ..base import Recount
 from .ava_common import ObjectSpec, distractor_specs, make_object, pick
 
 FRONT = 0.0051  # the face's offset from the tile's centre plane, in sizes (the tile is 0.01 thick)
@@ -118,3 +120,16 @@ def sign_and_occluder(rng: np.random.Generator, share: float, ink: str, size_ran
     occluder = [ObjectSpec(str(pick(rng, ("cube", "cylinder", "sphere"))), str(pick(rng, ("gray", "orange", "yellow"))),
                            float(rng.uniform(*size_range)), role="occluder")] if occluded else []
     return [sign, *occluder, *distractor_specs(rng, n_distractors, [("cube", ink)], (0.5, 1.1))], occluded
+
+
+def recount_sign(attribute: str) -> Callable[[Question, Scene], Recount | None]:
+    """The family's gold rule for an edited scene (the add-on's re-validation): what the asked-about sign's face
+    carries (`texture` or `text`, as drawn), or None when that sign is gone or carries nothing."""
+    def recount(question: Question, scene: Scene) -> Recount | None:
+        try:
+            sign = scene.object(int(question.subject["object_id"]))
+        except (KeyError, ValueError, MissingObject):
+            return None
+        value = sign.attributes.get(attribute)
+        return None if value is None else Recount(value, (sign.id,))
+    return recount

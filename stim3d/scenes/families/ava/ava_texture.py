@@ -36,7 +36,7 @@ from .ava_common import (
     scatter,
     truth_of,
 )
-from .ava_sign import face_scale_px, occluder_maker, sign_and_occluder, sign_maker, viewing_angle_deg
+from .ava_sign import face_scale_px, occluder_maker, recount_sign, sign_and_occluder, sign_maker, viewing_angle_deg
 
 QUESTION = "What is the texture of the sign in the {marker} box? Choose one: {options}."
 INKS = ("red", "green", "blue", "purple", "black")  # palette colours dark enough against the paper
@@ -121,6 +121,7 @@ FAMILY = Family(
     "sign; period at least min_period of the image width, contrast and viewing angle recorded.",
     params_model=AvaTextureParams,
     compose=compose,
+    recount=recount_sign("texture"),
     answer_types=("choice",),
     revision=2,  # 2: an occluder in front of the sign in half the items
 )
