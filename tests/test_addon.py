@@ -596,3 +596,28 @@ def test_addon_build_without_the_wheel_project_fails_in_one_line(tmp_path, monke
     assert len(error) == 1 and error[0] == ("stim3d: error: building the add-on needs the 'wheel' project, "
                                             "a dependency of stim3d: pip install wheel")
     assert not list(tmp_path.glob("*.zip"))
+
+
+@pytest.mark.bpy
+def test_composed_objects_read_back_moved_scaled_and_duplicated_with_their_source(addon):
+    """An ava_object item opened in Blender: its composed library objects read back exactly when untouched, and a
+    moved, uniformly scaled or duplicated one keeps its library source, so the re-validated gold is still its name."""
+    from stim3d.blender_addon.validation import revalidate
+
+    bpy = addon
+    item = _generate(bpy, "ava_object", 2)
+    assert _read_back(bpy, item.scene).scene == item.scene
+    target = item.scene.objects[0]
+    blender = _objects(bpy)
+    blender[target.id].location.x += 0.25
+    blender[target.id].scale = (1.2, 1.2, 1.2)
+    copy = blender[target.id].copy()
+    copy.location.y -= 1.5
+    bpy.context.scene.collection.objects.link(copy)
+    objects = {o.id: o for o in _read_back(bpy, item.scene).scene.objects}
+    moved, duplicate = objects[target.id], objects[max(objects)]
+    assert moved.source == target.source == duplicate.source and duplicate.id not in {o.id for o in item.scene.objects}
+    assert moved.size == pytest.approx(target.size * 1.2, rel=1e-5)
+    assert moved.location[0] == pytest.approx(target.location[0] + 0.25, abs=1e-5)
+    edited = item.scene.model_copy(update={"objects": sorted(objects.values(), key=lambda o: o.id)})
+    assert [a.new_gold for a in revalidate(item, edited).answers] == [q.gold for q in item.questions]

@@ -100,3 +100,32 @@ def test_bop_export_models_and_amodal_masks_are_the_composed_objects(rendered, t
     assert f"element face {len(object_mesh(item.scene.object(1)).faces)}" in ply
     bop_amodal = _png(tmp_path / "bop" / "test" / "000001" / "mask" / "000000_000000.png")
     assert np.array_equal(bop_amodal, _png(folder / "masks" / "1_amodal.png"))  # one cast, two exports
+
+
+def test_coco_and_clevr_exports_name_a_composed_object_by_its_library_name(rendered, tmp_path):
+    """pycocotools reads the COCO export, where the mug is category `mug` (supercategory composed) with the mug's
+    visible pixels as its mask; the CLEVR export writes its shape as `mug`, a Shape the metadata lists and the
+    synonyms word as a singular (CLEVR's templates add the plural's "s")."""
+    from pycocotools import mask as mask_utils
+    from pycocotools.coco import COCO
+
+    from stim3d.render.export.clevr import export_clevr
+    from stim3d.render.export.coco import export_coco
+
+    out, folder = rendered
+    export_coco([out], tmp_path / "coco")
+    coco = COCO(str(tmp_path / "coco" / "annotations.json"))
+    (mug_category,) = coco.getCatIds(catNms=["mug"])
+    assert coco.loadCats(mug_category)[0]["supercategory"] == "composed"
+    (annotation,) = coco.loadAnns(coco.getAnnIds(catIds=[mug_category]))
+    assert np.array_equal(mask_utils.decode(annotation["segmentation"]).astype(bool), load_mask(folder) == 1)
+    assert {coco.loadCats(a["category_id"])[0]["name"] for a in coco.loadAnns(coco.getAnnIds())} == {"mug", "cube", "sphere"}
+
+    export_clevr([out], tmp_path / "clevr")
+    meta = json.loads((tmp_path / "clevr" / "metadata.json").read_text())
+    synonyms = json.loads((tmp_path / "clevr" / "synonyms.json").read_text())
+    (scenes_file,) = (tmp_path / "clevr").glob("CLEVR_*_scenes.json")
+    (scene,) = json.loads(scenes_file.read_text())["scenes"]
+    assert [o["shape"] for o in scene["objects"]] == ["mug", "cube", "sphere"]
+    assert "mug" in meta["types"]["Shape"] and "composed" not in meta["types"]["Shape"]
+    assert "cup" in synonyms["mug"] and not any(w.endswith("s") for w in synonyms["mug"])

@@ -32,6 +32,14 @@ def mesh_key(obj: SceneObject) -> str:
     return obj.shape if obj.source is None else obj.source.model_dump_json()
 
 
+def kind_name(obj: SceneObject) -> str:
+    """What the object is, as a word: a primitive's shape, a composed object's library name (`traffic_cone`), a mesh
+    file's stem (`kettle` for kettle.obj). Exports name categories and shapes by it."""
+    if obj.source is None:
+        return obj.shape
+    return obj.source.name if obj.source.kind == "composed" else Path(obj.source.name).stem
+
+
 def part_vertices(part: ObjectPart) -> np.ndarray:
     """A part's vertices in its library entry's frame."""
     unit = unit_mesh(part.shape).vertices * np.asarray(part.scale, dtype=float)

@@ -40,6 +40,7 @@ from itertools import combinations
 from stim3d.scoring.rubric import Rubric, RubricItem
 
 from .colors import COLOR_NAMES, PALETTE, nearest_palette_color
+from .meshes import kind_name
 from .model import SHAPES, Item, ObjectTruth, Question, SceneObject, round6
 
 DESCRIBE_ID = "describe"
@@ -131,8 +132,7 @@ def _kind(obj: SceneObject) -> str:
     name, a mesh file's stem (scenes/meshes.py)."""
     if "part_of" in obj.attributes:
         return str(obj.attributes["part_of"])
-    assert obj.source is not None
-    return obj.source.name if obj.source.kind == "composed" else obj.source.name.rsplit(".", 1)[0]
+    return kind_name(obj)
 
 
 def _assemblies(parts: list[SceneObject]) -> tuple[list[RubricItem], str]:

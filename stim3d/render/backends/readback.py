@@ -10,8 +10,11 @@ What identifies an object, and why:
 - its *shape* and *base size* come from its mesh: build writes the shared
   primitive triangles (`scenes.primitives.unit_mesh`) scaled by `size` into the
   vertex array, so a mesh is recognised by comparing its vertices with each
-  unit mesh. A mesh that matches none (edited in Edit Mode, a scale applied
-  with Ctrl+A) cannot be described by the model and is reported;
+  unit mesh. A composed or mesh object (docs/objects.md) is recognised the same
+  way against the mesh of the base object with its pass index
+  (`scenes.meshes.object_mesh`), and keeps that object's `source`. A mesh that
+  matches none (edited in Edit Mode, a scale applied with Ctrl+A) cannot be
+  described by the model and is reported;
 - its *id* is the object's pass index (what Blender's object-index pass and
   mask.png hold); Shift+D copies it, so several objects may share one. The one
   still carrying its original name keeps the id, the others (duplicates, in
@@ -40,7 +43,8 @@ import numpy as np
 from stim3d.errors import Stim3dError
 from stim3d.render.backends.blender_scene import ROUGHNESS, object_name
 from stim3d.scenes.colors import PALETTE, delta_e_srgb, linear_to_srgb, named, nearest_palette_color
-from stim3d.scenes.model import Color, Scene, SceneObject, round6
+from stim3d.scenes.meshes import object_mesh
+from stim3d.scenes.model import Color, ObjectSource, Scene, SceneObject, round6
 from stim3d.scenes.primitives import unit_dimensions, unit_mesh
 
 SHAPES = ("sphere", "cube", "cone", "cylinder", "torus", "tile")
@@ -75,16 +79,28 @@ def _unit(shape: str) -> tuple[np.ndarray, float]:
     return vertices, float(np.abs(vertices).max())
 
 
+def _scaled(vertices: np.ndarray, unit: np.ndarray) -> float | None:
+    """The size s with vertices == unit * s (within MESH_TOLERANCE), or None."""
+    if unit.shape != vertices.shape:
+        return None
+    size = float(np.abs(vertices).max()) / float(np.abs(unit).max())
+    return size if size > 0 and np.abs(vertices - unit * size).max() <= MESH_TOLERANCE * size + 1e-6 else None
+
+
 def mesh_primitive(vertices: np.ndarray) -> tuple[str, float] | None:
     """(shape, size) of a mesh whose vertices are a primitive's unit mesh times a size; None otherwise."""
     for shape in SHAPES:
-        unit, extent = _unit(shape)
-        if unit.shape != vertices.shape:
-            continue
-        size = float(np.abs(vertices).max()) / extent
-        if size > 0 and np.abs(vertices - unit * size).max() <= MESH_TOLERANCE * size + 1e-6:
+        size = _scaled(vertices, _unit(shape)[0])
+        if size is not None:
             return shape, size
     return None
+
+
+def mesh_of_source(vertices: np.ndarray, base: SceneObject | None) -> float | None:
+    """The size of a composed or mesh object's mesh when `vertices` are `base`'s own unit mesh times it."""
+    if base is None or base.source is None:
+        return None
+    return _scaled(vertices, object_mesh(base).vertices)
 
 
 def _mesh_vertices(mesh: Any) -> np.ndarray:
@@ -142,14 +158,21 @@ class _Candidate:
     location: tuple[float, float, float]
     rotation: tuple[float, float, float, float]
     material: tuple[tuple[float, float, float], float] | None
+    source: ObjectSource | None = None  # a composed or mesh object's, kept from the base object it matched
 
 
-def _candidate(obj: Any, problems: list[str]) -> _Candidate | None:
-    primitive = mesh_primitive(_mesh_vertices(obj.data))
+def _candidate(obj: Any, problems: list[str], base: dict[int, SceneObject]) -> _Candidate | None:
+    vertices = _mesh_vertices(obj.data)
+    primitive = mesh_primitive(vertices)
+    source = None
+    if primitive is None and (size := mesh_of_source(vertices, base.get(int(obj.pass_index)))) is not None:
+        matched = base[int(obj.pass_index)]
+        primitive, source = (matched.shape, size), matched.source
     if primitive is None:
         if obj.pass_index > 0:
             problems.append(
-                f"object {obj.name!r}: its mesh is no longer a stim3d primitive (edited, or a scale applied); "
+                f"object {obj.name!r}: its mesh is no longer a stim3d primitive or its item's object (edited, or a "
+                "scale applied); "
                 "only moves, rotations, uniform scales, deletions, duplicates and recolours can be read back"
             )
         return None
@@ -173,6 +196,7 @@ def _candidate(obj: Any, problems: list[str]) -> _Candidate | None:
         location=tuple(float(v) for v in location),  # type: ignore[arg-type]
         rotation=_quat(rotation),
         material=_material_color_and_roughness(obj),
+        source=source,
     )
 
 
@@ -212,11 +236,20 @@ def _scene_object(object_id: int, candidate: _Candidate, source: SceneObject | N
     size = round6(candidate.size)
     if source is not None and source.shape == candidate.shape and abs(candidate.size - source.size) <= POSITION_TOLERANCE * max(1.0, source.size):
         size = source.size
+    dimensions: tuple[float, ...]
+    if source is not None and source.shape == candidate.shape and size == source.size:
+        dimensions = source.dimensions  # unscaled: the base object's, not a float32 round trip of them
+    elif candidate.source is None:
+        dimensions = tuple(round6(d * size) for d in unit_dimensions(candidate.shape))
+    else:
+        vertices = object_mesh(source).vertices  # type: ignore[arg-type]  # a sourced candidate matched `source`
+        dimensions = tuple(round6(float(d) * size) for d in vertices.max(axis=0) - vertices.min(axis=0))
     return SceneObject(
         id=object_id,
         shape=candidate.shape,
         size=size,
-        dimensions=tuple(round6(d * size) for d in unit_dimensions(candidate.shape)),
+        dimensions=dimensions,
+        source=candidate.source,
         location=_snap_vec(candidate.location, source.location if source else None),
         rotation_quat=_snap_quat(candidate.rotation, source.rotation_quat if source else None),
         color=_color(candidate, source, notes),
@@ -257,7 +290,7 @@ def read_scene(
             if obj.pass_index > 0:
                 notes.append(f"{obj.name} is hidden from rendering: read as deleted")
             continue
-        candidate = _candidate(obj, problems)
+        candidate = _candidate(obj, problems, {o.id: o for o in base.objects})
         if candidate is None:
             if obj.pass_index == 0:
                 ignored.append(obj.name)

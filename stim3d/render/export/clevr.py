@@ -53,6 +53,7 @@ from stim3d.render.export.common import (
 )
 from stim3d.render.files import inside
 from stim3d.scenes.camera import geometry
+from stim3d.scenes.meshes import kind_name
 from stim3d.scenes.model import Item
 from stim3d.scenes.primitives import quat_to_matrix
 
@@ -105,7 +106,7 @@ def clevr_scene(item: Item, index: int, file_name: str, split: str) -> dict[str,
     u, v, depth = geometry(item.scene.camera).project(np.array([o.location for o in objects], dtype=float).reshape(-1, 3))
     entries = [{
         "id": obj.id,
-        "shape": obj.shape,
+        "shape": kind_name(obj),  # a composed object's library name, a mesh file's stem
         "color": obj.color.name,
         "size": "large" if obj.size >= LARGE_FROM_M else "small",
         "size_m": obj.size,

@@ -28,13 +28,16 @@ from typing import Any
 from stim3d.scenes.colors import COLOR_NAMES
 from stim3d.scenes.looks import CLEVR_MATERIALS, OBJECT_MATERIALS
 from stim3d.scenes.model import Shape
+from stim3d.scenes.object_library import object_names, synonyms_of
 
 DATASET = "CLEVR-v1.0"  # generate_questions.py asserts this value
 SIZES = ("small", "large")
 RELATIONS = ("left", "right", "behind", "front")
 FINISH_MATERIALS = {"matte": "rubber", "glossy": "metal"}  # studio: a finish stands for CLEVR's material
 ATTRIBUTES = ("Size", "Color", "Material", "Shape")  # CLEVR's order of a composite filter's side inputs
-SHAPES: tuple[str, ...] = Shape.__args__  # type: ignore[attr-defined]  # every shape, markers (tile) included
+# Every primitive shape, markers (tile) included; a composed or mesh object is written as its kind (its library name
+# or file stem, which the scenes met add), never as the placeholder shapes `composed` and `mesh`.
+SHAPES: tuple[str, ...] = tuple(s for s in Shape.__args__ if s not in ("composed", "mesh"))  # type: ignore[attr-defined]
 
 CLEVR_SYNONYMS: dict[str, list[str]] = {  # CLEVR's synonyms.json at the commit above, verbatim
     "thing": ["thing", "object"], "sphere": ["sphere", "ball"], "cube": ["cube", "block"],
@@ -104,10 +107,15 @@ def metadata(objects: Iterable[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _library_words(name: str) -> list[str]:
+    """A composed library object's synonyms (scenes/objects.yaml) that read as singular: the templates add "s"."""
+    return [w for w in synonyms_of(name) if not w.endswith("s")] if name in object_names() else []
+
+
 def synonyms(types: dict[str, Any]) -> dict[str, list[str]]:
     """CLEVR's synonyms plus the words for every value in `types` that CLEVR's file does not cover."""
     words = dict(CLEVR_SYNONYMS)
     for name in ("Shape", "Color", "Size", "Material", "Relation"):
         for value in types[name]:
-            words.setdefault(value, WORDS.get(value, [value.replace("_", " ")]))
+            words.setdefault(value, WORDS.get(value) or _library_words(value) or [value.replace("_", " ")])
     return words

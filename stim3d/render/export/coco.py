@@ -23,10 +23,15 @@ from stim3d.render.export.common import (
     look_name,
     object_materials,
 )
-from stim3d.scenes.model import SHAPES, Item
+from stim3d.scenes.meshes import kind_name
+from stim3d.scenes.model import SHAPES, Item, SceneObject
+from stim3d.scenes.object_library import object_names
 
-CATEGORIES = [{"id": i + 1, "name": shape, "supercategory": "primitive"} for i, shape in enumerate(SHAPES)]
-CATEGORY_ID = {shape: i + 1 for i, shape in enumerate(SHAPES)}
+# Fixed ids: the five primitives, then the composed library's objects (docs/objects.md); a mesh file's stem gets the
+# next free id, in sorted order, in the export that meets it (`categories`).
+FIXED_CATEGORIES = [*({"name": shape, "supercategory": "primitive"} for shape in SHAPES),
+                    *({"name": name, "supercategory": "composed"} for name in object_names())]
+CATEGORY_ID = {c["name"]: i + 1 for i, c in enumerate(FIXED_CATEGORIES)}
 LICENSE_ID = 1
 LICENSES = [{"id": LICENSE_ID, "name": "Creative Commons Attribution 4.0 International (CC BY 4.0)",
              "url": "https://creativecommons.org/licenses/by/4.0/"}]
@@ -47,14 +52,26 @@ def modal_box(binary: np.ndarray) -> list[float]:
     return [float(cols[0]), float(rows[0]), float(cols[-1] + 1 - cols[0]), float(rows[-1] + 1 - rows[0])]
 
 
-def coco_annotations(item: Item, mask: np.ndarray, image_id: int, first_id: int) -> tuple[list[dict[str, Any]], int]:
+def categories(mesh_kinds: set[str]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """COCO's category list and the id of every name: the fixed ones, then the mesh files' stems met, sorted."""
+    listed = [*FIXED_CATEGORIES, *({"name": k, "supercategory": "mesh"} for k in sorted(mesh_kinds - set(CATEGORY_ID)))]
+    return [{"id": i + 1, **c} for i, c in enumerate(listed)], {c["name"]: i + 1 for i, c in enumerate(listed)}
+
+
+def is_category(obj: SceneObject) -> bool:
+    """An object COCO annotates: anything but a marker tile (a sign carrying a texture or text is a tile too)."""
+    return obj.source is not None or obj.shape in SHAPES
+
+
+def coco_annotations(item: Item, mask: np.ndarray, image_id: int, first_id: int,
+                     category_id: dict[str, int]) -> tuple[list[dict[str, Any]], int]:
     """The item's objects with visible pixels in `mask`, as COCO annotations; and how many had none."""
     truths = {t.id: t for t in item.ground_truth.objects}
     materials = object_materials(item)
     annotations: list[dict[str, Any]] = []
     hidden = 0
     for obj in item.scene.objects:
-        if obj.shape not in CATEGORY_ID:  # a marker (tile), not an object category
+        if not is_category(obj):
             continue
         binary = mask == obj.id
         area = int(binary.sum())
@@ -66,7 +83,7 @@ def coco_annotations(item: Item, mask: np.ndarray, image_id: int, first_id: int)
         annotations.append({
             "id": first_id + len(annotations),
             "image_id": image_id,
-            "category_id": CATEGORY_ID[obj.shape],
+            "category_id": category_id[kind_name(obj)],
             "segmentation": rle_encode(binary),
             "area": area,
             "bbox": modal_box(binary),
@@ -90,6 +107,8 @@ def export_coco(batches: Sequence[Path], dest: Path) -> ExportReport:
         (tmp / "images").mkdir()
         images: list[dict[str, Any]] = []
         annotations: list[dict[str, Any]] = []
+        listed, category_id = categories({kind_name(o) for _, item in items for o in item.scene.objects
+                                          if o.source is not None and o.source.kind == "mesh"})
         for entry, item in items:
             mask = load_mask(entry.folder)  # the image's size and the camera's (exportable_items)
             image_id = len(images) + 1
@@ -107,7 +126,7 @@ def export_coco(batches: Sequence[Path], dest: Path) -> ExportReport:
                 "family": item.family,
                 "look": look_name(item),
             })
-            item_annotations, hidden = coco_annotations(item, mask, image_id, len(annotations) + 1)
+            item_annotations, hidden = coco_annotations(item, mask, image_id, len(annotations) + 1, category_id)
             annotations.extend(item_annotations)
             report.objects_without_pixels += hidden
             report.items += 1
@@ -117,7 +136,7 @@ def export_coco(batches: Sequence[Path], dest: Path) -> ExportReport:
             "licenses": LICENSES,
             "images": images,
             "annotations": annotations,
-            "categories": CATEGORIES,
+            "categories": listed,
         }
         (tmp / "annotations.json").write_text(json.dumps(coco) + "\n")
         report.annotations = len(annotations)
