@@ -23,7 +23,7 @@ from ...model import Camera, Question, Scene, SceneObject
 from ...placement import Bounds, InfeasibleError, Layout, occluder_path, solve_occluder_offset
 from ...visibility import cast_object
 from ..base import Composed, Frame, Recount
-from .stage import counting_camera, counting_lights, resting_object
+from .stage import counting_camera, counting_lights, standing_object
 
 REVISION = 1
 PLURAL = {"sphere": "spheres", "cube": "cubes", "cone": "cones", "cylinder": "cylinders", "torus": "tori"}
@@ -48,14 +48,14 @@ def _occlude_target(
 ) -> SceneObject | None:
     """Slide an occluder in front of `target` until target visibility is in [floor, floor + band]."""
     yaw = float(rng.uniform(0.0, 360.0))
-    probe = resting_object(object_id, spec, 0.0, 0.0, yaw)
+    probe = standing_object(object_id, spec, 0.0, 0.0, yaw)
     start, sideways = occluder_path(layout, target, probe, gap=float(rng.uniform(0.05, 0.5)))
     sideways = sideways * rng.choice([-1.0, 1.0])
     max_offset = 1.6 * (probe.size + target.size)
 
     def place_at(offset: float) -> SceneObject:
         x, y = start + offset * sideways
-        return resting_object(object_id, spec, float(x), float(y), yaw)
+        return standing_object(object_id, spec, float(x), float(y), yaw)
 
     def visibility_at(offset: float) -> float:
         trial = layout.canvas.copy()
@@ -81,7 +81,7 @@ def silhouette_px(spec: Spec, camera: Camera) -> float:
     cone (its box is twice its triangle) and a flat torus (a thin ellipse).
     """
     cam = geometry(camera)
-    return float(np.mean([len(cast_object(resting_object(1, spec, 0.0, 0.0, yaw), cam).gx) for yaw in PROBE_YAWS]))
+    return float(np.mean([len(cast_object(standing_object(1, spec, 0.0, 0.0, yaw), cam).gx) for yaw in PROBE_YAWS]))
 
 
 def place_counting_objects(
@@ -110,7 +110,7 @@ def place_counting_objects(
             order.remove(occluder_index)
             target_index = order.pop(0)
             target = layout.place_randomly(
-                partial(resting_object, target_index + 1, specs[target_index]), rng, floor
+                partial(standing_object, target_index + 1, specs[target_index]), rng, floor
             )
             if target is None or _occlude_target(
                 layout, target, occluder_index + 1, specs[occluder_index], rng, min_visibility, band
@@ -118,7 +118,7 @@ def place_counting_objects(
                 continue
         placed_all = True
         for i in order:
-            if layout.place_randomly(partial(resting_object, i + 1, specs[i]), rng, floor) is None:
+            if layout.place_randomly(partial(standing_object, i + 1, specs[i]), rng, floor) is None:
                 placed_all = False
                 break
         if placed_all:

@@ -16,6 +16,7 @@ import numpy as np
 from ...camera import look_at
 from ...colors import named
 from ...model import Camera, Light, SceneObject, round6
+from ...object_library import library, library_object
 from ...placement import resting_pose, yaw_quat
 from ...primitives import axis_angle_quat, unit_dimensions
 from ..base import Frame
@@ -63,6 +64,14 @@ def resting_object(object_id: int, spec: PrimitiveSpec, x: float, y: float, yaw:
         color=named(spec.color),
         attributes=attributes or {},
     )
+
+
+def standing_object(object_id: int, spec: PrimitiveSpec, x: float, y: float, yaw: float,
+                    attributes: dict[str, str] | None = None) -> SceneObject:
+    """`resting_object`, or a composed library object when `spec.shape` names one (scenes/objects.yaml)."""
+    if spec.shape in library():
+        return library_object(object_id, spec.shape, spec.size, x, y, yaw, named(spec.color), attributes)
+    return resting_object(object_id, spec, x, y, yaw, attributes)
 
 
 COUNTING_VIEW_DISTANCE = 9.7  # metres from the counting families' camera to what it looks at
