@@ -97,8 +97,8 @@ def plural_of(name: str) -> str:
     return IRREGULAR_PLURALS.get(name, f"{words}s")
 
 
-def checked_names(names: list[str] | None, field: str) -> list[str] | None:
-    """`names` when every one is a library object, listed once; else ValueError naming `field` and the allowed names.
+def checked_names(names: list[str] | None) -> list[str] | None:
+    """`names` when each is a library object, listed once; else ValueError (one line) naming the allowed names.
 
     The one check of a family parameter that names library objects (ava_count, odd_grid, rose_grid), so a typo
     fails `stim3d validate` with the list to pick from.
@@ -107,10 +107,10 @@ def checked_names(names: list[str] | None, field: str) -> list[str] | None:
         return None
     unknown = [n for n in names if n not in library()]
     if unknown or not names:
-        what = f"unknown library object(s) {', '.join(map(repr, unknown))}" if unknown else "an empty list"
-        raise ValueError(f"{field}: {what}; allowed: {', '.join(object_names())}")
+        what = f"{', '.join(map(repr, unknown))} {'is' if len(unknown) == 1 else 'are'} not" if unknown else "no name is"
+        raise ValueError(f"{what} a library object; allowed: {', '.join(object_names())}")
     if len(set(names)) != len(names):
-        raise ValueError(f"{field}: {names} names an object twice")
+        raise ValueError(f"{names} names an object twice")
     return names
 
 

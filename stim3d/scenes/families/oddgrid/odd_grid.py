@@ -47,6 +47,7 @@ from pydantic import Field, field_validator, model_validator
 from ...camera import geometry
 from ...colors import COLOR_NAMES, named
 from ...model import SHAPES, Camera, Color, ObjectTruth, Question, Scene, SceneObject, round6
+from ...object_library import checked_names
 from ...placement import InfeasibleError, Layout, mesh_distance
 from ...primitives import axis_angle_quat, quat_to_matrix
 from ...visibility import cast_object, measure
@@ -115,6 +116,11 @@ class OddGridParams(FamilyParams):
     def _odd_types(cls, value: str) -> str:
         parse_odd_types(value)
         return value
+
+    @field_validator("objects")
+    @classmethod
+    def _library_objects(cls, names: list[str] | None) -> list[str] | None:
+        return checked_names(names)
 
     @field_validator("grid_range")
     @classmethod

@@ -18,7 +18,7 @@ from ...meshes import GROUND_CLEARANCE, source_mesh
 from ...model import Camera, Color, ObjectTruth, SceneObject, round6
 from ...object_library import composed_source, entry, library
 from ...placement import resting_pose
-from ...primitives import matrix_to_quat, unit_dimensions
+from ...primitives import matrix_to_quat, quat_to_matrix, unit_dimensions
 from ..shared.grid_layout import cell_centre
 from .grid_labels import BLOCK_HEIGHT, DOT_SIZE, label_objects, number_width
 
@@ -123,14 +123,12 @@ def place_library(object_id: int, name: str, size: float, centre: np.ndarray, ro
     source = composed_source(name)
     quat = quat_of(rotation)
     unit = source_mesh(source).vertices
-    if plane.layout == "ground":
-        lowest = float(((unit * size) @ np.asarray(rotation).T)[:, 2].min())
-        location = (round6(centre[0]), round6(centre[1]), round6(GROUND_CLEARANCE * size - lowest))
-    else:
-        location = tuple(round6(v) for v in centre)
+    x, y, z = (round6(v) for v in centre)
+    if plane.layout == "ground":  # the stored (rounded) turn decides the lowest vertex, as it does in Blender
+        z = round6(GROUND_CLEARANCE * size - float(((unit * size) @ quat_to_matrix(quat).T)[:, 2].min()))
     extents = unit.max(axis=0) - unit.min(axis=0)
     return SceneObject(id=object_id, shape="composed", size=round6(size), dimensions=tuple(round6(d * size) for d in extents),
-                       location=location, rotation_quat=quat, color=color, attributes={**attributes, "object": name},
+                       location=(x, y, z), rotation_quat=quat, color=color, attributes={**attributes, "object": name},
                        source=source)
 
 

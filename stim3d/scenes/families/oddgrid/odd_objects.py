@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...object_library import checked_names, plural_of
+from ...object_library import plural_of
 from .odd_attributes import OBJECT, OddSpec
 
 
 def check_objects(objects: list[str] | None, shape: str, parsed: tuple[str, ...] | int) -> None:
     """ValueError (one line) unless `objects` and the odd types fit together."""
-    checked_names(objects, "objects")
     wants_object = isinstance(parsed, tuple) and OBJECT in parsed
     if objects is not None and shape != "random":
         raise ValueError(f"shape {shape!r} and objects both name the cells' object: give one of them")

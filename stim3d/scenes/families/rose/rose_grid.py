@@ -52,10 +52,11 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ...colors import named
 from ...model import SHAPES, Camera, Scene, SceneObject, round6
+from ...object_library import checked_names
 from ...placement import Bounds, InfeasibleError, Layout, resting_pose, yaw_quat
 from ...primitives import axis_angle_quat, matrix_to_quat, quat_to_matrix, unit_dimensions
 from ..base import ADDED_PARAM, Composed, Family, FamilyParams, Frame
@@ -107,6 +108,11 @@ class RoseGridParams(FamilyParams):
     objects: Annotated[list[str] | None, ADDED_PARAM] = Field(
         None, description="the majority (and object exceptions) drawn from these library objects (scenes/objects.yaml) "
         "instead of primitives; exception 'object' without it draws from the whole library")
+
+    @field_validator("objects")
+    @classmethod
+    def _library_objects(cls, names: list[str] | None) -> list[str] | None:
+        return checked_names(names)
 
     @model_validator(mode="after")
     def _counts_fit(self) -> RoseGridParams:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ...colors import named
 from ...model import SceneObject
-from ...object_library import checked_names, library, library_object, object_names
+from ...object_library import library, library_object, object_names
 
 OBJECT_EXCEPTIONS = ("object", "color", "size")  # the exception kinds a grid of library objects can take
 
@@ -26,7 +26,6 @@ def library_pool(objects: list[str] | None, exception: str) -> list[str] | None:
 
 def check_objects(objects: list[str] | None, exception: str) -> None:
     """ValueError (one line) unless `objects` and `exception` fit together."""
-    checked_names(objects, "objects")
     if objects is not None and exception not in OBJECT_EXCEPTIONS:
         raise ValueError(f"exception {exception!r} is defined for primitives only; with objects use one of "
                          f"{', '.join(OBJECT_EXCEPTIONS)}")

@@ -19,7 +19,7 @@ from functools import partial
 import numpy as np
 
 from ...camera import geometry
-from ...model import Camera, Question, Scene, SceneObject
+from ...model import Camera, ObjectSource, Question, Scene, SceneObject
 from ...placement import Bounds, InfeasibleError, Layout, occluder_path, solve_occluder_offset
 from ...visibility import cast_object
 from ..base import Composed, Frame, Recount
@@ -35,11 +35,16 @@ PROBE_YAWS = (0.0, 30.0, 60.0)  # a cube's silhouette depends on its yaw: rank b
 
 @dataclass(frozen=True)
 class Spec:
-    """An object to place: everything but its position."""
+    """An object to place: everything but its position.
+
+    `shape` is a primitive or a library object's name; with `source` (a mesh file's, scenes/mesh_files.py) the
+    object is that mesh and `shape` the class name it is counted by.
+    """
 
     shape: str
     color: str
     size: float
+    source: ObjectSource | None = None
 
 
 def _occlude_target(

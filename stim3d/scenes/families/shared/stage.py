@@ -15,6 +15,7 @@ import numpy as np
 
 from ...camera import look_at
 from ...colors import named
+from ...meshes import resting_source_object
 from ...model import Camera, Light, SceneObject, round6
 from ...object_library import library, library_object
 from ...placement import resting_pose, yaw_quat
@@ -68,7 +69,12 @@ def resting_object(object_id: int, spec: PrimitiveSpec, x: float, y: float, yaw:
 
 def standing_object(object_id: int, spec: PrimitiveSpec, x: float, y: float, yaw: float,
                     attributes: dict[str, str] | None = None) -> SceneObject:
-    """`resting_object`, or a composed library object when `spec.shape` names one (scenes/objects.yaml)."""
+    """`resting_object`, or a composed library object when `spec.shape` names one (scenes/objects.yaml), or the
+    mesh file of `spec.source` when it has one (then `spec.shape` is its class name, in `attributes["object"]`)."""
+    source = getattr(spec, "source", None)
+    if source is not None:
+        return resting_source_object(object_id, source, spec.size, x, y, yaw, named(spec.color),
+                                     {"object": spec.shape, **(attributes or {})})
     if spec.shape in library():
         return library_object(object_id, spec.shape, spec.size, x, y, yaw, named(spec.color), attributes)
     return resting_object(object_id, spec, x, y, yaw, attributes)
