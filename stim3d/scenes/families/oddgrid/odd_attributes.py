@@ -174,8 +174,9 @@ def difficulty_terms(rows: int, cols: int, magnitudes: dict[str, float]) -> dict
 
     score = mean of (grid term, attribute term, magnitude term): grid term 0 at 25
     cells and 1 at 81 (clipped); attribute term (4 - n) / 3 for n differing
-    attributes (one attribute is the hardest); magnitude term 1 - mean normalised
-    magnitude. An item with no odd cell has attribute and magnitude terms 1: deciding
+    attributes (one attribute is the hardest; 0 from four on, which only the odd type
+    `object` joined to three others can pass, a swapped object counting as a full-size
+    difference); magnitude term 1 - mean normalised magnitude. An item with no odd cell has attribute and magnitude terms 1: deciding
     that nothing differs needs every cell checked.
     """
     cells = rows * cols

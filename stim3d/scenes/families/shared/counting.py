@@ -9,6 +9,10 @@ ray-cast value); every other object is then scattered with visibility >= b.
 A scene with a single object, or of flat tori only, has nothing that could hide
 an object down to the band: its objects keep the floor, and the band is recorded
 as not met (`band_met: false`).
+
+An object is a primitive, a library object or a mesh file's (`Spec`, built by
+stage.py `standing_object`): placement, the occluder and the silhouettes all take its
+triangles from scenes/meshes.py, so the floor and the band hold for any of them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The stage several families share: the counting camera and lights, lights scaled to any scene, a resting object.
+"""The stage several families share: the counting camera and lights, lights scaled to any scene, a resting object
+(a primitive, or with `standing_object` a library object or a mesh file's too).
 
 Split out of counting.py and letters.py so that no family imports another family's
 module (tests/test_family_imports.py). `REVISION` is this module's own generator
