@@ -337,7 +337,8 @@ def compose(params: OddGridParams, rng: np.random.Generator, frame: Frame) -> Co
             continue
         measured = {} if odd is None else measured_differences(odd, objects, grid_truths, plane, camera,
                                                                frame.rays_per_pixel)
-        if odd is None or visible_as_odd(measured, spec.size_ratio):
+        # another object's area says nothing of a size oddity: with odd type `object` only a shift is held to its margin
+        if odd is None or visible_as_odd(measured, None if spec.odd_object else spec.size_ratio):
             break
         rejected, redraws = "oddity_contrast", redraws + 1
     else:
