@@ -88,6 +88,32 @@ def library_object(object_id: int, name: str, size: float, x: float, y: float, y
                                  {"object": name, **(attributes or {})})
 
 
+IRREGULAR_PLURALS = {"snowman": "snowmen"}
+
+
+def plural_of(name: str) -> str:
+    """How a question names several of library object `name`: traffic_cone -> traffic cones, snowman -> snowmen."""
+    words = name.replace("_", " ")
+    return IRREGULAR_PLURALS.get(name, f"{words}s")
+
+
+def checked_names(names: list[str] | None) -> list[str] | None:
+    """`names` when each is a library object, listed once; else ValueError (one line) naming the allowed names.
+
+    The one check of a family parameter that names library objects (ava_count, odd_grid, rose_grid), so a typo
+    fails `stim3d validate` with the list to pick from.
+    """
+    if names is None:
+        return None
+    unknown = [n for n in names if n not in library()]
+    if unknown or not names:
+        what = f"{', '.join(map(repr, unknown))} {'is' if len(unknown) == 1 else 'are'} not" if unknown else "no name is"
+        raise ValueError(f"{what} a library object; allowed: {', '.join(object_names())}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{names} names an object twice")
+    return names
+
+
 def synonyms_of(name: str) -> tuple[str, ...]:
     """The words that name library object `name` (its own name with spaces first)."""
     words = [name.replace("_", " "), *entry(name).synonyms]

@@ -11,17 +11,18 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from stim3d.scenes.params_checks import check_ranges, reject_bools
 
-from ..model import Question, Scene
+from ..model import AddedIn, Question, Scene, leave_out_added_defaults
 from ..visibility import VisibilityResult
 
 # The parameters several families share, their ranges stated once (each family gives its own default):
 MinVisibility = Annotated[float, Field(gt=0.0, le=1.0)]  # every object at least this visible (DYSM's beta_occ)
 SizeRange = tuple[float, float]  # object size in metres; check_ranges holds it finite, positive and ordered
 VISIBLE = "every object at least this visible"
+ADDED_PARAM = AddedIn("0.2.0.dev0")  # library objects in ava_count, odd_grid, rose_grid (docs/objects.md)
 
 
 class FamilyParams(BaseModel):
@@ -30,9 +31,16 @@ class FamilyParams(BaseModel):
     Shared checks for every family (scenes/params_checks.py): `true` is not taken as
     a number, and every `*_range` pair is finite, positive and ordered, so a config
     that cannot render fails `stim3d validate` instead of every item at render time.
+    A parameter added after items existed is marked `Annotated[T, ADDED_PARAM]` (the
+    `AddedIn` rule of scenes/model.py): while it holds its default it is left out of
+    item.json's `params`, so items composed before it existed keep their bytes.
     """
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_serializer(mode="wrap")
+    def _leave_out_added_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return leave_out_added_defaults(self, handler(self))
 
     @model_validator(mode="before")
     @classmethod

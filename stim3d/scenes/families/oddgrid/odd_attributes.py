@@ -26,6 +26,8 @@ from ...colors import delta_e2000, delta_e_srgb, srgb_to_lab
 from ...model import round6
 
 ATTRIBUTES = ("color", "size", "rotation", "position")
+OBJECT = "object"  # the odd cell is another library object (cells of library objects only; never drawn by N-type)
+NAMED = (*ATTRIBUTES, OBJECT)  # what odd_types may name
 COMBINATIONS = {"2-type": 2, "3-type": 3, "4-type": 4}  # the paper's combination types: that many attributes, drawn
 SIZE_STEP = (0.05, 0.15)  # |ratio - 1|
 ROTATION_DEG = (5.0, 25.0)
@@ -48,10 +50,10 @@ def parse_odd_types(value: str) -> tuple[str, ...] | int:
     if value in COMBINATIONS:
         return COMBINATIONS[value]
     names = tuple(value.split("+"))
-    if not names or any(n not in ATTRIBUTES for n in names) or len(set(names)) != len(names):
-        raise ValueError(f"odd_types {value!r}: use one of {', '.join(ATTRIBUTES + tuple(COMBINATIONS))} "
+    if not names or any(n not in NAMED for n in names) or len(set(names)) != len(names):
+        raise ValueError(f"odd_types {value!r}: use one of {', '.join(NAMED + tuple(COMBINATIONS))} "
                          "or distinct attributes joined by '+' (color+size)")
-    return tuple(sorted(names, key=ATTRIBUTES.index))
+    return tuple(sorted(names, key=NAMED.index))
 
 
 def draw_attributes(odd_types: str, rng: np.random.Generator) -> tuple[str, ...]:
@@ -64,10 +66,11 @@ def draw_attributes(odd_types: str, rng: np.random.Generator) -> tuple[str, ...]
 
 
 def describe(attributes: tuple[str, ...]) -> str:
-    """"color", "color and size", "color, size and rotation": the prompt's {odd_desc}."""
-    if len(attributes) == 1:
-        return attributes[0]
-    return ", ".join(attributes[:-1]) + " and " + attributes[-1]
+    """"color", "color and size", "color, size and rotation": the prompt's {odd_desc} ("object" reads "object type")."""
+    words = [f"{a} type" if a == OBJECT else a for a in attributes]
+    if len(words) == 1:
+        return words[0]
+    return ", ".join(words[:-1]) + " and " + words[-1]
 
 
 # -- colour -----------------------------------------------------------------------------------------
@@ -122,6 +125,7 @@ class OddSpec:
     size_ratio: float | None = None
     rotation_deg: float | None = None
     shift_share: tuple[float, float] | None = None  # (across columns, across rows), signed
+    odd_object: str | None = None  # the odd cell's library object (odd type "object")
     recorded: dict[str, float | str | bool] = field(default_factory=dict)
 
 
@@ -155,6 +159,8 @@ def normalised_magnitudes(recorded: dict, delta_e_range: tuple[float, float]) ->
         found["rotation"] = share(abs(recorded["rotation_deg"]), *ROTATION_DEG)
     if "shift_share_x" in recorded:
         found["position"] = share(max(abs(recorded["shift_share_x"]), abs(recorded["shift_share_y"])), *SHIFT_SHARE)
+    if "odd_object" in recorded:
+        found[OBJECT] = 1.0  # another object altogether: the whole of what the attribute can differ by
     return found
 
 
@@ -168,14 +174,15 @@ def difficulty_terms(rows: int, cols: int, magnitudes: dict[str, float]) -> dict
 
     score = mean of (grid term, attribute term, magnitude term): grid term 0 at 25
     cells and 1 at 81 (clipped); attribute term (4 - n) / 3 for n differing
-    attributes (one attribute is the hardest); magnitude term 1 - mean normalised
-    magnitude. An item with no odd cell has attribute and magnitude terms 1: deciding
+    attributes (one attribute is the hardest; 0 from four on, which only the odd type
+    `object` joined to three others can pass, a swapped object counting as a full-size
+    difference); magnitude term 1 - mean normalised magnitude. An item with no odd cell has attribute and magnitude terms 1: deciding
     that nothing differs needs every cell checked.
     """
     cells = rows * cols
     grid = float(np.clip((cells - GRID_CELLS[0]) / (GRID_CELLS[1] - GRID_CELLS[0]), 0.0, 1.0))
     if magnitudes:
-        attribute, magnitude = (4 - len(magnitudes)) / 3.0, 1.0 - float(np.mean(list(magnitudes.values())))
+        attribute, magnitude = max(4 - len(magnitudes), 0) / 3.0, 1.0 - float(np.mean(list(magnitudes.values())))
         mean = 1.0 - magnitude
         level = "low" if mean < 1 / 3 else "medium" if mean < 2 / 3 else "high"
     else:

@@ -28,11 +28,18 @@ look like one against its neighbours beyond a margin, or another camera is drawn
 `difficulty.contrast_redraws`: scenes/families/oddgrid/odd_contrast.py). The colour difference a viewer sees
 depends on lighting, so it is measured on the rendered image afterwards
 (`measured_delta_e` in scenes/families/oddgrid/odd_measure.py).
+
+Library objects (opt-in `objects`: library names, scenes/objects.yaml): every cell holds
+one composed object drawn from the list instead of a primitive, and the odd types apply
+to it as to a primitive (a `symmetric` library object follows a cone's rotation rules,
+any other a cube's); the odd type `object` makes the odd cell another object of the list
+(scenes/families/oddgrid/odd_objects.py). They are drawn after everything above, so the
+gold is the same as without them.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
@@ -40,10 +47,11 @@ from pydantic import Field, field_validator, model_validator
 from ...camera import geometry
 from ...colors import COLOR_NAMES, named
 from ...model import SHAPES, Camera, Color, ObjectTruth, Question, Scene, SceneObject, round6
+from ...object_library import checked_names
 from ...placement import InfeasibleError, Layout, mesh_distance
 from ...primitives import axis_angle_quat, quat_to_matrix
 from ...visibility import cast_object, measure
-from ..base import Composed, Family, FamilyParams, Frame
+from ..base import ADDED_PARAM, Composed, Family, FamilyParams, Frame
 from ..shared.counting import PLURAL
 from ..shared.grid_layout import cell_centre, centred_camera, order_preserved, view_direction
 from ..shared.rotation import AXISYMMETRIC, axis_angle_to, breaks_symmetry, object_axis, random_rotation
@@ -60,8 +68,9 @@ from .odd_attributes import (
     parse_odd_types,
 )
 from .odd_contrast import shift_contrast, size_contrast, visible_as_odd
-from .odd_layout import PITCH, SIZE, Plane, board_object, object_px, place_object, quat_of
+from .odd_layout import PITCH, SIZE, Plane, board_object, kind_of, object_px, place_object, quat_of, symmetry_shape
 from .odd_measure import look_colour_check, measured_color_difference
+from .odd_objects import check_objects, draw_objects, nouns, object_terms
 
 PROMPT = (
     "You are solving an odd-one-out visual perception task. You are given an image showing a {rows}×{cols} grid "
@@ -98,12 +107,20 @@ class OddGridParams(FamilyParams):
     name_attributes: bool = Field(True, description="the question names the differing attribute(s)")
     min_object_px: float = Field(10.0, ge=1.0, le=200.0, description="smallest allowed object size in the image, "
                                  "pixels: geometric mean of the sides of its projected box")
+    objects: Annotated[list[str] | None, ADDED_PARAM] = Field(
+        None, description="cells of a library object drawn from these names (scenes/objects.yaml) instead of a "
+        "primitive; odd type 'object' makes the odd cell another of them; None = primitives")
 
     @field_validator("odd_types")
     @classmethod
     def _odd_types(cls, value: str) -> str:
         parse_odd_types(value)
         return value
+
+    @field_validator("objects")
+    @classmethod
+    def _library_objects(cls, names: list[str] | None) -> list[str] | None:
+        return checked_names(names)
 
     @field_validator("grid_range")
     @classmethod
@@ -117,6 +134,7 @@ class OddGridParams(FamilyParams):
         parsed = parse_odd_types(self.odd_types)
         if self.shape == "sphere" and (parsed == 4 or (isinstance(parsed, tuple) and "rotation" in parsed)):
             raise ValueError("a sphere shows no rotation: use another shape, or odd_types without rotation")
+        check_objects(self.objects, self.shape, parsed)
         return self
 
 
@@ -125,9 +143,10 @@ def _silhouette(obj: SceneObject, camera: Camera, rays: int) -> set[tuple[int, i
     return set(zip(cast.gx.tolist(), cast.gy.tolist()))
 
 
-def _choose_axis(shape: str, base: np.ndarray, angle: float, probe: SceneObject, camera: Camera, rays: int,
+def _choose_axis(kind: str, base: np.ndarray, angle: float, probe: SceneObject, camera: Camera, rays: int,
                  rng: np.random.Generator) -> tuple[np.ndarray, float]:
     """Among AXIS_CANDIDATES symmetry-breaking axes, the one whose turn changes the silhouette most."""
+    shape = symmetry_shape(kind)
     before = _silhouette(probe, camera, rays)
     best: tuple[np.ndarray, float] | None = None
     tried = 0
@@ -183,6 +202,7 @@ def base_orientation(plane: Plane, shape: str, camera: Camera, rng: np.random.Ge
     if plane.layout == "ground":
         return quat_to_matrix(axis_angle_quat((0.0, 0.0, 1.0), float(rng.uniform(0.0, 360.0))))
     forward = geometry(camera).forward
+    shape = symmetry_shape(shape)
     while True:
         rotation = random_rotation(rng)
         if shape not in AXISYMMETRIC or BOARD_AXIS_DEG[0] <= axis_angle_to(rotation[:, 2], forward) <= BOARD_AXIS_DEG[1]:
@@ -203,11 +223,12 @@ def build_grid(plane: Plane, shape: str, base: np.ndarray, colors: tuple[Color, 
                 continue
             recorded = dict(spec.recorded)
             odd_size, rotation, centre = size * (spec.size_ratio or 1.0), base, plane.at(a, b)
+            kind = spec.odd_object or shape
             if spec.size_ratio is not None:
                 recorded["size_ratio"] = spec.size_ratio
             if spec.rotation_deg is not None:
-                probe = place_object(1, shape, odd_size, centre, base, colors[1], plane, {})
-                axis, change = _choose_axis(shape, base, spec.rotation_deg, probe, camera, rays, rng)
+                probe = place_object(1, kind, odd_size, centre, base, colors[1], plane, {})
+                axis, change = _choose_axis(kind, base, spec.rotation_deg, probe, camera, rays, rng)
                 rotation = quat_to_matrix(axis_angle_quat(axis, spec.rotation_deg)) @ base
                 recorded.update(rotation_deg=spec.rotation_deg, axis_x=round6(axis[0]), axis_y=round6(axis[1]),
                                 axis_z=round6(axis[2]), silhouette_change=round6(change))
@@ -217,7 +238,7 @@ def build_grid(plane: Plane, shape: str, base: np.ndarray, colors: tuple[Color, 
                 recorded.update(shift_share_x=spec.shift_share[0], shift_share_y=spec.shift_share[1],
                                 shift_m_x=round6(da), shift_m_y=round6(db))
             attributes.update(odd=True, odd_attributes="+".join(spec.attributes), **recorded)
-            objects.append(place_object(len(objects) + 1, shape, odd_size, centre, rotation, colors[1], plane, attributes))
+            objects.append(place_object(len(objects) + 1, kind, odd_size, centre, rotation, colors[1], plane, attributes))
     return objects
 
 
@@ -244,7 +265,7 @@ def measured_differences(odd: SceneObject, objects: list[SceneObject], grid_trut
     twin = next(o for o in objects if not o.attributes.get("odd"))
     odd_cell = int(odd.attributes["row"]), int(odd.attributes["col"])
     a, b = cell_centre(*odd_cell, plane.rows, plane.cols, PITCH, plane.row_pitch)
-    plain = place_object(odd.id, twin.shape, twin.size, plane.at(a, b), quat_to_matrix(twin.rotation_quat), twin.color, plane, {})
+    plain = place_object(odd.id, kind_of(twin), twin.size, plane.at(a, b), quat_to_matrix(twin.rotation_quat), twin.color, plane, {})
     cam = geometry(camera)
     found = {"area_ratio": round6(len(cast_object(odd, cam, rays).gx) / max(len(cast_object(plain, cam, rays).gx), 1))}
     cells = [(int(o.attributes["row"]), int(o.attributes["col"])) for o in objects]
@@ -274,7 +295,7 @@ def draw_plan(params: OddGridParams, rng: np.random.Generator) -> tuple[int, int
     spec = OddSpec(row=int(rng.integers(1, rows + 1)), col=int(rng.integers(1, cols + 1)), attributes=attributes,
                    present=present)
     draw_magnitudes(spec, params.delta_e_range, rng)
-    return rows, cols, shape, color_name, spec
+    return rows, cols, draw_objects(params.objects, spec, shape, rng), color_name, spec
 
 
 def compose(params: OddGridParams, rng: np.random.Generator, frame: Frame) -> Composed:
@@ -316,23 +337,26 @@ def compose(params: OddGridParams, rng: np.random.Generator, frame: Frame) -> Co
             continue
         measured = {} if odd is None else measured_differences(odd, objects, grid_truths, plane, camera,
                                                                frame.rays_per_pixel)
-        if odd is None or visible_as_odd(measured, spec.size_ratio):
+        # another object's area says nothing of a size oddity: with odd type `object` only a shift is held to its margin
+        if odd is None or visible_as_odd(measured, None if spec.odd_object else spec.size_ratio):
             break
         rejected, redraws = "oddity_contrast", redraws + 1
     else:
         raise InfeasibleError(rejected, f"no {rows}x{cols} {params.layout} layout among {LAYOUT_ATTEMPTS} met it")
     recorded: dict = {}
     if odd is not None:
-        recorded = {k: v for k, v in odd.attributes.items() if k not in ("row", "col", "odd", "odd_attributes")}
+        recorded = {k: v for k, v in odd.attributes.items() if k not in ("row", "col", "odd", "odd_attributes", "object")}
         recorded.update(measured)
         scene.objects[odd.id - 1] = odd.model_copy(update={"attributes": {**odd.attributes, **recorded}})
     odd_desc = f" in {describe(attributes)}" if params.name_attributes else ""
+    noun, plural = nouns(shape, attributes) if params.objects else (shape, PLURAL[shape])
+    terms = object_terms(shape, spec) if params.objects else {}
     question = Question(
         question_id="q0",
-        text=PROMPT.format(rows=rows, cols=cols, plural=PLURAL[shape], shape=shape, odd_desc=odd_desc),
+        text=PROMPT.format(rows=rows, cols=cols, plural=plural, shape=noun, odd_desc=odd_desc),
         answer_type="cell",
         gold=(spec.row, spec.col) if present else (0, 0),
-        subject={"shape": shape, "odd_type": params.odd_types, "odd_attributes": "+".join(attributes)},
+        subject={"shape": shape, "odd_type": params.odd_types, "odd_attributes": "+".join(attributes), **terms},
     )
     magnitudes = normalised_magnitudes(recorded, params.delta_e_range) if present else {}
     label_truths = truth.truths[n + len(extras):]
@@ -344,7 +368,7 @@ def compose(params: OddGridParams, rng: np.random.Generator, frame: Frame) -> Co
         **difficulty_terms(rows, cols, magnitudes),
         "object_px": round6(smallest),
         "least_visibility": min(t.visibility for t in grid_truths),
-        "contrast_redraws": redraws,
+        "contrast_redraws": redraws, **terms,
     }
     if label_truths:
         difficulty["least_label_visibility"] = min(t.visibility for t in label_truths)

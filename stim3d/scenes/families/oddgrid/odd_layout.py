@@ -14,9 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...camera import geometry
+from ...meshes import GROUND_CLEARANCE, source_mesh
 from ...model import Camera, Color, ObjectTruth, SceneObject, round6
+from ...object_library import composed_source, entry, library
 from ...placement import resting_pose
-from ...primitives import matrix_to_quat, unit_dimensions
+from ...primitives import matrix_to_quat, quat_to_matrix, unit_dimensions
 from ..shared.grid_layout import cell_centre
 from .grid_labels import BLOCK_HEIGHT, DOT_SIZE, label_objects, number_width
 
@@ -98,8 +100,43 @@ def quat_of(matrix: np.ndarray) -> tuple[float, float, float, float]:
     return tuple(round6(v) for v in matrix_to_quat(matrix))  # type: ignore[return-value]
 
 
+def kind_of(obj: SceneObject) -> str:
+    """What `place_object` takes to build the object again: its primitive, or its library object's name."""
+    return obj.source.name if obj.source is not None else obj.shape
+
+
+def symmetry_shape(kind: str) -> str:
+    """The primitive whose symmetry rules (scenes/families/shared/rotation.py) a cell's object follows.
+
+    A library object marked `symmetric` (a tree, a lamp, a traffic cone) looks the same turned about its own
+    vertical axis, like a cone; any other has no symmetry a 5-25 degree turn could hit, like a cube.
+    """
+    if kind not in library():
+        return kind
+    return "cone" if entry(kind).symmetric else "cube"
+
+
+def place_library(object_id: int, name: str, size: float, centre: np.ndarray, rotation: np.ndarray, color: Color,
+                  plane: Plane, attributes: dict) -> SceneObject:
+    """Library object `name` in a cell: resting on the ground (GROUND_CLEARANCE, scenes/meshes.py) or floating at
+    `centre` in front of the board, its longest extent `size`."""
+    source = composed_source(name)
+    quat = quat_of(rotation)
+    unit = source_mesh(source).vertices
+    x, y, z = (round6(v) for v in centre)
+    if plane.layout == "ground":  # the stored (rounded) turn decides the lowest vertex, as it does in Blender
+        z = round6(GROUND_CLEARANCE * size - float(((unit * size) @ quat_to_matrix(quat).T)[:, 2].min()))
+    extents = unit.max(axis=0) - unit.min(axis=0)
+    return SceneObject(id=object_id, shape="composed", size=round6(size), dimensions=tuple(round6(d * size) for d in extents),
+                       location=(x, y, z), rotation_quat=quat, color=color, attributes={**attributes, "object": name},
+                       source=source)
+
+
 def place_object(object_id: int, shape: str, size: float, centre: np.ndarray, rotation: np.ndarray, color: Color,
             plane: Plane, attributes: dict) -> SceneObject:
+    """A cell's object: primitive `shape`, or the library object it names (`place_library`)."""
+    if shape in library():
+        return place_library(object_id, shape, size, centre, rotation, color, plane, attributes)
     quat = quat_of(rotation)
     if plane.layout == "ground":
         location = resting_pose(shape, size, float(centre[0]), float(centre[1]), quat)

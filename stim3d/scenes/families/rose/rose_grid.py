@@ -10,7 +10,9 @@ attribute, the one `exception` names:
   rotation cannot be seen, and never a spin about a primitive's own symmetry axis);
 - finish: glossy among matte objects, on a curved majority shape (FINISH_SHAPES):
   a glossy cube or cylinder shows no highlight a viewer can tell from its matte
-  neighbours' under the scene's lights (bench/rose_finish.py measured it).
+  neighbours' under the scene's lights (bench/rose_finish.py measured it);
+- object: another library object among library objects (opt-in `objects`, which also
+  makes the majority of a color or size grid a library object: scenes/families/rose/rose_objects.py).
 
 Rows and columns are numbered 1-based from the top-left of the image and checked
 by projection (grid_layout.order_preserved); in the base image every object is
@@ -47,22 +49,25 @@ are sampled as scenes/families/rose/rose_regions.py describes; each question's
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ...colors import named
-from ...model import SHAPES, Camera, Question, Scene, SceneObject, round6
+from ...model import SHAPES, Camera, Scene, SceneObject, round6
+from ...object_library import checked_names
 from ...placement import Bounds, InfeasibleError, Layout, resting_pose, yaw_quat
 from ...primitives import axis_angle_quat, matrix_to_quat, quat_to_matrix, unit_dimensions
-from ..base import Composed, Family, FamilyParams, Frame
+from ..base import ADDED_PARAM, Composed, Family, FamilyParams, Frame
 from ..shared.grid_layout import cell_centre, framing_camera, order_preserved, view_direction
 from ..shared.stage import COUNTING_VIEW_DISTANCE, camera_distance, lights_around
 from .rose_contrast import size_contrast, visible_as_exception
+from .rose_objects import check_objects, is_library, library_cell, library_pool
+from .rose_questions import question
 from .rose_regions import CASES, EXCLUSION_KINDS, NUMERIC_KINDS, Cell, Region, permitted, sample_region
 
-ExceptionAttribute = Literal["shape", "color", "size", "rotation", "finish"]
+ExceptionAttribute = Literal["shape", "color", "size", "rotation", "finish", "object"]
 PITCH = 1.0  # metres between column centres
 ROW_PITCH = 1.3  # rows recede from the camera, so they need more room
 ELEVATION_DEG = (40.0, 55.0)
@@ -92,26 +97,6 @@ LAYOUTS = LAYOUT_ATTEMPTS + len(BACKOFF_SCALE) * len(BACKOFF_ELEVATION_DEG) + le
     BACKOFF_FAR_ELEVATION_DEG)
 POSITION_ATTEMPTS = 64
 
-PROTOCOL = (
-    "You are given a grid image: {rows} rows and {cols} columns of 3D objects standing on the ground. Rows are "
-    "counted from top to bottom, and columns from left to right, both starting from 1. Output only the formal "
-    "answer in the required format. Do not output any explanation. Allowed answer formats: 1) COUNT(n) "
-    "2) CLICK(Rr,Cc); CLICK(Rr,Cc); ...; DONE 3) CLICK(Rr,Cc); CLICK(Rr,Cc); ...; SUBMIT(n). Examples: COUNT(3) | "
-    "CLICK(R2,C5); CLICK(R4,C7); DONE | CLICK(R2,C5); CLICK(R4,C7); SUBMIT(2)."
-)
-TASKS = {
-    "T1": "Count the number of cells that are different from the majority in the whole grid.",
-    "T2": "Count the number of cells that are different from the majority {inside}.",
-    "T3": "Click all cells that are different from the majority {inside}.",
-    "T4": "Click all cells that are different from the majority inside the highlighted region (the cells standing "
-          "on yellow tiles).",
-    "T5": "Click all cells that are different from the majority in all cells except {phrase}, then submit the total "
-          "number of clicked cells.",
-}
-ANSWER_TYPE = {"T1": "strict_count", "T2": "strict_count", "T3": "strict_cell_set", "T4": "strict_cell_set",
-               "T5": "strict_cell_set_count"}
-
-
 class RoseGridParams(FamilyParams):
     rows: int = Field(5, ge=2, le=9, description="grid rows")
     cols: int = Field(5, ge=2, le=9, description="grid columns")
@@ -120,6 +105,14 @@ class RoseGridParams(FamilyParams):
     max_exceptions: int = Field(4, ge=1, le=8, description="most exception cells (k)")
     cue: bool = Field(False, description="the cue image (yellow tiles under the T4 region, question T4); "
                       "false: the base image (T1, T2, T3, T5)")
+    objects: Annotated[list[str] | None, ADDED_PARAM] = Field(
+        None, description="the majority (and object exceptions) drawn from these library objects (scenes/objects.yaml) "
+        "instead of primitives; exception 'object' without it draws from the whole library")
+
+    @field_validator("objects")
+    @classmethod
+    def _library_objects(cls, names: list[str] | None) -> list[str] | None:
+        return checked_names(names)
 
     @model_validator(mode="after")
     def _counts_fit(self) -> RoseGridParams:
@@ -127,6 +120,7 @@ class RoseGridParams(FamilyParams):
             raise ValueError(f"min_exceptions {self.min_exceptions} > max_exceptions {self.max_exceptions}")
         if self.max_exceptions >= self.rows * self.cols:
             raise ValueError(f"max_exceptions {self.max_exceptions} leaves no majority in a {self.rows}x{self.cols} grid")
+        check_objects(self.objects, self.exception)
         return self
 
 
@@ -142,18 +136,21 @@ def _rotation(yaw: float, tilt: float) -> tuple[float, float, float, float]:
 
 def plan_elements(params: RoseGridParams, exceptions: set[Cell], rng: np.random.Generator) -> dict[Cell, dict]:
     """Shape, colour, size, rotation and finish per cell: the majority everywhere but in `exceptions`."""
-    shapes = [s for s in SHAPES if (params.exception != "rotation" or s in TILT_DEG)
-              and (params.exception != "finish" or s in FINISH_SHAPES)]
+    pool = library_pool(params.objects, params.exception)
+    shapes = pool or [s for s in SHAPES if (params.exception != "rotation" or s in TILT_DEG)
+                      and (params.exception != "finish" or s in FINISH_SHAPES)]
     majority = {"shape": _pick(rng, shapes), "color": _pick(rng, OBJECT_COLORS),
                 "size": float(rng.uniform(*MAJORITY_SIZE)) * PITCH, "finish": "matte"}
     yaw = float(rng.uniform(0.0, 360.0))
     cells = {}
     for row in range(1, params.rows + 1):
         for col in range(1, params.cols + 1):
-            element = dict(majority, tilt=0.0)
+            element = dict(majority, tilt=0.0, yaw=yaw)
             if (row, col) in exceptions:
                 kind = params.exception
-                if kind == "shape":
+                if kind == "object":
+                    element["shape"] = _pick(rng, [s for s in shapes if s != majority["shape"]])
+                elif kind == "shape":
                     element["shape"] = _pick(rng, [s for s in SHAPES if s != majority["shape"]])
                 elif kind == "color":
                     element["color"] = _pick(rng, [c for c in OBJECT_COLORS if c != majority["color"]])
@@ -210,6 +207,8 @@ def _object(object_id: int, row: int, col: int, element: dict, exception: bool, 
             scale: float = 1.0) -> SceneObject:
     x, y = cell_centre(row, col, rows, cols, PITCH, ROW_PITCH)
     size = element["size"] * scale
+    if is_library(element["shape"]):
+        return library_cell(object_id, x, y, element, size, {"row": row, "col": col, "exception": exception})
     return SceneObject(
         id=object_id, shape=element["shape"], size=round6(size),
         dimensions=tuple(round6(d * size) for d in unit_dimensions(element["shape"])),
@@ -301,21 +300,6 @@ def _cue_canvas(layout: Layout, tiles: list[SceneObject]):
     return canvas
 
 
-def question(task: str, case: str, region: Region | None, gold, params: RoseGridParams) -> Question:
-    rows, cols = params.rows, params.cols
-    bounds = region or Region("grid", 1, rows, 1, cols)
-    text = TASKS[task].format(inside=bounds.inside(), phrase=bounds.phrase())
-    return Question(
-        question_id=task.lower(), text=f"{PROTOCOL.format(rows=rows, cols=cols)} {text}",
-        answer_type=ANSWER_TYPE[task], gold=gold,
-        subject={"task": task, "case": case, "region": bounds.kind, "exception": params.exception,
-                 "targets": gold if isinstance(gold, int) else len(gold),
-                 "region_row_min": bounds.row_min, "region_row_max": bounds.row_max,
-                 "region_col_min": bounds.col_min, "region_col_max": bounds.col_max,
-                 "region_exclude": int(task == "T5")},
-    )
-
-
 def compose(params: RoseGridParams, rng: np.random.Generator, frame: Frame) -> Composed:
     exceptions, regions = plan_tasks(params, rng)
     cells = plan_elements(params, exceptions, rng)
@@ -378,7 +362,7 @@ def compose(params: RoseGridParams, rng: np.random.Generator, frame: Frame) -> C
 FAMILY = Family(
     name="rose_grid",
     description="ROSE 3D: an R x C grid of one majority element with 1..k exceptions differing in one attribute "
-    "(shape, color, size, rotation or finish); five coupled tasks per scene in ROSE's strict grammar (global count, "
+    "(shape, color, size, rotation, finish, or a library object: objects); five coupled tasks per scene in ROSE's strict grammar (global count, "
     "local count, local click, click in a rendered highlighted region, exclusion click + SUBMIT), regions holding "
     "none/some/all exceptions in equal shares; variants base/cue share the scene.",
     params_model=RoseGridParams,

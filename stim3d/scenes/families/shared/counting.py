@@ -9,6 +9,10 @@ ray-cast value); every other object is then scattered with visibility >= b.
 A scene with a single object, or of flat tori only, has nothing that could hide
 an object down to the band: its objects keep the floor, and the band is recorded
 as not met (`band_met: false`).
+
+An object is a primitive, a library object or a mesh file's (`Spec`, built by
+stage.py `standing_object`): placement, the occluder and the silhouettes all take its
+triangles from scenes/meshes.py, so the floor and the band hold for any of them.
 """
 
 from __future__ import annotations
@@ -19,11 +23,11 @@ from functools import partial
 import numpy as np
 
 from ...camera import geometry
-from ...model import Camera, Question, Scene, SceneObject
+from ...model import Camera, ObjectSource, Question, Scene, SceneObject
 from ...placement import Bounds, InfeasibleError, Layout, occluder_path, solve_occluder_offset
 from ...visibility import cast_object
 from ..base import Composed, Frame, Recount
-from .stage import counting_camera, counting_lights, resting_object
+from .stage import counting_camera, counting_lights, standing_object
 
 REVISION = 1
 PLURAL = {"sphere": "spheres", "cube": "cubes", "cone": "cones", "cylinder": "cylinders", "torus": "tori"}
@@ -35,11 +39,16 @@ PROBE_YAWS = (0.0, 30.0, 60.0)  # a cube's silhouette depends on its yaw: rank b
 
 @dataclass(frozen=True)
 class Spec:
-    """An object to place: everything but its position."""
+    """An object to place: everything but its position.
+
+    `shape` is a primitive or a library object's name; with `source` (a mesh file's, scenes/mesh_files.py) the
+    object is that mesh and `shape` the class name it is counted by.
+    """
 
     shape: str
     color: str
     size: float
+    source: ObjectSource | None = None
 
 
 def _occlude_target(
@@ -48,14 +57,14 @@ def _occlude_target(
 ) -> SceneObject | None:
     """Slide an occluder in front of `target` until target visibility is in [floor, floor + band]."""
     yaw = float(rng.uniform(0.0, 360.0))
-    probe = resting_object(object_id, spec, 0.0, 0.0, yaw)
+    probe = standing_object(object_id, spec, 0.0, 0.0, yaw)
     start, sideways = occluder_path(layout, target, probe, gap=float(rng.uniform(0.05, 0.5)))
     sideways = sideways * rng.choice([-1.0, 1.0])
     max_offset = 1.6 * (probe.size + target.size)
 
     def place_at(offset: float) -> SceneObject:
         x, y = start + offset * sideways
-        return resting_object(object_id, spec, float(x), float(y), yaw)
+        return standing_object(object_id, spec, float(x), float(y), yaw)
 
     def visibility_at(offset: float) -> float:
         trial = layout.canvas.copy()
@@ -81,7 +90,7 @@ def silhouette_px(spec: Spec, camera: Camera) -> float:
     cone (its box is twice its triangle) and a flat torus (a thin ellipse).
     """
     cam = geometry(camera)
-    return float(np.mean([len(cast_object(resting_object(1, spec, 0.0, 0.0, yaw), cam).gx) for yaw in PROBE_YAWS]))
+    return float(np.mean([len(cast_object(standing_object(1, spec, 0.0, 0.0, yaw), cam).gx) for yaw in PROBE_YAWS]))
 
 
 def place_counting_objects(
@@ -110,7 +119,7 @@ def place_counting_objects(
             order.remove(occluder_index)
             target_index = order.pop(0)
             target = layout.place_randomly(
-                partial(resting_object, target_index + 1, specs[target_index]), rng, floor
+                partial(standing_object, target_index + 1, specs[target_index]), rng, floor
             )
             if target is None or _occlude_target(
                 layout, target, occluder_index + 1, specs[occluder_index], rng, min_visibility, band
@@ -118,7 +127,7 @@ def place_counting_objects(
                 continue
         placed_all = True
         for i in order:
-            if layout.place_randomly(partial(resting_object, i + 1, specs[i]), rng, floor) is None:
+            if layout.place_randomly(partial(standing_object, i + 1, specs[i]), rng, floor) is None:
                 placed_all = False
                 break
         if placed_all:

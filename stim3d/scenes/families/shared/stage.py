@@ -1,4 +1,5 @@
-"""The stage several families share: the counting camera and lights, lights scaled to any scene, a resting object.
+"""The stage several families share: the counting camera and lights, lights scaled to any scene, a resting object
+(a primitive, or with `standing_object` a library object or a mesh file's too).
 
 Split out of counting.py and letters.py so that no family imports another family's
 module (tests/test_family_imports.py). `REVISION` is this module's own generator
@@ -15,7 +16,9 @@ import numpy as np
 
 from ...camera import look_at
 from ...colors import named
+from ...meshes import resting_source_object
 from ...model import Camera, Light, SceneObject, round6
+from ...object_library import library, library_object
 from ...placement import resting_pose, yaw_quat
 from ...primitives import axis_angle_quat, unit_dimensions
 from ..base import Frame
@@ -63,6 +66,19 @@ def resting_object(object_id: int, spec: PrimitiveSpec, x: float, y: float, yaw:
         color=named(spec.color),
         attributes=attributes or {},
     )
+
+
+def standing_object(object_id: int, spec: PrimitiveSpec, x: float, y: float, yaw: float,
+                    attributes: dict[str, str] | None = None) -> SceneObject:
+    """`resting_object`, or a composed library object when `spec.shape` names one (scenes/objects.yaml), or the
+    mesh file of `spec.source` when it has one (then `spec.shape` is its class name, in `attributes["object"]`)."""
+    source = getattr(spec, "source", None)
+    if source is not None:
+        return resting_source_object(object_id, source, spec.size, x, y, yaw, named(spec.color),
+                                     {"object": spec.shape, **(attributes or {})})
+    if spec.shape in library():
+        return library_object(object_id, spec.shape, spec.size, x, y, yaw, named(spec.color), attributes)
+    return resting_object(object_id, spec, x, y, yaw, attributes)
 
 
 COUNTING_VIEW_DISTANCE = 9.7  # metres from the counting families' camera to what it looks at
