@@ -9,6 +9,11 @@ Studio is never redrawn (it draws nothing); the same check (scenes/look_colours.
 is applied to its measured colours to show the baseline.
 
     python -m bench.looks_colours [--quick] [--count 6] [--size 160x120] [--samples 8]
+        [--looks studio,clevr,photoreal] [--families shape_color_count,ava_color]
+
+`--looks photoreal --families shape_color_count,ava_color,ava_count --count 6 --samples 4`
+is the before/after sample of docs/looks.md ("Colour golds per look"): run once at the
+older commit and once at the newer, each with its own `--out`.
 """
 
 from __future__ import annotations
@@ -31,18 +36,34 @@ def _args(parser) -> None:
     parser.add_argument("--count", type=int, default=6, help="scenes per family")
     parser.add_argument("--size", default="160x120")
     parser.add_argument("--samples", type=int, default=8)
+    parser.add_argument("--looks", default=",".join(LOOK_NAMES), help="comma-separated looks (default: all)")
+    parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated families with colour names")
+
+
+def _names(text: str, allowed: tuple[str, ...] | None, what: str) -> tuple[str, ...]:
+    """A comma-separated list, each name checked (allowed=None: any family the registry knows)."""
+    from stim3d.scenes.families import FAMILIES as REGISTRY
+
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    known = allowed if allowed is not None else tuple(REGISTRY)
+    unknown = [n for n in names if n not in known]
+    if not names or unknown:
+        raise SystemExit(f"bench.looks_colours: --{what} {text!r}: unknown {', '.join(unknown) or 'empty'}; "
+                         f"known: {', '.join(known)}")
+    return names
 
 
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0], _args)
     count = 1 if args.quick else args.count
     width, height = (int(v) for v in args.size.split("x"))
-    variants = {look: {"look": look} for look in LOOK_NAMES}
+    looks, families = _names(args.looks, LOOK_NAMES, "looks"), _names(args.families, None, "families")
+    variants = {look: {"look": look} for look in looks}
     config = {"seed": 26, "render": {"engine": "cycles", "width": width, "height": height, "samples": args.samples},
-              "tasks": [{"family": family, "count": count, "variants": variants} for family in FAMILIES]}
+              "tasks": [{"family": family, "count": count, "variants": variants} for family in families]}
     run = Run("looks_colours", args.quick, args.out, {**config["render"], "count_per_family": count,
-                                                       "families": FAMILIES})
-    counts = {look: {"items": 0, "redrawn": 0, "redraws": 0, "still_failing": 0} for look in LOOK_NAMES}
+                                                       "families": families, "looks": looks})
+    counts = {look: {"items": 0, "redrawn": 0, "redraws": 0, "still_failing": 0} for look in looks}
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "looks.json"
         path.write_text(json.dumps(config))

@@ -51,11 +51,11 @@ def _look(scene: Scene, part: str, update: dict[str, Any] | None) -> Scene:
 
 def prepare(variant: str, scene: Scene, originals: dict[str, Any]) -> tuple[Scene, dict[str, Any]]:
     """Patch blender_looks for `variant` (restoring the originals first); the scene and RenderSettings fields to use."""
-    from stim3d.render.backends import blender_looks
+    from stim3d.render.backends import blender_grounds, blender_looks
 
     blender_looks.LOOK_CYCLES.clear()
     blender_looks.LOOK_CYCLES.update(originals["cycles"])
-    blender_looks._bump = originals["bump"]
+    blender_grounds._bump = originals["bump"]
     blender_looks.set_environment = originals["environment"]
     blender_looks.ENVIRONMENT_MAP_RESOLUTION = originals["map"]
     fields: dict[str, Any] = {"light_tree": variant == "as drawn"}
@@ -66,7 +66,7 @@ def prepare(variant: str, scene: Scene, originals: dict[str, Any]) -> tuple[Scen
     elif variant.endswith("no sun") and scene.look.sun is not None:
         scene = _look(scene, "sun", None)
     elif variant.endswith("no bump"):
-        blender_looks._bump = lambda *args, **kwargs: None
+        blender_grounds._bump = lambda *args, **kwargs: None
     elif variant.endswith("direct clamp 1"):
         blender_looks.LOOK_CYCLES["sample_clamp_direct"] = 1.0
     elif variant.endswith("importance map 256 px"):
@@ -104,13 +104,13 @@ def main() -> None:
         parser.add_argument("--height", type=int, default=120)
 
     args = parse_args(__doc__.splitlines()[0], add)
-    from stim3d.render.backends import blender_looks
+    from stim3d.render.backends import blender_grounds, blender_looks
 
     width, height, samples, variants = args.width, args.height, args.samples, VARIANTS
     if args.quick:
         width, height, samples, variants = 80, 60, 4, VARIANTS[:2]
     items = scene_items("dysm", width, height, LOOK_NAMES)
-    originals = {"cycles": dict(blender_looks.LOOK_CYCLES), "bump": blender_looks._bump,
+    originals = {"cycles": dict(blender_looks.LOOK_CYCLES), "bump": blender_grounds._bump,
                  "environment": blender_looks.set_environment, "map": blender_looks.ENVIRONMENT_MAP_RESOLUTION}
     run = Run("looks_noise", args.quick, args.out, {"resolution": f"{width}x{height}", "samples": samples,
                                                      "scene": items["photoreal"].item_id,

@@ -15,8 +15,13 @@ geometric gold are the same in every look of one scene.
   (ENVIRONMENTS), turned about +Z and exposure-normalised by its upward irradiance
   (ENVIRONMENT_IRRADIANCE, measured by bench/looks_exposure.py) so objects are
   neither dark nor burnt; an optional sun key light; a procedural ground material
-  (GROUND_MATERIALS) that fades into the environment; object materials from
-  OBJECT_MATERIALS with the palette colour as base colour.
+  (GROUND_MATERIALS: planks, tiles, aggregate concrete, marble, each with its pattern's
+  drawn parameters) that fades into the environment; object materials from
+  OBJECT_MATERIALS with the palette colour as base colour, with rounded-edge shading
+  and a worn surface recorded per object (`params`: bevel_m, roughness_variation,
+  bump, seed). These pattern, bevel and wear parameters are drawn after everything
+  else, so a seed draws the same environment, sun and materials as it did before
+  they existed; an older item.json (no such params, older ground names) still renders.
 
 Own random stream: the look's generator is `SeedSequence(item entropy + [LOOK_TAG,
 look index, attempt])`, a stream of its own, so drawing a look never changes a
@@ -78,20 +83,28 @@ PER_OBJECT_FAMILIES = frozenset({
 
 @dataclass(frozen=True)
 class GroundMaterial:
-    """A procedural ground: candidate colours (sRGB), texture scale in metres at scene scale 1, roughness range."""
+    """A procedural ground: candidate colours (sRGB), texture scale in metres at scene scale 1, roughness range,
+    and the pattern's own parameters: `ranges` drawn uniformly, `choices` drawn among their values."""
 
     colors: tuple[tuple[float, float, float], ...]
     scale_m: float
     roughness: tuple[float, float]
+    ranges: tuple[tuple[str, tuple[float, float]], ...] = ()
+    choices: tuple[tuple[str, tuple[float, ...]], ...] = ()
 
 
+# Photoreal's grounds (render/backends/blender_grounds.py builds them). scale_m: a plank's width, a tile's side,
+# the concrete's cloud size. Older items may name wood_planks, concrete, ceramic_tiles, fabric or asphalt, the
+# grounds drawn before the second round; the backend still builds those.
 GROUND_MATERIALS: dict[str, GroundMaterial] = {
-    "wood_planks": GroundMaterial(((0.55, 0.37, 0.22), (0.43, 0.28, 0.16), (0.68, 0.52, 0.36)), 0.2, (0.35, 0.55)),
-    "concrete": GroundMaterial(((0.62, 0.61, 0.58), (0.5, 0.5, 0.49)), 0.6, (0.8, 0.95)),
-    "ceramic_tiles": GroundMaterial(((0.86, 0.85, 0.81), (0.68, 0.7, 0.72), (0.58, 0.42, 0.33)), 0.35, (0.2, 0.35)),
-    "fabric": GroundMaterial(((0.42, 0.46, 0.55), (0.56, 0.51, 0.43), (0.36, 0.39, 0.32)), 0.1, (0.85, 0.95)),
+    "planks": GroundMaterial(((0.55, 0.37, 0.22), (0.43, 0.28, 0.16), (0.68, 0.52, 0.36), (0.74, 0.6, 0.44)), 0.16,
+                             (0.35, 0.55), ranges=(("plank_length", (5.0, 9.0)), ("stagger", (0.25, 0.6)))),
+    "tiles": GroundMaterial(((0.86, 0.85, 0.81), (0.68, 0.7, 0.72), (0.58, 0.42, 0.33), (0.35, 0.37, 0.4)), 0.3,
+                            (0.15, 0.3), ranges=(("grout_width", (0.03, 0.06)), ("grout_tone", (0.25, 0.7))),
+                            choices=(("stagger", (0.0, 0.0, 0.5)),)),
+    "aggregate_concrete": GroundMaterial(((0.62, 0.61, 0.58), (0.5, 0.5, 0.49), (0.7, 0.68, 0.64)), 0.6, (0.8, 0.95),
+                                         ranges=(("stone_m", (0.03, 0.06)), ("aggregate", (0.4, 0.8)))),
     "marble": GroundMaterial(((0.88, 0.87, 0.85), (0.32, 0.32, 0.34)), 2.0, (0.15, 0.3)),
-    "asphalt": GroundMaterial(((0.3, 0.3, 0.3), (0.37, 0.36, 0.35)), 0.08, (0.85, 0.95)),
 }
 FADE = (0.45, 0.95)  # the ground fades into the environment between these shares of its half size
 
@@ -105,16 +118,19 @@ class ObjectMaterial:
     coat: float
     finishes: tuple[str, ...]
     rough: bool  # allowed for matte objects when the scene also holds glossy ones
+    roughness_variation: float = 0.0  # photoreal's wear: +- this much roughness over the surface
+    bump: float = 0.0  # photoreal's wear: the strength of a low-frequency bump
 
 
 OBJECT_MATERIALS: dict[str, ObjectMaterial] = {
-    "plastic": ObjectMaterial((0.35, 0.5), 0.0, 0.0, ("matte",), True),
-    "rubber": ObjectMaterial((0.75, 0.9), 0.0, 0.0, ("matte",), True),
-    "brushed_metal": ObjectMaterial((0.4, 0.55), 0.75, 0.0, ("matte",), False),
-    "varnished_wood": ObjectMaterial((0.35, 0.5), 0.0, 0.5, ("matte",), False),
-    "painted_metal": ObjectMaterial((0.3, 0.4), 0.0, 1.0, ("glossy",), False),
-    "ceramic": ObjectMaterial((0.05, 0.12), 0.0, 0.6, ("glossy",), False),
+    "plastic": ObjectMaterial((0.35, 0.5), 0.0, 0.0, ("matte",), True, 0.08, 0.15),
+    "rubber": ObjectMaterial((0.75, 0.9), 0.0, 0.0, ("matte",), True, 0.08, 0.25),
+    "brushed_metal": ObjectMaterial((0.4, 0.55), 0.75, 0.0, ("matte",), False, 0.1, 0.15),
+    "varnished_wood": ObjectMaterial((0.35, 0.5), 0.0, 0.5, ("matte",), False, 0.08, 0.15),
+    "painted_metal": ObjectMaterial((0.3, 0.4), 0.0, 1.0, ("glossy",), False, 0.05, 0.1),
+    "ceramic": ObjectMaterial((0.05, 0.12), 0.0, 0.6, ("glossy",), False, 0.03, 0.08),
 }
+BEVEL_SHARE = 0.03  # photoreal's rounded-edge shading: the Bevel node's radius as a share of the object's size
 CLEVR_MATERIALS: dict[str, ObjectMaterial] = {
     "rubber": ObjectMaterial((0.9, 0.9), 0.0, 0.0, ("matte",), True),
     "metal": ObjectMaterial((0.2, 0.2), 1.0, 0.0, ("glossy",), False),
@@ -230,8 +246,23 @@ def _photoreal(scene: Scene, family: str, rng: np.random.Generator) -> Look:
         fade_start_m=round6(FADE[0] * half), fade_end_m=round6(FADE[1] * half),
         params={"seed": round6(rng.uniform(0.0, 100.0))},
     )
-    return Look(name="photoreal", environment=environment, sun=sun, ground=ground,
-                objects=_object_looks(scene, family, OBJECT_MATERIALS, rng))
+    objects = _object_looks(scene, family, OBJECT_MATERIALS, rng)
+    # Drawn last, so the draws above are the ones photoreal made before its second round (same seeds, same
+    # environment, sun and object materials): the second round's pattern parameters, bevel and wear.
+    params = {**ground.params, **{name: _uniform(rng, bounds) for name, bounds in spec.ranges}}
+    for name, values in spec.choices:
+        params[name] = float(values[int(rng.integers(len(values)))])
+    sizes = {obj.id: obj.size for obj in scene.objects}
+    objects = [look.model_copy(update={"params": _wear(look, sizes[look.id], rng)}) for look in objects]
+    return Look(name="photoreal", environment=environment, sun=sun,
+                ground=ground.model_copy(update={"params": params}), objects=objects)
+
+
+def _wear(look: ObjectLook, size: float, rng: np.random.Generator) -> dict[str, float]:
+    """Photoreal's rounded edges and worn surface for one object (render/backends/blender_looks.py imperfections)."""
+    material = OBJECT_MATERIALS[look.material]
+    return {"bevel_m": round6(BEVEL_SHARE * size), "roughness_variation": material.roughness_variation,
+            "bump": material.bump, "seed": round6(rng.uniform(0.0, 100.0))}
 
 
 def draw_look(name: LookName, scene: Scene, family: str, entropy: list[int], attempt: int = 0) -> Look | None:
