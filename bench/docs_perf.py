@@ -316,17 +316,35 @@ def measured_between() -> str:
             f"says how many commits to the renderer and scene model each is behind; CI fails past "
             f"{quoted.MAX_BEHIND}; `python -m bench.release` measures them all again).")
 
+def grown_since(all_runs: dict) -> dict[str, int]:
+    """Presets that plan more items now than the suite runs rendered of them, with how many more: a preset given new
+    tasks after its run (its counted part says complete, for the plan it had then)."""
+    from stim3d.render.batch.suite import SUITE_PRESETS
+
+    counted = {p["preset"]: p["rendered"] for p in all_runs["presets"]}
+    return {name: preset_items(name) - counted[name] for name in SUITE_PRESETS
+            if name in counted and preset_items(name) > counted[name]}
+
+
 def suite_sentence() -> str:
-    """What the README says of the full Cycles suite: its total when complete, how far it got otherwise."""
+    """What the README says of the full Cycles suite: its total when complete, how far it got otherwise, and by how
+    much the presets have grown since it was rendered."""
     from stim3d.render.batch.suite import SUITE_PRESETS
 
     runs = load("full_suite")["figures"]
     done = runs["all_runs"]
     planned = sum(preset_items(name) for name in SUITE_PRESETS)
     hours = f"{done['wall_seconds'] / 3600:.1f} h of wall time on the same machine"
-    if runs["complete"]:
+    grown = grown_since(done)
+    if runs["complete"] and not grown:
         return (f"The whole seed suite, all {len(SUITE_PRESETS)} presets ({planned:,} images, each at its preset's "
                 f"size and settings), rendered with Cycles in {hours}, 0 failed, over {done['runs']} runs.")
+    if runs["complete"]:
+        more = ", ".join(f"{name} by {n:,}" for name, n in grown.items())
+        return (f"The whole seed suite as its {len(SUITE_PRESETS)} presets stood then ({done['rendered']:,} images, "
+                f"each at its preset's size and settings) rendered with Cycles in {hours}, 0 failed, over "
+                f"{done['runs']} runs; the presets have since grown ({more}) to {planned:,} images, whose new tasks "
+                f"were rendered apart (docs/performance.md).")
     finished = sum(1 for p in done["presets"] if p["complete"])
     return (f"The whole seed suite ({len(SUITE_PRESETS)} presets, {planned:,} images) is being rendered with Cycles "
             f"over several runs: {finished} of {len(SUITE_PRESETS)} presets complete, {done['rendered']:,} images so "
@@ -424,7 +442,10 @@ def suite_full() -> str:
     counted = sum(p["runs"] for p in summed.values())
     dropped = sum(figures["rendered"] for r in runs for name, figures in r["presets"].items()
                   if summed[name]["root"] != r["root"])
-    state = ("complete: every planned item rendered, 0 failed" if f["complete"] else
+    grown = grown_since(f["all_runs"])
+    state = ("complete: every planned item rendered, 0 failed" if f["complete"] and not grown else
+             "complete for the presets as they were planned then, 0 failed; since grown: "
+             + ", ".join(f"{name} by {n:,} items" for name, n in grown.items()) if f["complete"] else
              f"not complete: the last run stopped in {runs[-1]['stopped_in']}" if runs[-1].get("stopped_in")
              else "not complete")
     summary = (f"{len(runs)} run(s) in {len(roots)} root(s), {counted} preset part(s) counted; "
