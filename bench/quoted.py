@@ -30,9 +30,10 @@ MAX_BEHIND = 120  # commits touching the renderer or the scene model since a quo
 QUOTED: tuple[str, ...] = (
     "visibility_accuracy", "visibility_speed", "mask_agreement", "object_agreement", "gallery_scale", "batch_memory", "item_overhead",
     "pipeline_overhead", "pipeline_overhead_dysm3d", "throughput", "throughput_workers", "batch_throughput",
-    "render_settings", "render_quality", "full_preset", "full_suite_sample100", "full_suite",
+    "render_settings", "render_quality", "full_preset", "full_suite_sample100", "full_suite", "preset_tasks",
 )
 RELEASE_COMMANDS = {
+    "preset_tasks": "python -m bench.preset_tasks --preset ava3d --families ava_object,ava_texture,ava_ocr",
     "full_suite": "python -m bench.full_suite",
     "full_suite_sample100": "python -m bench.full_suite --sample 100 --workers 2 --out bench/results/full_suite_sample100.json",
 }
