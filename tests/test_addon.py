@@ -621,3 +621,20 @@ def test_composed_objects_read_back_moved_scaled_and_duplicated_with_their_sourc
     assert moved.location[0] == pytest.approx(target.location[0] + 0.25, abs=1e-5)
     edited = item.scene.model_copy(update={"objects": sorted(objects.values(), key=lambda o: o.id)})
     assert [a.new_gold for a in revalidate(item, edited).answers] == [q.gold for q in item.questions]
+
+
+@pytest.mark.bpy
+@pytest.mark.parametrize("family", ["ava_texture", "ava_ocr"])
+def test_a_sign_opens_reads_back_unchanged_and_keeps_its_face_when_moved(addon, family):
+    """A texture or text sign built in Blender (its paper-and-ink material) reads back as the same object: its colour
+    is not re-read from the paper, and a moved sign keeps the texture or text its gold is re-derived from."""
+    from stim3d.blender_addon.validation import revalidate
+
+    bpy = addon
+    item = _generate(bpy, family, 2)
+    assert _read_back(bpy, item.scene).scene == item.scene
+    sign = item.scene.objects[0]
+    _objects(bpy)[sign.id].location.x += 0.1
+    moved = _read_back(bpy, item.scene).scene
+    assert moved.object(sign.id).attributes == sign.attributes and moved.object(sign.id).color == sign.color
+    assert [a.new_gold for a in revalidate(item, moved).answers] == [q.gold for q in item.questions]

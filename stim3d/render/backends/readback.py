@@ -46,6 +46,7 @@ from stim3d.scenes.colors import PALETTE, delta_e_srgb, linear_to_srgb, named, n
 from stim3d.scenes.meshes import object_mesh
 from stim3d.scenes.model import Color, ObjectSource, Scene, SceneObject, round6
 from stim3d.scenes.primitives import unit_dimensions, unit_mesh
+from stim3d.scenes.surfaces import carries_print
 
 SHAPES = ("sphere", "cube", "cone", "cylinder", "torus", "tile")
 ROLE_KEY = "stim3d_role"  # custom property the add-on puts on the ground, camera and lights it built
@@ -200,7 +201,15 @@ def _candidate(obj: Any, problems: list[str], base: dict[int, SceneObject]) -> _
     )
 
 
+def _printed(source: SceneObject | None) -> bool:
+    """A sign whose face carries a texture or text (scenes/surfaces.py): its material is paper and ink, built from its
+    attributes, so its colour and finish are the base object's, not read from the material."""
+    return source is not None and carries_print(source.attributes)
+
+
 def _color(candidate: _Candidate, source: SceneObject | None, notes: list[str]) -> Color:
+    if _printed(source):
+        return source.color  # type: ignore[union-attr]
     if candidate.material is None:
         if source is not None:
             notes.append(f"{candidate.name}: no material; keeps its colour {source.color.name}")
@@ -220,6 +229,8 @@ def _color(candidate: _Candidate, source: SceneObject | None, notes: list[str]) 
 def _finish(candidate: _Candidate, source: SceneObject | None, look_roughness: float | None = None) -> str:
     """The finish the material's roughness was built from: the source's when it still has the roughness the
     studio finish or the look's material (`look_roughness`, scenes/looks.py) gave it, else the nearest finish."""
+    if _printed(source):
+        return source.finish  # type: ignore[union-attr]
     if candidate.material is None:
         return source.finish if source is not None else "matte"
     roughness = candidate.material[1]
