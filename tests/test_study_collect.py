@@ -209,7 +209,8 @@ def test_the_serve_command_prints_its_url_first_and_stops_cleanly(study):
             assert url.startswith("http://127.0.0.1:") and url.endswith("/index.html"), url
             assert request(url.replace("/index.html", "/api/ping"))[0] == 200
             proc.send_signal(sig)
-            assert proc.wait(timeout=30) == code
+            proc.communicate(timeout=30)  # drains both pipes: a server blocked writing to a full pipe cannot exit
+            assert proc.returncode == code
         finally:
             proc.kill()
             proc.wait(timeout=10)
