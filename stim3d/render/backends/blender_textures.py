@@ -27,23 +27,13 @@ import bpy
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from stim3d.render.backends.blender_nodes import rgba, socket
 from stim3d.scenes import surfaces
-from stim3d.scenes.colors import srgb_to_linear
 from stim3d.scenes.fonts import FONT_PATH
 from stim3d.scenes.model import SceneObject
 
 TEXT_RESOLUTION = 1024  # pixels across the face's text image: a 12 cm cap on a 1.5 m sign is 80 px high
 ROUGHNESS = 0.6  # paper-like; matte enough that the pattern is not washed out by a highlight
-
-
-def _rgba(srgb) -> tuple[float, float, float, float]:
-    r, g, b = (float(c) for c in srgb_to_linear(srgb))
-    return (r, g, b, 1.0)
-
-
-def _socket(sockets, identifier: str):
-    """A node socket by identifier (ShaderNodeMix has several sockets named "A")."""
-    return next(socket for socket in sockets if socket.identifier == identifier)
 
 
 class MathGraph:
@@ -55,13 +45,13 @@ class MathGraph:
     def op(self, operation: str, a: Any, b: Any = None) -> Any:
         node = self.tree.nodes.new("ShaderNodeMath")
         node.operation = operation
-        for socket, value in zip(node.inputs, (a, b)):
+        for target, value in zip(node.inputs, (a, b)):
             if value is None:
                 continue
             if isinstance(value, (int, float)):
-                socket.default_value = float(value)
+                target.default_value = float(value)
             else:
-                self.tree.links.new(value, socket)
+                self.tree.links.new(value, target)
         return node.outputs[0]
 
     def fract(self, a: Any) -> Any:
@@ -125,11 +115,11 @@ def _paper_and_ink(obj: SceneObject, contrast: float, mask: Any, tree) -> Any:
     """A Principled BSDF whose base colour is the paper where `mask` is 0 and the ink where it is 1."""
     mix = tree.nodes.new("ShaderNodeMix")
     mix.data_type = "RGBA"
-    tree.links.new(mask, _socket(mix.inputs, "Factor_Float"))
-    _socket(mix.inputs, "A_Color").default_value = _rgba(surfaces.PAPER_SRGB)
-    _socket(mix.inputs, "B_Color").default_value = _rgba(surfaces.ink_srgb(obj.color.srgb, contrast))
+    tree.links.new(mask, socket(mix.inputs, "Factor_Float"))
+    socket(mix.inputs, "A_Color").default_value = rgba(surfaces.PAPER_SRGB)
+    socket(mix.inputs, "B_Color").default_value = rgba(surfaces.ink_srgb(obj.color.srgb, contrast))
     bsdf = next(node for node in tree.nodes if node.bl_idname == "ShaderNodeBsdfPrincipled")
-    tree.links.new(_socket(mix.outputs, "Result_Color"), bsdf.inputs["Base Color"])
+    tree.links.new(socket(mix.outputs, "Result_Color"), bsdf.inputs["Base Color"])
     bsdf.inputs["Roughness"].default_value = ROUGHNESS
     return bsdf
 
@@ -138,7 +128,7 @@ def _new_material(name: str):
     material = bpy.data.materials.new(name)
     if material.node_tree is None:  # Blender 4.x: nodes are opt-in
         material.use_nodes = True
-    material.diffuse_color = _rgba(surfaces.PAPER_SRGB)  # Workbench shows the paper
+    material.diffuse_color = rgba(surfaces.PAPER_SRGB)  # Workbench shows the paper
     return material
 
 
@@ -167,9 +157,9 @@ def _text_mask(graph: MathGraph, obj: SceneObject) -> Any:
     mask = text_mask_pixels(str(obj.attributes["text"]), float(obj.attributes["text_height_m"]), size)
     image = bpy.data.images.new(f"text_{obj.id:03d}", mask.shape[1], mask.shape[0], alpha=False, float_buffer=True)
     image.colorspace_settings.name = "Non-Color"
-    rgba = np.repeat(mask[::-1, :, None], 4, axis=2)  # Blender's row 0 is the bottom
-    rgba[..., 3] = 1.0
-    image.pixels.foreach_set(np.ascontiguousarray(rgba, dtype=np.float32).ravel())
+    pixels = np.repeat(mask[::-1, :, None], 4, axis=2)  # Blender's row 0 is the bottom
+    pixels[..., 3] = 1.0
+    image.pixels.foreach_set(np.ascontiguousarray(pixels, dtype=np.float32).ravel())
     image.pack()
     coords = tree.nodes.new("ShaderNodeTexCoord")
     xyz = tree.nodes.new("ShaderNodeSeparateXYZ")
