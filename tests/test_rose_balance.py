@@ -99,3 +99,21 @@ def test_a_scheduled_plan_row_is_what_the_composed_scene_asks(row):
 def test_an_answer_outside_the_plan_is_one_clear_error():
     with pytest.raises(ValidationError, match="answer 20 is not a row of the answer plan"):
         RoseGridParams(answer=20)
+
+
+def test_the_batch_summary_reports_t1_and_t2_apart():
+    """T1 golds 1, 2, 3, 4 and T2 golds 0, 0, 0, 1 share an answer type: merged, COUNT(0) would read 3/8."""
+    from types import SimpleNamespace
+
+    from stim3d.render.batch.summary import constant_baselines
+
+    def record(task: str, gold: int):
+        return SimpleNamespace(family="rose_grid", subject={"task": task},
+                               answer=SimpleNamespace(type="strict_count", gold=gold))
+
+    records = [record("T1", g) for g in (1, 2, 3, 4)] + [record("T2", g) for g in (0, 0, 0, 1)]
+    baselines = {b.question_type: b for b in constant_baselines(records)}
+    assert set(baselines) == {"rose_grid T1 (strict_count)", "rose_grid T2 (strict_count)"}
+    assert baselines["rose_grid T1 (strict_count)"].accuracy == 0.25
+    assert (baselines["rose_grid T2 (strict_count)"].best_answer, baselines["rose_grid T2 (strict_count)"].accuracy) == (
+        "0", 0.75)

@@ -157,8 +157,19 @@ def cell_key(record: Record) -> str:
     return json.dumps([record.family, task, values])
 
 
+def question_type_of(record: Record) -> str:
+    """"family (answer type)", with the question's task when it names one ("rose_grid T2 (strict_count)").
+
+    ROSE asks T1 (global count) and T2 (local count) of one scene in the same answer
+    type; their answers are scheduled separately and a constant does differently on
+    each, so they are reported apart.
+    """
+    task = getattr(record, "subject", {}).get("task")
+    return f"{record.family} {task} ({record.answer.type})" if task else f"{record.family} ({record.answer.type})"
+
+
 def constant_baselines(records: Iterable[Record]) -> list[ConstantBaseline]:
-    """Per question type (family and answer type), the accuracy of always answering the most frequent gold.
+    """Per question type (family and answer type; ROSE: and task), the accuracy of always answering the most frequent gold.
 
     Answers are scheduled over each task (scenes/balance.py), so the marginal figure
     sits near 1 / distinct answers. The per-cell figure is what a model reaches that
@@ -170,7 +181,7 @@ def constant_baselines(records: Iterable[Record]) -> list[ConstantBaseline]:
     for record in records:
         if record.answer.type == "rubric":  # a describe question's gold is a whole rubric: no constant answer
             continue
-        question_type = f"{record.family} ({record.answer.type})"
+        question_type = question_type_of(record)
         gold = json.dumps(record.answer.gold)
         golds[question_type][gold] += 1
         cell_golds[question_type][cell_key(record)][gold] += 1
