@@ -27,7 +27,9 @@ the grid is called infeasible; a size exception must also look like one in the i
 the ratios are on its attributes).
 `difficulty.layout_attempt` records which camera was taken (LAYOUT_ATTEMPTS and
 beyond: backed off) and `difficulty.size_contrast_redraws` how many layouts
-before it showed a size exception too weakly.
+before it showed a size exception too weakly. When none of the LAYOUTS shows the
+grid, its exception cells and elements are drawn again (the plan row kept), at most
+PLAN_ATTEMPTS times in all; `difficulty.plan_redraws` counts these.
 
 One seed gives one scene and two renders (config `variants: {base: {cue: false},
 cue: {cue: true}}`, which share `scene_id`): the base image carries T1 (global
@@ -88,6 +90,7 @@ MIN_VISIBILITY = 0.97
 CUE_MIN_VISIBILITY = 0.25  # share of a tile's silhouette left visible around the object standing on it
 CUE_RIM_LOSS, CUE_RIM_PX = 0.03, 3  # a tile may hide an object's bottom rim: 3 points, or 3 pixels of a small one
 LAYOUT_ATTEMPTS = 12
+PLAN_ATTEMPTS = 3  # no layout shows the planned grid: its exception cells are drawn again (a scheduled plan row kept)
 BACKOFF_ELEVATION_DEG = (60.0, 70.0, 80.0)  # after the drawn cameras: steeper views, less occlusion
 BACKOFF_SCALE = (1.0, 0.85, 0.7)  # then every object shrinks in its cell by this factor (ratios between them kept)
 BACKOFF_FOCAL_35MM = (70.0, 100.0)  # last, the camera backs off along its line of sight with a longer lens
@@ -306,12 +309,12 @@ def question(task: str, case: str, region: Region | None, gold, params: RoseGrid
     )
 
 
-def compose(params: RoseGridParams, rng: np.random.Generator, frame: Frame) -> Composed:
-    exceptions, regions = plan_tasks(params, rng)
-    cells = plan_elements(params, exceptions, rng)
+def _first_layout(params: RoseGridParams, frame: Frame, rng: np.random.Generator, cells: dict, exceptions: set[Cell],
+                  regions: dict):
+    """The first of the LAYOUTS cameras that shows the planned grid (and its cue tiles), or InfeasibleError."""
     rejected: dict[str, int] = {}
     contrast: dict[Cell, dict[str, float]] = {}
-    for attempt, (camera, scale) in enumerate(_cameras(frame, params, rng)):  # noqa: B007 - recorded below
+    for attempt, (camera, scale) in enumerate(_cameras(frame, params, rng)):
         layout = _layout(params, cells, exceptions, camera, frame.rays_per_pixel, scale)
         if layout is None:
             rejected["min_visibility"] = rejected.get("min_visibility", 0) + 1
@@ -329,12 +332,24 @@ def compose(params: RoseGridParams, rng: np.random.Generator, frame: Frame) -> C
         tiles = cue_tiles(regions["T4"][1], len(objects) + 1, params.rows, params.cols)
         cue_canvas = _cue_canvas(layout, tiles)
         if cue_canvas is not None:
-            break
+            return layout, objects, camera, scale, attempt, tiles, cue_canvas, contrast, rejected
         rejected["cue_visibility"] = rejected.get("cue_visibility", 0) + 1
-    else:
-        worst = max(rejected, key=lambda k: rejected[k]) if rejected else "placement"
-        raise InfeasibleError(worst, f"no {params.rows}x{params.cols} rose grid among {LAYOUTS} layouts met it "
-                              f"(rejected: {rejected})")
+    worst = max(rejected, key=lambda k: rejected[k]) if rejected else "placement"
+    raise InfeasibleError(worst, f"no {params.rows}x{params.cols} rose grid among {LAYOUTS} layouts met it "
+                          f"(rejected: {rejected})")
+
+
+def compose(params: RoseGridParams, rng: np.random.Generator, frame: Frame) -> Composed:
+    for redraw in range(PLAN_ATTEMPTS):
+        exceptions, regions = plan_tasks(params, rng)
+        cells = plan_elements(params, exceptions, rng)
+        try:
+            layout, objects, camera, scale, attempt, tiles, cue_canvas, contrast, rejected = _first_layout(
+                params, frame, rng, cells, exceptions, regions)
+            break
+        except InfeasibleError:
+            if redraw == PLAN_ATTEMPTS - 1:
+                raise
     objects = [o.model_copy(update={"attributes": {**o.attributes, **contrast[_cell(o)]}}) if _cell(o) in contrast else o
                for o in objects]
     lights = lights_around(np.zeros(3), scale=max(1.0, camera_distance(camera, np.zeros(3)) / COUNTING_VIEW_DISTANCE))
@@ -361,6 +376,7 @@ def compose(params: RoseGridParams, rng: np.random.Generator, frame: Frame) -> C
         "least_visibility": min(visibility[o.id] for o in objects),
         "cue_least_visibility": min(cue_canvas.visibility()[t.id] for t in tiles),
         "layout_attempt": attempt, "object_scale": scale, "size_contrast_redraws": rejected.get("size_contrast", 0),
+        "plan_redraws": redraw,
     }
     return Composed(scene=scene, questions=questions, truth=truth, difficulty=difficulty)
 
@@ -374,6 +390,7 @@ FAMILY = Family(
     params_model=RoseGridParams,
     compose=compose,
     answer_types=("strict_count", "strict_cell_set", "strict_cell_set_count"),
-    revision=4,  # 2: cameras back off upwards instead of giving up; size exceptions clear an image-area margin;
-    # 3: finish exceptions only on FINISH_SHAPES; 4: T1 and T2 counts from the scheduled answer plan (rose_plan.py)
+    revision=5,  # 2: cameras back off upwards instead of giving up; size exceptions clear an image-area margin;
+    # 3: finish exceptions only on FINISH_SHAPES; 4: T1 and T2 counts from the scheduled answer plan (rose_plan.py);
+    # 5: a grid no layout shows is planned again (difficulty.plan_redraws)
 )
