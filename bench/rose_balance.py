@@ -6,7 +6,9 @@ scene's golds are taken from the family's own planning step (rose_plan.plan_task
 on the item's random stream: the exception cells and the task regions, from which
 compose reads every gold). That step is the first thing compose draws, so the golds
 equal those of a full compose; `--compose N` checks it on the first N scenes by
-composing them whole (ray casting at the preset's size).
+composing them whole (ray casting at the preset's size). The exception: a scene no
+layout shows is planned again (`difficulty.plan_redraws`, rare: t0-00442 at 640x480);
+its T1 and T2 counts are kept, but its cells and the T3-T5 cases are drawn anew.
 
 For each task (T1-T5) it reports the most frequent gold (the best constant answer
 under PASS) with its PASS and SOFT, the best constant under SOFT, chance (1 over the
