@@ -43,7 +43,7 @@ GOLDEN: dict[str, tuple[dict, int, str]] = {
     "form_constancy": ({}, 1, "4587ba1133a282f39810edaf9c9a089f4389a843b30a36ca2b437eea8a70a97c"),
     "letters": ({}, 2, "1042ec46b09ae43b188f08edb48096cb307058c3870c288e36ad26240ff017dc"),
     "odd_grid": ({"rows": 5, "cols": 5}, 7, "c5391b4bceddd8666cf473aee540e3e8474d79998a10bf21cd9847bcfc8e5414"),
-    "rose_grid": ({}, 3, "2659883ee03782b0b7d895ec6507dc6c46899217e87611870e5ea300b3508271"),
+    "rose_grid": ({}, 5, "acfb3d0d80380f72016f9480c3fb193dd82fc2ac6e132e44894698bddda37a94"),
     "shape_color_count": ({}, 2, "ca89b559b10f501b4e13c50d3ac94e6bf229be41d89c922162495c190e56f6b6"),
     "shape_count": ({}, 2, "37f786c5abfb0d0a4c3576dc58ba4ebf210c9130261aad8bf42a8e303fea321b"),
     "spatial_grid": ({}, 1, "0135516f9dc88c3fb904cb31d3f6e9bab3d0f991f472addb29d1823393edb3e0"),

@@ -20,7 +20,8 @@ from bench.preset_feasibility import SIZES, compose_one, preset_paths
 from stim3d.render.batch.config import BatchConfig, load_config
 from stim3d.render.batch.plan import ItemPlan, expand
 from stim3d.scenes.families.base import Frame
-from stim3d.scenes.items import make_item, seed_entropy
+from stim3d.scenes.items import make_item
+from stim3d.scenes.placement import InfeasibleError
 
 KNOWN_BAD = {"rose3d": ("rose_grid-t0-00067", "rose_grid-t0-00178", "rose_grid-t0-00311", "rose_grid-t0-00693"),
              "oddgrid3d": ("odd_grid-t0-00516",)}  # 00516: its position shift measured under 0.04 of the spacing in every view
@@ -64,25 +65,48 @@ CASES += [(path, i, *size) for path in preset_paths() for i, plan in enumerate(p
           if plan.item_id.startswith(KNOWN_BAD.get(path.stem, ("-",))) for size in dict.fromkeys([own_size(path), *SIZES])]
 
 
-LONG_LENS = "rose_grid-t0-00693-base"  # 7x7 cones, size exceptions: see the test below
+def test_a_grid_no_35mm_view_shows_composes_with_a_longer_lens(monkeypatch):
+    """The last back-off: farther away with a 70 or 100 mm lens (rose_grid-t0-00693 needed it at revision 3).
 
-
-def test_the_last_infeasible_rose_scene_composes_with_a_longer_lens():
-    """rose_grid-t0-00693 at 640x480 composes through the last back-off: farther away with a 70 or 100 mm lens.
-
-    Every 35 mm view steep enough for its size contrast (>= 75 deg) let the cue tiles
-    hide more than 3 points of a cone's rim (0.938 < 0.94), so it was infeasible until
-    the camera could back off with a longer lens. A 35 mm-equivalent lens on the 36 mm
-    sensor width gives fx = focal / 36 * 640 px: 1244.4 px at 70 mm, 1777.8 px at 100 mm.
+    Its 35 mm views steep enough for the size contrast let the cue tiles hide more than
+    3 points of a cone's rim; since revision 4 (the answer plan) that scene draws other
+    cells, and no scene of the preset's 6..8-row size grids needs the lens at 640x480. So
+    the cue check is made to refuse every 35 mm view here: compose must back off to the
+    longer lens. A 35 mm-equivalent lens on the 36 mm sensor width gives fx = focal / 36 * width.
     """
-    path = next(p for p in preset_paths() if p.stem == "rose3d")
-    config, plans = planned(path)
-    plan = next(plan for plan in plans if plan.item_id == LONG_LENS)
-    item = make_item(plan.family, plan.params, seed_entropy(config.seed, plan.task_index, plan.item_index),
-                     plan.item_id, Frame(640, 480, config.render.rays_per_pixel), plan.split, plan.scene_id)
+    from stim3d.scenes.families.rose import rose_grid
+
+    frame = Frame(320, 240)
+    real = rose_grid._cue_canvas
+    monkeypatch.setattr(rose_grid, "_cue_canvas", lambda layout, tiles: real(layout, tiles)
+                        if layout.camera.fx > 1.5 * rose_grid.FOCAL_35MM / 36.0 * frame.width else None)
+    item = make_item("rose_grid", {"rows": 4, "cols": 4, "answer": 8}, [2026, 0, 693], "lens", frame)
     assert item.difficulty["layout_attempt"] >= 12 + 9  # past the 12 drawn and 9 steeper/shrunk cameras
-    assert min(abs(item.scene.camera.fx - f / 36.0 * 640) for f in (70.0, 100.0)) < 0.01
-    assert item.difficulty["object_scale"] == 1.0
+    assert min(abs(item.scene.camera.fx - f / 36.0 * 320) for f in (70.0, 100.0)) < 0.01
+    assert item.difficulty["object_scale"] == 1.0 and item.difficulty["plan_redraws"] == 0
+
+
+def test_a_grid_no_layout_shows_is_planned_again_with_the_same_counts(monkeypatch):
+    """rose_grid-t0-00442 (7x6, size) at revision 4: no layout showed its size exceptions; the plan is drawn again.
+
+    Here the first plan's layouts are all refused; the second plan keeps the scheduled row (T1, T2 counts)."""
+    from stim3d.scenes.families.rose import rose_grid
+    from stim3d.scenes.families.rose.rose_plan import answer_plan
+
+    calls = []
+    real = rose_grid._first_layout
+
+    def refuse_first(*args):
+        calls.append(1)
+        if len(calls) == 1:
+            raise InfeasibleError("size_contrast", "refused by the test")
+        return real(*args)
+
+    monkeypatch.setattr(rose_grid, "_first_layout", refuse_first)
+    item = make_item("rose_grid", {"rows": 4, "cols": 4, "answer": 13}, [2026, 0, 442], "again", Frame(160, 120))
+    gold = {q.subject["task"]: q.gold for q in item.questions}
+    assert item.difficulty["plan_redraws"] == 1 and len(calls) == 2
+    assert (gold["T1"], gold["T2"]) == answer_plan(1, 4)[13]
 
 
 def test_the_sample_covers_every_preset_and_the_known_bad_items():

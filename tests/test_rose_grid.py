@@ -123,7 +123,9 @@ def test_golds_and_cases_recomputed_from_the_recorded_cells(pairs):
             seen[("kind", q.subject["region"])] += 1
     for task in ("T2", "T3", "T4", "T5"):
         for case in ("none", "some", "all"):
-            assert seen[(task, case)] >= 5, (task, case, seen)  # each case about a third of 30 scenes
+            # every case occurs: T2's none a fifth of 30 scenes (scheduled counts, rose_plan.py), T3-T5's none a
+            # third and their some about a quarter (a one-exception scene has no some)
+            assert seen[(task, case)] >= 3, (task, case, seen)
     assert all(seen[("kind", kind)] > 0 for kind in ("row", "rows", "column", "columns", "rectangle"))
 
 

@@ -29,7 +29,9 @@ the grid is called infeasible; a size exception must also look like one in the i
 the ratios are on its attributes).
 `difficulty.layout_attempt` records which camera was taken (LAYOUT_ATTEMPTS and
 beyond: backed off) and `difficulty.size_contrast_redraws` how many layouts
-before it showed a size exception too weakly.
+before it showed a size exception too weakly. When none of the LAYOUTS shows the
+grid, its exception cells and elements are drawn again (the plan row kept), at most
+PLAN_ATTEMPTS times in all; `difficulty.plan_redraws` counts these.
 
 One seed gives one scene and two renders (config `variants: {base: {cue: false},
 cue: {cue: true}}`, which share `scene_id`): the base image carries T1 (global
@@ -41,8 +43,11 @@ highlighted region). The tiles are physical objects (shape `tile`, 1 % as thick 
 id, and each stays at least CUE_MIN_VISIBILITY visible around its object; nothing
 else moves, so the two renders' object-index passes differ only where a tile
 shows. Everything random is drawn before `cue` is looked at, so both
-variants compose the same scene and regions. Regions and their none/some/all cases
-are sampled as scenes/families/rose/rose_regions.py describes; each question's
+variants compose the same scene and regions. The exception count (T1's gold) and
+T2's count come from the scheduled answer plan (scenes/families/rose/rose_plan.py:
+both uniform over a task, so no constant answer beats chance), the cases of T3-T5
+are drawn uniformly, and regions are sampled as scenes/families/rose/rose_regions.py
+describes; each question's
 `subject` records its task, case and region (`region_*` bounds, 1-based, and
 `region_exclude` = 1 for T5), which the scoring core reads for R-OK.
 """
@@ -64,8 +69,9 @@ from ..shared.grid_layout import cell_centre, framing_camera, order_preserved, v
 from ..shared.stage import COUNTING_VIEW_DISTANCE, camera_distance, lights_around
 from .rose_contrast import size_contrast, visible_as_exception
 from .rose_objects import check_objects, is_library, library_cell, library_pool
+from .rose_plan import answer_plan, plan_tasks
 from .rose_questions import question
-from .rose_regions import CASES, EXCLUSION_KINDS, NUMERIC_KINDS, Cell, Region, permitted, sample_region
+from .rose_regions import Cell, Region, permitted
 
 ExceptionAttribute = Literal["shape", "color", "size", "rotation", "finish", "object"]
 PITCH = 1.0  # metres between column centres
@@ -89,20 +95,22 @@ MIN_VISIBILITY = 0.97
 CUE_MIN_VISIBILITY = 0.25  # share of a tile's silhouette left visible around the object standing on it
 CUE_RIM_LOSS, CUE_RIM_PX = 0.03, 3  # a tile may hide an object's bottom rim: 3 points, or 3 pixels of a small one
 LAYOUT_ATTEMPTS = 12
+PLAN_ATTEMPTS = 3  # no layout shows the planned grid: its exception cells are drawn again (a scheduled plan row kept)
 BACKOFF_ELEVATION_DEG = (60.0, 70.0, 80.0)  # after the drawn cameras: steeper views, less occlusion
 BACKOFF_SCALE = (1.0, 0.85, 0.7)  # then every object shrinks in its cell by this factor (ratios between them kept)
 BACKOFF_FOCAL_35MM = (70.0, 100.0)  # last, the camera backs off along its line of sight with a longer lens
 BACKOFF_FAR_ELEVATION_DEG = (50.0, 60.0, 70.0)
 LAYOUTS = LAYOUT_ATTEMPTS + len(BACKOFF_SCALE) * len(BACKOFF_ELEVATION_DEG) + len(BACKOFF_FOCAL_35MM) * len(
     BACKOFF_FAR_ELEVATION_DEG)
-POSITION_ATTEMPTS = 64
 
 class RoseGridParams(FamilyParams):
     rows: int = Field(5, ge=2, le=9, description="grid rows")
     cols: int = Field(5, ge=2, le=9, description="grid columns")
     exception: ExceptionAttribute = Field("color", description="the one attribute in which exceptions differ")
-    min_exceptions: int = Field(1, ge=1, le=8, description="fewest exception cells (2 when a task needs 'some')")
+    min_exceptions: int = Field(1, ge=1, le=8, description="fewest exception cells")
     max_exceptions: int = Field(4, ge=1, le=8, description="most exception cells (k)")
+    answer: int | None = Field(None, ge=0, description="row of the answer plan (T1 count, T2 count) the scene "
+                               "realises (scenes/families/rose/rose_plan.py); None = drawn (a batch schedules it)")
     cue: bool = Field(False, description="the cue image (yellow tiles under the T4 region, question T4); "
                       "false: the base image (T1, T2, T3, T5)")
     objects: Annotated[list[str] | None, ADDED_PARAM] = Field(
@@ -121,7 +129,15 @@ class RoseGridParams(FamilyParams):
         if self.max_exceptions >= self.rows * self.cols:
             raise ValueError(f"max_exceptions {self.max_exceptions} leaves no majority in a {self.rows}x{self.cols} grid")
         check_objects(self.objects, self.exception)
+        rows = len(self.answer_space())
+        if self.answer is not None and self.answer >= rows:
+            raise ValueError(f"answer {self.answer} is not a row of the answer plan (0..{rows - 1} for "
+                             f"{self.min_exceptions}..{self.max_exceptions} exceptions)")
         return self
+
+    def answer_space(self) -> list[int]:
+        """The plan rows a scene can realise: scheduled evenly, they make T1's and T2's counts uniform."""
+        return list(range(len(answer_plan(self.min_exceptions, self.max_exceptions))))
 
 
 def _pick(rng: np.random.Generator, options):
@@ -163,29 +179,6 @@ def plan_elements(params: RoseGridParams, exceptions: set[Cell], rng: np.random.
             element["rotation"] = _rotation(yaw, element.pop("tilt"))
             cells[(row, col)] = element
     return cells
-
-
-def plan_tasks(params: RoseGridParams, rng: np.random.Generator) -> tuple[set[Cell], dict[str, tuple[str, Region]]]:
-    """Cases first (uniform), then the exception count and cells, then a region per task realising its case."""
-    cases = {task: _pick(rng, CASES) for task in ("T2", "T3", "T4", "T5")}
-    low = max(params.min_exceptions, 2) if "some" in cases.values() else params.min_exceptions
-    low = min(low, params.max_exceptions)
-    n = int(rng.integers(low, params.max_exceptions + 1))
-    all_cells = [(r, c) for r in range(1, params.rows + 1) for c in range(1, params.cols + 1)]
-    for _ in range(POSITION_ATTEMPTS):
-        exceptions = {all_cells[int(i)] for i in rng.choice(len(all_cells), n, replace=False)}
-        regions = {}
-        for task, case in cases.items():
-            exclude = task == "T5"
-            kinds = EXCLUSION_KINDS if exclude else NUMERIC_KINDS
-            region = sample_region(rng, case, kinds, params.rows, params.cols, exceptions, exclude)
-            if region is None:
-                break
-            regions[task] = (case, region)
-        else:
-            return exceptions, regions
-    raise InfeasibleError("region_case", f"no {n} exception cells of a {params.rows}x{params.cols} grid allow the "
-                          f"cases {cases} (try more exceptions or a larger grid)")
 
 
 def grid_camera(frame: Frame, rows: int, cols: int, rng: np.random.Generator,
@@ -300,12 +293,12 @@ def _cue_canvas(layout: Layout, tiles: list[SceneObject]):
     return canvas
 
 
-def compose(params: RoseGridParams, rng: np.random.Generator, frame: Frame) -> Composed:
-    exceptions, regions = plan_tasks(params, rng)
-    cells = plan_elements(params, exceptions, rng)
+def _first_layout(params: RoseGridParams, frame: Frame, rng: np.random.Generator, cells: dict, exceptions: set[Cell],
+                  regions: dict):
+    """The first of the LAYOUTS cameras that shows the planned grid (and its cue tiles), or InfeasibleError."""
     rejected: dict[str, int] = {}
     contrast: dict[Cell, dict[str, float]] = {}
-    for attempt, (camera, scale) in enumerate(_cameras(frame, params, rng)):  # noqa: B007 - recorded below
+    for attempt, (camera, scale) in enumerate(_cameras(frame, params, rng)):
         layout = _layout(params, cells, exceptions, camera, frame.rays_per_pixel, scale)
         if layout is None:
             rejected["min_visibility"] = rejected.get("min_visibility", 0) + 1
@@ -323,12 +316,24 @@ def compose(params: RoseGridParams, rng: np.random.Generator, frame: Frame) -> C
         tiles = cue_tiles(regions["T4"][1], len(objects) + 1, params.rows, params.cols)
         cue_canvas = _cue_canvas(layout, tiles)
         if cue_canvas is not None:
-            break
+            return layout, objects, camera, scale, attempt, tiles, cue_canvas, contrast, rejected
         rejected["cue_visibility"] = rejected.get("cue_visibility", 0) + 1
-    else:
-        worst = max(rejected, key=lambda k: rejected[k]) if rejected else "placement"
-        raise InfeasibleError(worst, f"no {params.rows}x{params.cols} rose grid among {LAYOUTS} layouts met it "
-                              f"(rejected: {rejected})")
+    worst = max(rejected, key=lambda k: rejected[k]) if rejected else "placement"
+    raise InfeasibleError(worst, f"no {params.rows}x{params.cols} rose grid among {LAYOUTS} layouts met it "
+                          f"(rejected: {rejected})")
+
+
+def compose(params: RoseGridParams, rng: np.random.Generator, frame: Frame) -> Composed:
+    for redraw in range(PLAN_ATTEMPTS):
+        exceptions, regions = plan_tasks(params, rng)
+        cells = plan_elements(params, exceptions, rng)
+        try:
+            layout, objects, camera, scale, attempt, tiles, cue_canvas, contrast, rejected = _first_layout(
+                params, frame, rng, cells, exceptions, regions)
+            break
+        except InfeasibleError:
+            if redraw == PLAN_ATTEMPTS - 1:
+                raise
     objects = [o.model_copy(update={"attributes": {**o.attributes, **contrast[_cell(o)]}}) if _cell(o) in contrast else o
                for o in objects]
     lights = lights_around(np.zeros(3), scale=max(1.0, camera_distance(camera, np.zeros(3)) / COUNTING_VIEW_DISTANCE))
@@ -355,6 +360,7 @@ def compose(params: RoseGridParams, rng: np.random.Generator, frame: Frame) -> C
         "least_visibility": min(visibility[o.id] for o in objects),
         "cue_least_visibility": min(cue_canvas.visibility()[t.id] for t in tiles),
         "layout_attempt": attempt, "object_scale": scale, "size_contrast_redraws": rejected.get("size_contrast", 0),
+        "plan_redraws": redraw,
     }
     return Composed(scene=scene, questions=questions, truth=truth, difficulty=difficulty)
 
@@ -363,11 +369,12 @@ FAMILY = Family(
     name="rose_grid",
     description="ROSE 3D: an R x C grid of one majority element with 1..k exceptions differing in one attribute "
     "(shape, color, size, rotation, finish, or a library object: objects); five coupled tasks per scene in ROSE's strict grammar (global count, "
-    "local count, local click, click in a rendered highlighted region, exclusion click + SUBMIT), regions holding "
-    "none/some/all exceptions in equal shares; variants base/cue share the scene.",
+    "local count, local click, click in a rendered highlighted region, exclusion click + SUBMIT); T1 and T2 counts "
+    "scheduled uniform over the task, T3-T5 regions holding none/some/all exceptions; variants base/cue share the scene.",
     params_model=RoseGridParams,
     compose=compose,
     answer_types=("strict_count", "strict_cell_set", "strict_cell_set_count"),
-    revision=3,  # 2: cameras back off upwards instead of giving up; size exceptions clear an image-area margin;
-    # 3: finish exceptions only on FINISH_SHAPES
+    revision=5,  # 2: cameras back off upwards instead of giving up; size exceptions clear an image-area margin;
+    # 3: finish exceptions only on FINISH_SHAPES; 4: T1 and T2 counts from the scheduled answer plan (rose_plan.py);
+    # 5: a grid no layout shows is planned again (difficulty.plan_redraws)
 )

@@ -8,11 +8,11 @@ task (T5), every cell outside it. The *case* says how many of the exceptions the
 permitted cells hold: `none` (the answer is COUNT(0) / DONE / SUBMIT(0)), `some`,
 or `all` (ROSE's zero / partial / all split).
 
-Sampling is case-first: each task draws its case uniformly, then a region kind
-uniformly among the kinds that can realise that case for the scene's exceptions,
-then a region uniformly among that kind's blocks. So the cases come in equal
-shares whatever the grid, as long as the scene has at least two exceptions when a
-task needs `some` (rose_grid draws the exception count after the cases for that).
+Sampling is case-first: a task's case is given (scenes/families/rose/rose_plan.py
+draws it, or for T2 derives it from the scheduled count), then a region kind is
+drawn uniformly among the kinds that can realise that case (and, for T2, hold
+exactly the planned number of exceptions) for the scene's exceptions, then a
+region uniformly among that kind's blocks.
 """
 
 from __future__ import annotations
@@ -91,12 +91,14 @@ def case_of(cells: set[Cell], exceptions: set[Cell]) -> str:
 
 
 def sample_region(rng: np.random.Generator, case: str, kinds: tuple[str, ...], rows: int, cols: int,
-                  exceptions: set[Cell], exclude: bool) -> Region | None:
-    """A region whose permitted cells realise `case`, kind first (see the module docstring); None if none can."""
+                  exceptions: set[Cell], exclude: bool, held: int | None = None) -> Region | None:
+    """A region whose permitted cells realise `case` (and hold exactly `held` exceptions when given), kind first
+    (see the module docstring); None if none can."""
     options = {}
     for kind in kinds:
         found = [b for b in blocks(kind, rows, cols)
-                 if permitted(b, rows, cols, exclude) and case_of(permitted(b, rows, cols, exclude), exceptions) == case]
+                 if (cells := permitted(b, rows, cols, exclude)) and case_of(cells, exceptions) == case
+                 and (held is None or len(cells & exceptions) == held)]
         if found:
             options[kind] = found
     if not options:
