@@ -31,6 +31,7 @@ QUOTED: tuple[str, ...] = (
     "visibility_accuracy", "visibility_speed", "mask_agreement", "object_agreement", "gallery_scale", "batch_memory", "item_overhead",
     "pipeline_overhead", "pipeline_overhead_dysm3d", "throughput", "throughput_workers", "batch_throughput",
     "render_settings", "render_quality", "full_preset", "full_suite_sample100", "full_suite", "preset_tasks",
+    "rose_balance",
 )
 RELEASE_COMMANDS = {
     "preset_tasks": "python -m bench.preset_tasks --preset ava3d --families ava_object,ava_texture,ava_ocr",
