@@ -27,6 +27,7 @@ from stim3d.scenes.families.base import Frame
 from stim3d.scenes.interchange import with_interchange
 from stim3d.scenes.items import make_item
 from stim3d.scenes.look_colours import MAX_REDRAWS, colour_failures
+from stim3d.scenes.look_contrast import object_contrasts
 from stim3d.scenes.looks import with_look
 from stim3d.scenes.model import Item, Provenance, round6
 from stim3d.scenes.visibility import measure
@@ -59,7 +60,7 @@ def measured_colors(image: np.ndarray, mask: np.ndarray, object_ids: list[int]) 
 
 def finish_item(item: Item, output: RenderOutput, settings: RenderSettings, key: str | None,
                 raycast_map: np.ndarray | None = None) -> tuple[Item, np.ndarray]:
-    """Attach provenance and measured colours; choose the mask (renderer's pass when it has one).
+    """Attach provenance, measured colours and contrasts; choose the mask (renderer's pass when it has one).
 
     `raycast_map` is the item's ray-cast instance map when the caller already has it (`compose_item`);
     otherwise it is measured here.
@@ -73,7 +74,9 @@ def finish_item(item: Item, output: RenderOutput, settings: RenderSettings, key:
     else:
         mask, agreement, source = raycast_map, None, "raycast"
     colors = measured_colors(output.image, mask, [o.id for o in item.scene.objects])
-    truths = [t.model_copy(update={"measured_srgb": colors[t.id]}) for t in item.ground_truth.objects]
+    contrasts = object_contrasts(output.image, mask, {t.id: t.visible_px for t in item.ground_truth.objects})
+    truths = [t.model_copy(update={"measured_srgb": colors[t.id], "contrast_de": contrasts[t.id]})
+              for t in item.ground_truth.objects]
     sampled = settings.engine == "cycles"  # Workbench and raster take no samples and have no denoiser
     provenance = Provenance(
         stim3d_version=__version__,
