@@ -6,7 +6,7 @@ render`, so the contrast measure of render/batch/produce.py (scenes/look_contras
 and the look's redraws run as in a user's batch. Per look it prints the objects
 judged (at least look_colours.MIN_VISIBLE_PX visible pixels), the least, 5th
 percentile and median contrast (CIEDE2000), the share of objects under the floor and
-under a few candidate floors, the items whose look was redrawn and the items still
+under a few candidate floors (and the items holding such an object), the items whose look was redrawn and the items still
 holding an object under the floor; and the least contrasted objects with their colour.
 Studio draws no look and is never redrawn: it is measured only.
 
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from stim3d.scenes.look_contrast import FLOOR_DE
+from stim3d.scenes.look_contrast import FLOOR_DE, min_contrast
 from stim3d.scenes.model import LOOK_NAMES, Item
 
 from .common import Run, parse_args, print_table
@@ -66,6 +66,7 @@ def _look_figures(items: list[Item]) -> dict[str, Any]:
     """One look's figures over its items (see the module docstring)."""
     objects = [(item, t) for item in items for t in item.ground_truth.objects if t.contrast_de is not None]
     values = np.array([t.contrast_de for _, t in objects], dtype=float)
+    minima = [m for m in (min_contrast(item) for item in items) if m is not None]
     lowest = sorted(objects, key=lambda pair: pair[1].contrast_de or 0.0)[:5]
     stat = (lambda f: round(float(f(values)), 2)) if len(values) else (lambda f: None)
     return {
@@ -79,9 +80,8 @@ def _look_figures(items: list[Item]) -> dict[str, Any]:
                         for f in CANDIDATE_FLOORS},
         "items_redrawn": sum(1 for item in items if item.scene.look is not None and item.scene.look.redraws > 0),
         "redraws": sum(item.scene.look.redraws for item in items if item.scene.look is not None),
-        "items_under_floor": sum(1 for item in items
-                                 if any(t.contrast_de is not None and t.contrast_de < FLOOR_DE
-                                        for t in item.ground_truth.objects)),
+        "items_under_floor": sum(1 for m in minima if m < FLOOR_DE),
+        "items_under": {str(f): sum(1 for m in minima if m < f) for f in CANDIDATE_FLOORS},
         "lowest": [{"item": item.item_id, "object": t.id, "color": item.scene.object(t.id).color.name,
                     "shape": item.scene.object(t.id).shape, "visible_px": t.visible_px, "contrast_de": t.contrast_de}
                    for item, t in lowest],
@@ -110,8 +110,10 @@ def main() -> None:
                 [[look, f["items"], f["objects"], f["judged"], f["min"], f["p5"], f["median"], f["under_floor"],
                   f["share_under_floor"], f["items_redrawn"], f["redraws"], f["items_under_floor"]]
                  for look, f in per_look.items()])
-    print_table("share of judged objects under a candidate floor", ["look", *(f"< {f:g}" for f in CANDIDATE_FLOORS)],
-                [[look, *f["share_under"].values()] for look, f in per_look.items()])
+    print_table("share of judged objects (items) under a candidate floor",
+                ["look", *(f"< {f:g}" for f in CANDIDATE_FLOORS)],
+                [[look, *(f"{f['share_under'][k]:.3f} ({f['items_under'][k]})" for k in f["share_under"])]
+                 for look, f in per_look.items()])
     print_table("least contrasted objects", ["look", "item", "object", "colour", "shape", "visible px", "dE"],
                 [[look, o["item"], o["object"], o["color"], o["shape"], o["visible_px"], o["contrast_de"]]
                  for look, f in per_look.items() for o in f["lowest"]])

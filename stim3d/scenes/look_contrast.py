@@ -31,7 +31,7 @@ from .look_colours import MIN_VISIBLE_PX
 from .model import Item, round6
 
 RING_PX = 2  # the ring: pixels within this Euclidean distance outside the silhouette
-FLOOR_DE = 8.0  # CIEDE2000 an object must stand out from its ring by (docs/looks.md "Contrast floor")
+FLOOR_DE = 5.0  # CIEDE2000 an object must stand out from its ring by (docs/looks.md "Contrast floor")
 _OFFSETS = tuple((dy, dx) for dy in range(-RING_PX, RING_PX + 1) for dx in range(-RING_PX, RING_PX + 1)
                  if 0 < dy * dy + dx * dx <= RING_PX * RING_PX)
 
