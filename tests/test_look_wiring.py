@@ -59,14 +59,14 @@ def batch(tmp_path_factory) -> tuple[Path, str]:
 @pytest.mark.raster
 def test_render_summary_counts_items_per_look_and_prints_them(batch):
     """Raster renders are never redrawn, but their contrast is measured: items under the floor are counted from
-    each record's min_contrast_de, studio's too."""
+    each record's min_contrast_de (absent when no object is large enough to judge), studio's too."""
     out, printed = batch
     looks = json.loads((out / "summary.json").read_text())["looks"]
     records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
     under: dict[str, set[str]] = {"clevr": set(), "photoreal": set(), "studio": set()}
+    assert any("min_contrast_de" in r["difficulty"] for r in records)
     for r in records:
-        assert isinstance(r["difficulty"]["min_contrast_de"], float)  # every item here has an object to judge
-        if r["difficulty"]["min_contrast_de"] < FLOOR_DE:
+        if r["difficulty"].get("min_contrast_de", FLOOR_DE) < FLOOR_DE:
             under[r["difficulty"].get("look", "studio")].add(r["item_id"])
     zero = {"redrawn": 0, "redraws": 0, "still_failing": 0}  # raster renders are never colour-checked
     assert looks == {name: {"items": n, **zero, "under_contrast_floor": len(under[name])}
