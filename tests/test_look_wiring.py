@@ -241,3 +241,18 @@ def test_gallery_filters_by_look_studio_items_included(batch):
     assert looks == {item_id: t["look"] for item_id, t in _looks_of(out).items()}
     filtered = build_gallery(out, filters={"look": "studio"}, workers=1)
     assert filtered.items == 2
+
+
+@pytest.mark.raster
+def test_score_by_min_contrast_bins_the_records_least_contrast(batch, tmp_path):
+    """`--by min_contrast_de:5` groups records by their item's least object contrast in bins 5 dE wide."""
+    out, _ = batch
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    (tmp_path / "pred.jsonl").write_text("")
+    code, _ = _cli("score", str(out), str(tmp_path / "pred.jsonl"), "--by", "min_contrast_de:5", "--out",
+                   str(tmp_path / "s.json"))
+    assert code == 0
+    rows = [row for row in json.loads((tmp_path / "s.json").read_text())["rows"] if row["key"] == "min_contrast_de:5"]
+    judged = [r["difficulty"]["min_contrast_de"] for r in records if "min_contrast_de" in r["difficulty"]]
+    assert sum(row["n"] for row in rows) >= len(judged) > 0
+    assert {row["value"] for row in rows} >= {f"[{5 * int(v // 5):g}, {5 * int(v // 5) + 5:g})" for v in judged}
