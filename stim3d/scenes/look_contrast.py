@@ -58,9 +58,18 @@ def _median_lab(pixels: np.ndarray) -> np.ndarray:
 
 
 def object_contrast(image: np.ndarray, mask: np.ndarray, object_id: int) -> float | None:
-    """dE2000 between the median colour of the object's pixels and of its ring; None if either is empty."""
+    """dE2000 between the median colour of the object's pixels and of its ring; None if either is empty.
+
+    Works on the object's box grown by RING_PX (the ring cannot reach farther), so a scene of many small
+    objects in a large image costs little."""
+    ys, xs = np.nonzero(mask == object_id)
+    if not len(ys):
+        return None
+    y0, x0 = max(0, ys.min() - RING_PX), max(0, xs.min() - RING_PX)
+    mask, image = mask[y0:ys.max() + RING_PX + 1, x0:xs.max() + RING_PX + 1], \
+        image[y0:ys.max() + RING_PX + 1, x0:xs.max() + RING_PX + 1]
     own, around = mask == object_id, ring(mask, object_id)
-    if not own.any() or not around.any():
+    if not around.any():
         return None
     return round6(float(delta_e2000(_median_lab(image[own]), _median_lab(image[around]))))
 
