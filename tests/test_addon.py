@@ -352,7 +352,7 @@ def test_hiding_an_object_drops_its_visibility_keeps_the_count_and_save_keeps_it
     saved = Item.model_validate_json(settings.item_json)
     assert saved.provenance.edited_by_hand and saved.questions[0].gold == old_gold
     assert saved.ground_truth.objects == [
-        t.model_copy(update={"measured_srgb": s.measured_srgb})
+        t.model_copy(update={"measured_srgb": s.measured_srgb, "contrast_de": s.contrast_de})
         for t, s in zip(measure(saved.scene).truths, saved.ground_truth.objects, strict=True)
     ]
     assert bpy.ops.stim3d.revalidate() == {"FINISHED"}

@@ -20,9 +20,10 @@ from stim3d.scenes.items import make_item
 
 # The keys docs/looks.md names, as paths into item.json ("*" any list index, a trailing "*" any key suffix).
 LOOK_KEYS = (
-    "scene.look",  # absent for studio: environment, lights, ground, objects, redraws, colour_failures, measured
+    "scene.look",  # absent for studio: environment, lights, ground, objects, redraws, colour/contrast failures
     "difficulty.look",  # absent for studio
     "ground_truth.objects.*.measured_srgb",
+    "ground_truth.objects.*.contrast_de",
     # families' rendered_difficulty hooks
     "difficulty.measured_de_*", "difficulty.measured_nearest", "difficulty.measured_margin_de",
     "difficulty.measured_ambiguous",  # ava_color

@@ -23,6 +23,7 @@ from stim3d.render.settings import RenderSettings
 from stim3d.scenes.colors import PALETTE
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
+from stim3d.scenes.look_contrast import FLOOR_DE
 
 # Two ava_spatial items each in studio and photoreal (variants share the scene), one shape_count item in clevr.
 CONFIG = """\
@@ -57,12 +58,22 @@ def batch(tmp_path_factory) -> tuple[Path, str]:
 
 @pytest.mark.raster
 def test_render_summary_counts_items_per_look_and_prints_them(batch):
+    """Raster renders are never redrawn, but their contrast is measured: items under the floor are counted from
+    each record's min_contrast_de (absent when no object is large enough to judge), studio's too."""
     out, printed = batch
     looks = json.loads((out / "summary.json").read_text())["looks"]
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    under: dict[str, set[str]] = {"clevr": set(), "photoreal": set(), "studio": set()}
+    assert any("min_contrast_de" in r["difficulty"] for r in records)
+    for r in records:
+        if r["difficulty"].get("min_contrast_de", FLOOR_DE) < FLOOR_DE:
+            under[r["difficulty"].get("look", "studio")].add(r["item_id"])
     zero = {"redrawn": 0, "redraws": 0, "still_failing": 0}  # raster renders are never colour-checked
-    assert looks == {"clevr": {"items": 1, **zero}, "photoreal": {"items": 2, **zero}, "studio": {"items": 2, **zero}}
-    assert "look photoreal: 2 items, 0 redrawn for colour (0 redraws), 0 still failing" in printed.splitlines()
-    assert "look clevr: 1 items, 0 redrawn for colour (0 redraws), 0 still failing" in printed.splitlines()
+    assert looks == {name: {"items": n, **zero, "under_contrast_floor": len(under[name])}
+                     for name, n in (("clevr", 1), ("photoreal", 2), ("studio", 2))}
+    for name, n in (("photoreal", 2), ("clevr", 1)):
+        assert (f"look {name}: {n} items, 0 redrawn for colour or contrast (0 redraws), 0 still failing colour, "
+                f"{len(under[name])} under the contrast floor ({FLOOR_DE:g} dE)") in printed.splitlines()
 
 
 @pytest.mark.raster
@@ -131,7 +142,7 @@ def test_look_counts_count_items_redrawn_and_still_failing(tmp_path, monkeypatch
         def fake_render(settings, rendered, workdir, target=target, wrong=wrong, calls=calls, wrong_renders=wrong_renders,
                         instance_map=instance_map):
             calls.append(1)
-            image = np.zeros((*instance_map.shape, 3), np.uint8)
+            image = np.full((*instance_map.shape, 3), 255, np.uint8)  # white: no object under the contrast floor
             for obj in rendered.scene.objects:
                 srgb = PALETTE[wrong] if obj.id == target.id and len(calls) <= wrong_renders else obj.color.srgb
                 image[instance_map == obj.id] = np.round(np.asarray(srgb) * 255)
@@ -142,7 +153,8 @@ def test_look_counts_count_items_redrawn_and_still_failing(tmp_path, monkeypatch
         settings = RenderSettings(width=64, height=48, samples=1, look="photoreal")
         folder = produce.render_item(item, settings, tmp_path / "out", tmp_path / f"work{index}", key="k")
         records += records_for(load_item(folder), "image.png", "0" * 64)
-    assert look_counts(records) == {"photoreal": {"items": 2, "redrawn": 2, "redraws": 4, "still_failing": 1}}
+    assert look_counts(records) == {"photoreal": {"items": 2, "redrawn": 2, "redraws": 4, "still_failing": 1,
+                                                  "under_contrast_floor": 0}}
 
 
 def _looks_of(out: Path) -> dict[str, dict]:
@@ -229,3 +241,18 @@ def test_gallery_filters_by_look_studio_items_included(batch):
     assert looks == {item_id: t["look"] for item_id, t in _looks_of(out).items()}
     filtered = build_gallery(out, filters={"look": "studio"}, workers=1)
     assert filtered.items == 2
+
+
+@pytest.mark.raster
+def test_score_by_min_contrast_bins_the_records_least_contrast(batch, tmp_path):
+    """`--by min_contrast_de:5` groups records by their item's least object contrast in bins 5 dE wide."""
+    out, _ = batch
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    (tmp_path / "pred.jsonl").write_text("")
+    code, _ = _cli("score", str(out), str(tmp_path / "pred.jsonl"), "--by", "min_contrast_de:5", "--out",
+                   str(tmp_path / "s.json"))
+    assert code == 0
+    rows = [row for row in json.loads((tmp_path / "s.json").read_text())["rows"] if row["key"] == "min_contrast_de:5"]
+    judged = [r["difficulty"]["min_contrast_de"] for r in records if "min_contrast_de" in r["difficulty"]]
+    assert sum(row["n"] for row in rows) >= len(judged) > 0
+    assert {row["value"] for row in rows} >= {f"[{5 * int(v // 5):g}, {5 * int(v // 5) + 5:g})" for v in judged}

@@ -269,7 +269,7 @@ def test_a_look_whose_colour_reads_as_another_is_redrawn_then_recorded(tmp_path,
 
     def fake_render(settings, rendered, workdir):
         calls.append(rendered.scene.look.redraws)
-        image = np.zeros((*instance_map.shape, 3), np.uint8)
+        image = np.full((*instance_map.shape, 3), 255, np.uint8)  # white: no object under the contrast floor
         for obj in rendered.scene.objects:
             srgb = PALETTE[wrong] if obj.id == target.id and len(calls) <= wrong_renders else obj.color.srgb
             image[instance_map == obj.id] = np.round(np.asarray(srgb) * 255)

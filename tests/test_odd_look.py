@@ -79,7 +79,7 @@ def test_an_odd_colour_that_renders_like_its_neighbours_is_redrawn_then_flagged(
 
     def fake_render(settings, rendered, workdir):
         calls.append(rendered.scene.look.redraws)
-        image = np.zeros((*instance_map.shape, 3), np.uint8)
+        image = np.full((*instance_map.shape, 3), 255, np.uint8)  # white: no object under the contrast floor
         for obj in rendered.scene.objects:
             flat = obj.id == odd.id and len(calls) <= flat_renders
             image[instance_map == obj.id] = np.round(np.asarray(majority.color.srgb if flat else obj.color.srgb) * 255)

@@ -10,7 +10,9 @@ geometric gold are the same in every look of one scene.
   before looks existed.
 - `clevr`: CLEVR's two materials (rubber: diffuse; metal: metallic, low roughness),
   its key, fill and back area lights with uniform jitter of +-1 (scene units) per
-  coordinate, and a plain grey ground under a dim grey world.
+  coordinate, and a plain grey ground under a dim grey world. The ground is CLEVR's 0.5 grey;
+  a redraw (a colour or contrast check asked for it) takes a lighter or darker grey
+  (CLEVR_REDRAW_GROUNDS), whichever stands farther from the objects' colours first.
 - `photoreal`: image-based light from one of the CC0 HDRIs that ship with Blender
   (ENVIRONMENTS), turned about +Z and exposure-normalised by its upward irradiance
   (ENVIRONMENT_IRRADIANCE, measured by bench/looks_exposure.py) so objects are
@@ -42,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .colors import delta_e_srgb
 from .model import (
     EnvironmentLook,
     GroundLook,
@@ -140,6 +143,10 @@ CLEVR_LIGHTS = (("key", (2.5, 3.0, 6.0), 2.0, 550.0), ("fill", (-4.5, 2.5, 3.0),
                 ("back", (-1.0, -6.0, 5.0), 1.5, 300.0))
 CLEVR_JITTER = 1.0  # CLEVR's key/fill/back light jitter: uniform +-1 per coordinate (scene units)
 CLEVR_GROUND = (0.5, 0.5, 0.5)
+# A redraw's ground tones (grey levels, sRGB): a fixed grey cannot lift a grey object off a grey ground, so attempt
+# k > 0 takes the k-th of these ranked by the least CIEDE2000 between the tone and the scene's object colours
+# (scenes/look_contrast.py). Attempt 0 keeps CLEVR's 0.5 grey: an item never redrawn is what it was.
+CLEVR_REDRAW_GROUNDS = (0.7, 0.3)
 
 
 def look_rng(entropy: list[int], name: LookName, attempt: int = 0) -> np.random.Generator:
@@ -209,7 +216,21 @@ def _object_looks(scene: Scene, family: str, library: dict[str, ObjectMaterial],
     return looks
 
 
-def _clevr(scene: Scene, family: str, rng: np.random.Generator) -> Look:
+def _clevr_ground(scene: Scene, attempt: int) -> tuple[float, float, float]:
+    """CLEVR's grey ground for draw `attempt`: 0.5 grey first, then the redraw tones farthest from the objects."""
+    if attempt == 0:
+        return CLEVR_GROUND
+    colours = np.array([obj.color.srgb for obj in scene.objects] or [CLEVR_GROUND], dtype=float)
+
+    def least(tone: float) -> float:
+        return float(np.min(delta_e_srgb(np.full(3, tone), colours)))
+
+    ranked = sorted(CLEVR_REDRAW_GROUNDS, key=least, reverse=True)  # stable: ties keep CLEVR_REDRAW_GROUNDS' order
+    tone = ranked[(attempt - 1) % len(ranked)]
+    return (tone, tone, tone)
+
+
+def _clevr(scene: Scene, family: str, rng: np.random.Generator, attempt: int = 0) -> Look:
     centre, scale, right, toward = scene_frame(scene)
     lights = []
     for _name, (x, y, z), size, power in CLEVR_LIGHTS:
@@ -217,7 +238,7 @@ def _clevr(scene: Scene, family: str, rng: np.random.Generator) -> Look:
         location = centre + scale * offset
         lights.append(Light(location=tuple(round6(v) for v in location), rotation_quat=_aim(location, centre),
                             size=round6(size * scale), power_w=round6(power * scale * scale)))
-    ground = GroundLook(material="plain", srgb=CLEVR_GROUND, roughness=0.6, scale_m=1.0)
+    ground = GroundLook(material="plain", srgb=_clevr_ground(scene, attempt), roughness=0.6, scale_m=1.0)
     return Look(name="clevr", lights=lights, ground=ground, objects=_object_looks(scene, family, CLEVR_MATERIALS, rng))
 
 
@@ -268,13 +289,14 @@ def _wear(look: ObjectLook, size: float, rng: np.random.Generator) -> dict[str, 
 def draw_look(name: LookName, scene: Scene, family: str, entropy: list[int], attempt: int = 0) -> Look | None:
     """The look `name` drawn for a scene of `family` from the item's `entropy`; None for studio.
 
-    `attempt` > 0 draws again from a fresh stream (a colour check asked for it); the
-    result is a pure function of (name, scene, family, entropy, attempt).
+    `attempt` > 0 draws again from a fresh stream (a colour or contrast check asked for
+    it; clevr also changes its ground's grey); the result is a pure function of
+    (name, scene, family, entropy, attempt).
     """
     if name == "studio":
         return None
     rng = look_rng(entropy, name, attempt)
-    look = _clevr(scene, family, rng) if name == "clevr" else _photoreal(scene, family, rng)
+    look = _clevr(scene, family, rng, attempt) if name == "clevr" else _photoreal(scene, family, rng)
     return look.model_copy(update={"redraws": attempt})
 
 

@@ -256,7 +256,8 @@ class Look(Strict):
     `environment` replace the stage's colours, and each object gets `objects[id]`'s
     material over its palette colour. Geometry, camera and ground truth never change.
     `redraws` counts how often the look was drawn again because a named colour was no
-    longer the nearest palette colour in the rendered image (scenes/look_colours.py).
+    longer the nearest palette colour in the rendered image (scenes/look_colours.py) or an
+    object stood out from its surroundings by less than the contrast floor (scenes/look_contrast.py).
     """
 
     name: Literal["clevr", "photoreal"]
@@ -271,6 +272,9 @@ class Look(Strict):
     measured: Annotated[dict[str, float], ADDED] = Field(
         default_factory=dict, description="the family's own colour measures in the rendered image under this look "
         "(Family.look_colour_check; odd_grid: measured_delta_e, neighbour_delta_e, delta_e_margin); absent when none")
+    contrast_failures: Annotated[list[int], ADDED] = Field(
+        default_factory=list, description="objects still standing out from their surroundings by less than the "
+        "contrast floor after the last redraw (scenes/look_contrast.py); absent when none")
 
     def of(self, object_id: int) -> ObjectLook:
         for material in self.objects:
@@ -319,6 +323,10 @@ class ObjectTruth(Strict):
     depth_min: float | None
     depth_centroid: float | None
     measured_srgb: tuple[float, float, float] | None = None
+    contrast_de: Annotated[float | None, ADDED] = Field(
+        None, description="CIEDE2000 between the median colour of the object's visible pixels and of a 2-pixel ring "
+        "outside its silhouette in the rendered image (scenes/look_contrast.py); absent before rendering and for "
+        "objects too small to judge")
 
 
 class CameraMatrices(Strict):

@@ -27,6 +27,7 @@ from stim3d.scenes.families.base import Frame
 from stim3d.scenes.interchange import with_interchange
 from stim3d.scenes.items import make_item
 from stim3d.scenes.look_colours import MAX_REDRAWS, colour_failures
+from stim3d.scenes.look_contrast import contrast_failures, object_contrasts
 from stim3d.scenes.looks import with_look
 from stim3d.scenes.model import Item, Provenance, round6
 from stim3d.scenes.visibility import measure
@@ -59,7 +60,7 @@ def measured_colors(image: np.ndarray, mask: np.ndarray, object_ids: list[int]) 
 
 def finish_item(item: Item, output: RenderOutput, settings: RenderSettings, key: str | None,
                 raycast_map: np.ndarray | None = None) -> tuple[Item, np.ndarray]:
-    """Attach provenance and measured colours; choose the mask (renderer's pass when it has one).
+    """Attach provenance, measured colours and contrasts; choose the mask (renderer's pass when it has one).
 
     `raycast_map` is the item's ray-cast instance map when the caller already has it (`compose_item`);
     otherwise it is measured here.
@@ -73,7 +74,9 @@ def finish_item(item: Item, output: RenderOutput, settings: RenderSettings, key:
     else:
         mask, agreement, source = raycast_map, None, "raycast"
     colors = measured_colors(output.image, mask, [o.id for o in item.scene.objects])
-    truths = [t.model_copy(update={"measured_srgb": colors[t.id]}) for t in item.ground_truth.objects]
+    contrasts = object_contrasts(output.image, mask, {t.id: t.visible_px for t in item.ground_truth.objects})
+    truths = [t.model_copy(update={"measured_srgb": colors[t.id], "contrast_de": contrasts[t.id]})
+              for t in item.ground_truth.objects]
     sampled = settings.engine == "cycles"  # Workbench and raster take no samples and have no denoiser
     provenance = Provenance(
         stim3d_version=__version__,
@@ -111,7 +114,7 @@ def render_item(item: Item, settings: RenderSettings, out: Path, workdir: Path, 
         started = time.perf_counter()
         output = render_with(settings, item, workdir)
         finished, mask = finish_item(item, output, settings, key, raycast_map)
-        if item.scene.look is not None and settings.engine == "cycles":  # colour golds must hold under the look
+        if item.scene.look is not None and settings.engine == "cycles":  # colour golds and contrast must hold
             item, output, finished, mask = _colours_hold(item, output, finished, mask, settings, workdir, key, raycast_map)
         elapsed = time.perf_counter() - started
         finished, marked = annotate(finished, output.image)
@@ -132,34 +135,37 @@ def render_item(item: Item, settings: RenderSettings, out: Path, workdir: Path, 
 def _colours_hold(item: Item, output: RenderOutput, finished: Item, mask: np.ndarray, settings: RenderSettings,
                   workdir: Path, key: str | None, raycast_map: np.ndarray | None):
     """Redraw the look (up to MAX_REDRAWS times) while a named colour is not the nearest palette colour in the
-    image (scenes/look_colours.py) or the family's own colour check fails (`Family.look_colour_check`: OddGrid's
-    measured dE); the family's measures and the objects still failing after the last draw are recorded in the look."""
+    image (scenes/look_colours.py), the family's own colour check fails (`Family.look_colour_check`: OddGrid's
+    measured dE) or an object stands out from its surroundings by less than the contrast floor
+    (scenes/look_contrast.py); the family's measures and the objects still failing each check after the last
+    draw are recorded in the look."""
     assert item.scene.look is not None
     name = item.scene.look.name
-    measured, failures = _colour_check(finished)
+    measured, failures, low = _colour_check(finished)
     attempt = 0
-    while failures and attempt < MAX_REDRAWS:
+    while (failures or low) and attempt < MAX_REDRAWS:
         attempt += 1
         item = with_look(item, name, attempt)
         output = render_with(settings, item, workdir)
         finished, mask = finish_item(item, output, settings, key, raycast_map)
-        measured, failures = _colour_check(finished)
-    if failures or measured:
+        measured, failures, low = _colour_check(finished)
+    if failures or measured or low:
         look = finished.scene.look.model_copy(update={"colour_failures": failures,  # type: ignore[union-attr]
-                                                      "measured": measured})
+                                                      "contrast_failures": low, "measured": measured})
         finished = finished.model_copy(update={"scene": finished.scene.model_copy(update={"look": look})})
     return item, output, finished, mask
 
 
-def _colour_check(finished: Item) -> tuple[dict[str, float], list[int]]:
-    """(the family's colour measures, sorted ids of the objects whose colour fails) of a rendered item."""
+def _colour_check(finished: Item) -> tuple[dict[str, float], list[int], list[int]]:
+    """(the family's colour measures, sorted ids of the objects whose colour fails, sorted ids of the objects under
+    the contrast floor) of a rendered item."""
     failures = set(colour_failures(finished, {t.id: t.measured_srgb for t in finished.ground_truth.objects}))
     measured: dict[str, float] = {}
     family = FAMILIES.get(finished.family)
     if family is not None and family.look_colour_check is not None:
         measured, failing = family.look_colour_check(finished)
         failures.update(failing)
-    return measured, sorted(failures)
+    return measured, sorted(failures), contrast_failures(finished)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from stim3d.scenes.families import FAMILIES
+from stim3d.scenes.look_contrast import min_contrast
 from stim3d.scenes.model import Item
 from stim3d.scoring.records import DEFAULT_RULE, PROTOCOL, Answer, ImageRef, Record, RecordProvenance, Scalar, Scoring
 from stim3d.scoring.rules import REGION_PARAMS, STRICT_CLICKS
@@ -41,6 +42,10 @@ def difficulty_of(item: Item) -> dict[str, Scalar]:
     if item.scene.look is not None:  # how often the look was redrawn for colour, and what still fails (summary.json)
         merged["look_redraws"] = item.scene.look.redraws
         merged["look_colour_failures"] = len(item.scene.look.colour_failures)
+        merged["look_contrast_failures"] = len(item.scene.look.contrast_failures)
+    least = min_contrast(item)
+    if least is not None:  # every look, studio too: the least object-to-surroundings contrast (scenes/look_contrast.py)
+        merged["min_contrast_de"] = least
     return merged
 
 

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from stim3d.scenes.look_contrast import FLOOR_DE
 from stim3d.scoring.records import Record
 
 
@@ -112,22 +113,27 @@ def failure_lines(failed: dict[str, str], attempts: dict[str, int]) -> list[str]
 
 
 def look_counts(records: Iterable[Record]) -> dict[str, dict[str, int]]:
-    """Per look, over the batch's items: how many there are, how many needed a colour redraw (a named colour
-    was not the nearest palette colour in the image, scenes/look_colours.py) and how many still fail after the
-    last redraw. Read from the records' difficulty (`look`, `look_redraws`, `look_colour_failures`,
-    render/batch/records.py); an item without them is studio, which is never redrawn."""
+    """Per look, over the batch's items: how many there are, how many needed a redraw (a named colour was not the
+    nearest palette colour in the image, scenes/look_colours.py, or an object stood out from its surroundings by
+    less than the contrast floor, scenes/look_contrast.py), how many still fail the colour check after the last
+    redraw and how many still hold an object under the contrast floor. Read from the records' difficulty (`look`,
+    `look_redraws`, `look_colour_failures`, `min_contrast_de`, render/batch/records.py); an item without a look is
+    studio, which is never redrawn but is measured."""
     items: dict[str, dict[str, Any]] = {}
     for record in records:
         items.setdefault(record.item_id, record.difficulty)
     counts: dict[str, dict[str, int]] = {}
     for difficulty in items.values():
         look = str(difficulty.get("look", "studio"))
-        row = counts.setdefault(look, {"items": 0, "redrawn": 0, "redraws": 0, "still_failing": 0})
+        row = counts.setdefault(look, {"items": 0, "redrawn": 0, "redraws": 0, "still_failing": 0,
+                                       "under_contrast_floor": 0})
         redraws = int(difficulty.get("look_redraws") or 0)
+        least = difficulty.get("min_contrast_de")
         row["items"] += 1
         row["redrawn"] += redraws > 0
         row["redraws"] += redraws
         row["still_failing"] += bool(difficulty.get("look_colour_failures"))
+        row["under_contrast_floor"] += isinstance(least, (int, float)) and least < FLOOR_DE
     return dict(sorted(counts.items()))
 
 
@@ -135,8 +141,10 @@ def look_lines(looks: dict[str, dict[str, int]]) -> list[str]:
     """One line per look when the batch holds any look but studio (a studio batch is never redrawn)."""
     if set(looks) <= {"studio"}:
         return []
-    return [f"look {name}: {row['items']} items, {row['redrawn']} redrawn for colour ({row['redraws']} redraws), "
-            f"{row['still_failing']} still failing" for name, row in looks.items()]
+    return [f"look {name}: {row['items']} items, {row['redrawn']} redrawn for colour or contrast "
+            f"({row['redraws']} redraws), {row['still_failing']} still failing colour, "
+            f"{row.get('under_contrast_floor', 0)} under the contrast floor ({FLOOR_DE:g} dE)"
+            for name, row in looks.items()]
 
 
 def cell_key(record: Record) -> str:

@@ -11,7 +11,7 @@ source's. The run also writes:
 - `OUT/records.jsonl`: the records of every look item; they share the source's
   `scene_id`, so a score report can pair a scene's looks (`stim3d score --by look`);
 - `OUT/looks.json`: per source item, each look's item id, status, redraws and the
-  objects whose colour still fails;
+  objects whose colour still fails or that stay under the contrast floor;
 - `OUT/strip-<source item>.png`: the looks' images side by side, labelled.
 
 A rerun into the same folder skips look items whose key (item, settings, code) matches.
@@ -81,8 +81,10 @@ class LookSweepReport(SweepRunReport):
                     continue
                 fails = f", colour still failing for objects {entry['colour_failures']}" \
                     if entry["colour_failures"] else ""
+                if entry.get("contrast_failures"):
+                    fails += f", under the contrast floor: objects {entry['contrast_failures']}"
                 lines.append(f"  {entry['look']}: {entry['item_id']} ({entry['status']}; "
-                             f"{entry['redraws']} colour redraws{fails})")
+                             f"{entry['redraws']} colour or contrast redraws{fails})")
         for item_id, reason in sorted(self.failed_sources.items()):
             lines.append(f"failed {item_id}: {reason}")
         lines.append(f"look items rendered: {self.rendered}  skipped (already done): {self.skipped}  "
@@ -128,7 +130,8 @@ def run_look_sweep(sources: Sequence[Path], out: Path, looks: Sequence[LookName]
 
 
 def _look_entry(item: Item, run: ComposedReport, folder: BatchFolder, report: LookSweepReport) -> dict[str, Any]:
-    """looks.json's row of one look item: rendered or skipped with its redraws and colour failures, or failed."""
+    """looks.json's row of one look item: rendered or skipped with its redraws and colour and contrast failures,
+    or failed."""
     look = item.scene.look.name if item.scene.look is not None else "studio"
     state = run.status[item.item_id]
     if state == "failed":
@@ -138,7 +141,8 @@ def _look_entry(item: Item, run: ComposedReport, folder: BatchFolder, report: Lo
     report.skipped += state == "skipped"
     drawn = load_item(folder.item_dir(item.item_id)).scene.look
     return {"look": look, "item_id": item.item_id, "status": state, "redraws": drawn.redraws if drawn else 0,
-            "colour_failures": list(drawn.colour_failures) if drawn else []}
+            "colour_failures": list(drawn.colour_failures) if drawn else [],
+            "contrast_failures": list(drawn.contrast_failures) if drawn else []}
 
 
 def look_strip(sweep: dict, folder: BatchFolder, path: Path, label_px: int = 18) -> Path:

@@ -1,0 +1,91 @@
+"""A visibility floor in colour: how much each object stands out from its surroundings in the rendered image.
+
+Visibility keeps every object above a visible *area* (scenes/visibility.py), but an
+object can cover its pixels and still vanish: a grey object on CLEVR's grey ground,
+a black torus on a dark photoreal floor. `object_contrasts` measures, per object,
+the CIEDE2000 difference between the median colour of its visible pixels and the
+median colour of a ring of pixels within RING_PX outside its silhouette (whatever
+they belong to: ground, background or other objects), in the final image and with
+the instance map render/batch/produce.py `finish_item` chose. Medians are taken per
+sRGB channel, as for `measured_srgb`, then compared in CIELAB.
+
+Objects with fewer than look_colours.MIN_VISIBLE_PX visible pixels are not judged
+(None): their median measures anti-aliasing, not the surface, and their ring is
+mostly the silhouette's own blur. An object whose ring is empty (it fills the
+image) is not judged either.
+
+FLOOR_DE is the floor an object must clear; `contrast_failures` lists the judged
+objects under it, and produce.py redraws the look while any remain (studio draws no
+look and is only measured). The floor and its justification: docs/looks.md
+"Contrast floor", measured by bench/look_contrast.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from .colors import delta_e2000, srgb_to_lab
+from .look_colours import MIN_VISIBLE_PX
+from .model import Item, round6
+
+RING_PX = 2  # the ring: pixels within this Euclidean distance outside the silhouette
+FLOOR_DE = 5.0  # CIEDE2000 an object must stand out from its ring by (docs/looks.md "Contrast floor")
+_OFFSETS = tuple((dy, dx) for dy in range(-RING_PX, RING_PX + 1) for dx in range(-RING_PX, RING_PX + 1)
+                 if 0 < dy * dy + dx * dx <= RING_PX * RING_PX)
+
+
+def dilate(region: np.ndarray, offsets: tuple[tuple[int, int], ...] = _OFFSETS) -> np.ndarray:
+    """`region` (H, W bool) grown by every offset (a disc of radius RING_PX by default); numpy shifts only."""
+    height, width = region.shape
+    pad = max((max(abs(dy), abs(dx)) for dy, dx in offsets), default=0)
+    padded = np.pad(region, pad)
+    grown = region.copy()
+    for dy, dx in offsets:
+        grown |= padded[pad + dy:pad + dy + height, pad + dx:pad + dx + width]
+    return grown
+
+
+def ring(mask: np.ndarray, object_id: int) -> np.ndarray:
+    """Pixels within RING_PX outside object `object_id`'s silhouette in `mask` (never its own pixels)."""
+    own = mask == object_id
+    return dilate(own) & ~own
+
+
+def _median_lab(pixels: np.ndarray) -> np.ndarray:
+    return srgb_to_lab(np.median(pixels, axis=0) / 255.0)
+
+
+def object_contrast(image: np.ndarray, mask: np.ndarray, object_id: int) -> float | None:
+    """dE2000 between the median colour of the object's pixels and of its ring; None if either is empty.
+
+    Works on the object's box grown by RING_PX (the ring cannot reach farther), so a scene of many small
+    objects in a large image costs little."""
+    ys, xs = np.nonzero(mask == object_id)
+    if not len(ys):
+        return None
+    y0, x0 = max(0, ys.min() - RING_PX), max(0, xs.min() - RING_PX)
+    mask, image = mask[y0:ys.max() + RING_PX + 1, x0:xs.max() + RING_PX + 1], \
+        image[y0:ys.max() + RING_PX + 1, x0:xs.max() + RING_PX + 1]
+    own, around = mask == object_id, ring(mask, object_id)
+    if not around.any():
+        return None
+    return round6(float(delta_e2000(_median_lab(image[own]), _median_lab(image[around]))))
+
+
+def object_contrasts(image: np.ndarray, mask: np.ndarray, visible_px: Mapping[int, float]) -> dict[int, float | None]:
+    """Per object (id -> its ray-cast visible pixels): its ring contrast, None when too small to judge."""
+    return {object_id: object_contrast(image, mask, object_id) if px >= MIN_VISIBLE_PX else None
+            for object_id, px in visible_px.items()}
+
+
+def contrast_failures(item: Item, floor: float = FLOOR_DE) -> list[int]:
+    """Ids of the judged objects of a rendered item that stand out from their ring by less than `floor`."""
+    return sorted(t.id for t in item.ground_truth.objects if t.contrast_de is not None and t.contrast_de < floor)
+
+
+def min_contrast(item: Item) -> float | None:
+    """The item's least judged contrast (difficulty `min_contrast_de`); None before rendering or if none judged."""
+    values = [t.contrast_de for t in item.ground_truth.objects if t.contrast_de is not None]
+    return min(values) if values else None

@@ -1,0 +1,167 @@
+"""The contrast floor: each object's CIEDE2000 against a 2-pixel ring around it (scenes/look_contrast.py),
+recorded per object and as the records' `min_contrast_de`, and a clevr look whose ground is redrawn for it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from stim3d.render.backends.output import RenderOutput
+from stim3d.render.batch import produce
+from stim3d.render.batch.item_folder import load_item
+from stim3d.render.batch.records import records_for
+from stim3d.render.settings import RenderSettings
+from stim3d.scenes.colors import PALETTE, delta_e_srgb, named
+from stim3d.scenes.families.base import Frame
+from stim3d.scenes.items import make_item
+from stim3d.scenes.look_colours import MIN_VISIBLE_PX
+from stim3d.scenes.look_contrast import FLOOR_DE, RING_PX, object_contrast, object_contrasts, ring
+from stim3d.scenes.looks import CLEVR_GROUND, draw_look
+from stim3d.scenes.visibility import measure
+
+GREY, RED, BLUE = (128, 128, 128), (204, 20, 20), (26, 66, 219)
+
+
+def _disc(height: int = 40, width: int = 40, radius: float = 8.0) -> np.ndarray:
+    """An instance map holding object 1 as a disc in the middle, 0 elsewhere."""
+    y, x = np.mgrid[:height, :width]
+    return np.where((y - height / 2) ** 2 + (x - width / 2) ** 2 <= radius**2, 1, 0).astype(np.uint16)
+
+
+def _paint(mask: np.ndarray, colours: dict[int, tuple[int, int, int]]) -> np.ndarray:
+    image = np.zeros((*mask.shape, 3), np.uint8)
+    for object_id, colour in colours.items():
+        image[mask == object_id] = colour
+    return image
+
+
+def test_an_object_the_colour_of_its_surroundings_measures_zero():
+    mask = _disc()
+    assert object_contrast(_paint(mask, {0: GREY, 1: GREY}), mask, 1) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_red_disc_on_grey_measures_the_colour_difference_of_red_and_grey():
+    mask = _disc()
+    expected = float(delta_e_srgb(np.array(RED) / 255, np.array(GREY) / 255))
+    assert expected > 30
+    assert object_contrast(_paint(mask, {0: GREY, 1: RED}), mask, 1) == pytest.approx(expected, abs=1e-4)
+
+
+def test_the_ring_is_outside_the_silhouette_and_at_most_two_pixels_away():
+    """The ring never holds the object's own pixels, and ground beyond RING_PX does not count: a red disc in a
+    grey ring on a blue ground measures red against grey, not against blue."""
+    mask = _disc()
+    around = ring(mask, 1)
+    assert not (around & (mask == 1)).any() and around.any()
+    ys, xs = np.nonzero(around)
+    inside = np.argwhere(mask == 1)
+    distance = np.sqrt(((np.stack([ys, xs], 1)[:, None, :] - inside[None, :, :]) ** 2).sum(-1)).min(1)
+    assert distance.max() <= RING_PX and distance.min() >= 1
+    image = _paint(mask, {0: BLUE, 1: RED})
+    image[around] = GREY
+    expected = float(delta_e_srgb(np.array(RED) / 255, np.array(GREY) / 255))
+    assert object_contrast(image, mask, 1) == pytest.approx(expected, abs=1e-4)
+
+
+def test_other_objects_count_as_surroundings_and_small_objects_are_not_judged():
+    """A red object touching nothing but another red object measures ~0; an object under MIN_VISIBLE_PX is None."""
+    mask = _disc()
+    mask[mask == 0] = 2  # object 2 fills everything around object 1
+    image = _paint(mask, {1: RED, 2: RED})
+    contrasts = object_contrasts(image, mask, {1: float((mask == 1).sum()), 2: MIN_VISIBLE_PX - 1})
+    assert contrasts[1] == pytest.approx(0.0, abs=1e-6) and contrasts[2] is None
+
+
+def _fake_render(colour_of, background=(255, 255, 255)):
+    """A stand-in renderer: each object painted flat `colour_of(rendered, obj)` (sRGB 0-1) on `background`."""
+    def render(settings, rendered, workdir):
+        instance_map = measure(rendered.scene, 1).instance_map
+        image = np.zeros((*instance_map.shape, 3), np.uint8)
+        image[:] = background
+        for obj in rendered.scene.objects:
+            image[instance_map == obj.id] = np.round(np.asarray(colour_of(rendered, obj)) * 255)
+        return RenderOutput(image=image, instance_map=instance_map, depth=None, blender_version="stand-in",
+                            render_seconds=0.0)
+    return render
+
+
+def test_records_carry_the_least_contrast_and_studio_is_measured_but_never_redrawn(tmp_path, monkeypatch):
+    """Studio objects painted the grey of their ground are recorded under the floor (contrast_de ~0, the records'
+    min_contrast_de ~0) and the item is rendered once; objects on white record their contrast and its minimum."""
+    item = make_item("shape_color_count", {}, [2026, 0, 1], "scc", Frame(96, 72))
+    judged = [t.id for t in item.ground_truth.objects if t.visible_px >= MIN_VISIBLE_PX]
+    assert judged
+    calls = []
+    grey = tuple(int(round(v * 255)) for v in PALETTE["gray"])
+    flat = _fake_render(lambda rendered, obj: PALETTE["gray"], background=grey)
+    monkeypatch.setattr(produce, "render_with", lambda *a: calls.append(1) or flat(*a))
+    folder = produce.render_item(item, RenderSettings(width=96, height=72, samples=1), tmp_path / "o", tmp_path / "w",
+                                 key="k")
+    done = load_item(folder)
+    assert len(calls) == 1 and done.scene.look is None
+    assert {t.id for t in done.ground_truth.objects if t.contrast_de is not None} == set(judged)
+    (record, *_) = records_for(done, "image.png", "0" * 64)
+    assert record.difficulty["min_contrast_de"] == pytest.approx(0.0, abs=1e-6)
+
+    monkeypatch.setattr(produce, "render_with", _fake_render(lambda rendered, obj: obj.color.srgb))
+    folder = produce.render_item(item, RenderSettings(width=96, height=72, samples=1), tmp_path / "o2", tmp_path / "w",
+                                 key="k")
+    done = load_item(folder)
+    contrasts = [t.contrast_de for t in done.ground_truth.objects if t.contrast_de is not None]
+    (record, *_) = records_for(done, "image.png", "0" * 64)
+    assert record.difficulty["min_contrast_de"] == min(contrasts)
+    assert "contrast_de" not in json.dumps(make_item("shape_color_count", {}, [2026, 0, 1], "scc",
+                                                     Frame(96, 72)).model_dump(mode="json"))  # composed: absent
+
+
+def test_a_look_redraws_while_an_object_is_under_the_floor_and_records_it_apart_from_colour(tmp_path, monkeypatch):
+    """A photoreal ground painted the colour of one object in every render: three redraws, then the object is
+    listed in look.contrast_failures (its named colour still reads right: colour_failures does not hold it)."""
+    item = make_item("shape_color_count", {}, [2026, 0, 1], "scc", Frame(96, 72), look="photoreal")
+    target = next(o for o in item.scene.objects if item.ground_truth.of(o.id).visible_px >= MIN_VISIBLE_PX)
+    calls = []
+
+    def vanishing(settings, rendered, workdir):
+        calls.append(rendered.scene.look.redraws)
+        return _fake_render(lambda r, obj: obj.color.srgb,
+                            background=tuple(np.round(np.asarray(target.color.srgb) * 255)))(settings, rendered, workdir)
+
+    monkeypatch.setattr(produce, "render_with", vanishing)
+    folder = produce.render_item(item, RenderSettings(width=96, height=72, samples=1, look="photoreal"),
+                                 tmp_path / "o", tmp_path / "w", key="k")
+    look = json.loads((folder / "item.json").read_text())["scene"]["look"]
+    assert calls == [0, 1, 2, 3] and look["redraws"] == 3
+    assert target.id in look["contrast_failures"] and target.id not in look["colour_failures"]
+
+
+def test_clevr_keeps_its_grey_ground_on_the_first_draw_and_changes_it_on_a_redraw():
+    item = make_item("shape_count", {}, [2026, 0, 0], "sc", Frame(96, 72), look="clevr")
+    scene = item.scene.model_copy(update={"objects": [o.model_copy(update={"color": named("gray")})
+                                                      for o in item.scene.objects]})
+    first = draw_look("clevr", scene, "shape_count", item.seed_entropy, 0)
+    assert first is not None and first.ground.srgb == CLEVR_GROUND
+    tones = set()
+    for attempt in (1, 2, 3):
+        look = draw_look("clevr", scene, "shape_count", item.seed_entropy, attempt)
+        assert look is not None and look.ground.srgb != CLEVR_GROUND
+        tones.add(look.ground.srgb)
+    assert len(tones) == 2  # a lighter and a darker grey, in turn
+
+
+@pytest.mark.bpy
+def test_grey_objects_on_clevr_grey_come_out_above_the_floor_after_a_ground_redraw(tmp_path):
+    """Grey objects on CLEVR's 0.5 grey ground (Cycles, tiny; this seed's grey torus measures 0.3 dE against it):
+    the look is redrawn with another grey ground and every judged object ends above the floor."""
+    pytest.importorskip("bpy")
+    item = make_item("shape_count", {}, [26, 0, 1], "sc", Frame(96, 72), look="clevr")  # a grey torus measures 0.3
+    grey = [o.model_copy(update={"color": named("gray")}) for o in item.scene.objects]
+    item = item.model_copy(update={"scene": item.scene.model_copy(update={"objects": grey})})
+    settings = RenderSettings(width=96, height=72, samples=4, look="clevr")
+    folder = produce.render_item(item, settings, tmp_path / "o", tmp_path / "w", key="k")
+    done = load_item(folder)
+    assert done.scene.look is not None and done.scene.look.redraws >= 1
+    assert done.scene.look.ground.srgb != CLEVR_GROUND and done.scene.look.contrast_failures == []
+    judged = [t.contrast_de for t in done.ground_truth.objects if t.contrast_de is not None]
+    assert judged and min(judged) >= FLOOR_DE
