@@ -17,7 +17,14 @@ from stim3d.scenes.colors import PALETTE, delta_e_srgb, named
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.look_colours import MIN_VISIBLE_PX
-from stim3d.scenes.look_contrast import FLOOR_DE, RING_PX, object_contrast, object_contrasts, ring
+from stim3d.scenes.look_contrast import (
+    FLOOR_DE,
+    RING_PX,
+    STUDIO_REDRAW_GROUNDS,
+    object_contrast,
+    object_contrasts,
+    ring,
+)
 from stim3d.scenes.looks import CLEVR_GROUND, draw_look
 from stim3d.scenes.visibility import measure
 
@@ -87,31 +94,42 @@ def _fake_render(colour_of, background=(255, 255, 255)):
     return render
 
 
-def test_records_carry_the_least_contrast_and_studio_is_measured_but_never_redrawn(tmp_path, monkeypatch):
-    """Studio objects painted the grey of their ground are recorded under the floor (contrast_de ~0, the records'
-    min_contrast_de ~0) and the item is rendered once; objects on white record their contrast and its minimum."""
+def test_records_carry_the_least_contrast_and_studio_redraws_only_its_ground(tmp_path, monkeypatch):
+    """Studio objects painted the grey of a ground that never changes are rendered on each redraw grey and recorded
+    under the floor (contrast_de ~0, the records' min_contrast_de ~0); painted on the stage's own ground, a grey
+    object clears the floor on the first redraw, whose ground is recorded in item.json; objects that stand out
+    are rendered once, on the ground they always had."""
     item = make_item("shape_color_count", {}, [2026, 0, 1], "scc", Frame(96, 72))
     judged = [t.id for t in item.ground_truth.objects if t.visible_px >= MIN_VISIBLE_PX]
     assert judged
-    calls = []
+    settings = RenderSettings(width=96, height=72, samples=1)
+    calls: list[tuple[float, float, float]] = []
     grey = tuple(int(round(v * 255)) for v in PALETTE["gray"])
     flat = _fake_render(lambda rendered, obj: PALETTE["gray"], background=grey)
-    monkeypatch.setattr(produce, "render_with", lambda *a: calls.append(1) or flat(*a))
-    folder = produce.render_item(item, RenderSettings(width=96, height=72, samples=1), tmp_path / "o", tmp_path / "w",
-                                 key="k")
-    done = load_item(folder)
-    assert len(calls) == 1 and done.scene.look is None
+    monkeypatch.setattr(produce, "render_with", lambda s, r, w: calls.append(r.scene.stage.ground_srgb) or flat(s, r, w))
+    done = load_item(produce.render_item(item, settings, tmp_path / "o", tmp_path / "w", key="k"))
+    assert len(calls) == 1 + len(STUDIO_REDRAW_GROUNDS) and len(set(calls)) == len(calls) and done.scene.look is None
     assert {t.id for t in done.ground_truth.objects if t.contrast_de is not None} == set(judged)
     (record, *_) = records_for(done, "image.png", "0" * 64)
     assert record.difficulty["min_contrast_de"] == pytest.approx(0.0, abs=1e-6)
+    assert record.difficulty["ground_redraws"] == len(STUDIO_REDRAW_GROUNDS)
+
+    def on_stage(settings, rendered, workdir):  # the ground is drawn in the stage's own grey
+        background = tuple(round(v * 255) for v in rendered.scene.stage.ground_srgb)
+        return _fake_render(lambda r, obj: (0.62, 0.62, 0.6), background=background)(settings, rendered, workdir)
+
+    monkeypatch.setattr(produce, "render_with", on_stage)
+    done = load_item(produce.render_item(item, settings, tmp_path / "o1", tmp_path / "w", key="k"))
+    assert done.difficulty["ground_redraws"] == 1 and done.scene.stage.ground_srgb != item.scene.stage.ground_srgb
+    assert min(t.contrast_de for t in done.ground_truth.objects if t.contrast_de is not None) >= FLOOR_DE
 
     monkeypatch.setattr(produce, "render_with", _fake_render(lambda rendered, obj: obj.color.srgb))
-    folder = produce.render_item(item, RenderSettings(width=96, height=72, samples=1), tmp_path / "o2", tmp_path / "w",
-                                 key="k")
+    folder = produce.render_item(item, settings, tmp_path / "o2", tmp_path / "w", key="k")
     done = load_item(folder)
     contrasts = [t.contrast_de for t in done.ground_truth.objects if t.contrast_de is not None]
     (record, *_) = records_for(done, "image.png", "0" * 64)
-    assert record.difficulty["min_contrast_de"] == min(contrasts)
+    assert record.difficulty["min_contrast_de"] == min(contrasts) >= FLOOR_DE
+    assert "ground_redraws" not in record.difficulty and done.scene.stage == item.scene.stage
     assert "contrast_de" not in json.dumps(make_item("shape_color_count", {}, [2026, 0, 1], "scc",
                                                      Frame(96, 72)).model_dump(mode="json"))  # composed: absent
 
@@ -163,5 +181,22 @@ def test_grey_objects_on_clevr_grey_come_out_above_the_floor_after_a_ground_redr
     done = load_item(folder)
     assert done.scene.look is not None and done.scene.look.redraws >= 1
     assert done.scene.look.ground.srgb != CLEVR_GROUND and done.scene.look.contrast_failures == []
+    judged = [t.contrast_de for t in done.ground_truth.objects if t.contrast_de is not None]
+    assert judged and min(judged) >= FLOOR_DE
+
+
+@pytest.mark.bpy
+def test_grey_objects_on_studio_ground_come_out_above_the_floor_on_a_redrawn_ground(tmp_path):
+    """Grey objects in studio (Cycles, tiny): the first render leaves one under the floor against the stage's 0.62
+    ground, so the ground is drawn again in another grey, recorded in item.json, and every judged object clears it."""
+    pytest.importorskip("bpy")
+    item = make_item("shape_count", {}, [26, 0, 1], "sc", Frame(96, 72))
+    grey = [o.model_copy(update={"color": named("gray")}) for o in item.scene.objects]
+    item = item.model_copy(update={"scene": item.scene.model_copy(update={"objects": grey})})
+    folder = produce.render_item(item, RenderSettings(width=96, height=72, samples=4), tmp_path / "o", tmp_path / "w",
+                                 key="k")
+    done = load_item(folder)
+    assert done.scene.look is None and done.difficulty["ground_redraws"] >= 1
+    assert done.scene.stage.ground_srgb in {(t, t, t) for t in STUDIO_REDRAW_GROUNDS}
     judged = [t.contrast_de for t in done.ground_truth.objects if t.contrast_de is not None]
     assert judged and min(judged) >= FLOOR_DE

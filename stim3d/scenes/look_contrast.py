@@ -15,9 +15,13 @@ mostly the silhouette's own blur. An object whose ring is empty (it fills the
 image) is not judged either.
 
 FLOOR_DE is the floor an object must clear; `contrast_failures` lists the judged
-objects under it, and produce.py redraws the look while any remain (studio draws no
-look and is only measured). The floor and its justification: docs/looks.md
-"Contrast floor", measured by bench/look_contrast.py.
+objects under it, and produce.py redraws the look while any remain. Studio draws no
+look, so there the redraw changes only the stage's ground to a lighter or darker grey
+(`with_studio_ground`, STUDIO_REDRAW_GROUNDS), recorded in item.json's
+`scene.stage.ground_srgb` and `difficulty.ground_redraws`; an item that clears the
+floor keeps the ground it always had. Both clevr and studio rank their redraw tones by
+`ground_tone`. The floor and its justification: docs/looks.md "Contrast floor",
+measured by bench/look_contrast.py.
 """
 
 from __future__ import annotations
@@ -26,12 +30,15 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .colors import delta_e2000, srgb_to_lab
+from .colors import delta_e2000, delta_e_srgb, srgb_to_lab
 from .look_colours import MIN_VISIBLE_PX
-from .model import Item, round6
+from .model import Item, Scene, round6
 
 RING_PX = 2  # the ring: pixels within this Euclidean distance outside the silhouette
 FLOOR_DE = 5.0  # CIEDE2000 an object must stand out from its ring by (docs/looks.md "Contrast floor")
+# Studio's ground tones for a contrast redraw (sRGB grey levels), ranked per scene by `ground_tone`: its own
+# ground (0.62) sits next to the palette's grey (0.5), so a grey object in shade can vanish into it.
+STUDIO_REDRAW_GROUNDS = (0.85, 0.35)
 _OFFSETS = tuple((dy, dx) for dy in range(-RING_PX, RING_PX + 1) for dx in range(-RING_PX, RING_PX + 1)
                  if 0 < dy * dy + dx * dx <= RING_PX * RING_PX)
 
@@ -89,3 +96,22 @@ def min_contrast(item: Item) -> float | None:
     """The item's least judged contrast (difficulty `min_contrast_de`); None before rendering or if none judged."""
     values = [t.contrast_de for t in item.ground_truth.objects if t.contrast_de is not None]
     return min(values) if values else None
+
+
+def ground_tone(scene: Scene, tones: tuple[float, ...], attempt: int) -> tuple[float, float, float]:
+    """The grey of redraw `attempt` (>= 1): `tones` ranked by their least CIEDE2000 to the scene's object
+    colours, farthest first (stable: ties keep `tones`' order), taken in turn."""
+    colours = np.array([obj.color.srgb for obj in scene.objects] or [(0.5, 0.5, 0.5)], dtype=float)
+
+    def least(tone: float) -> float:
+        return float(np.min(delta_e_srgb(np.full(3, tone), colours)))
+
+    tone = sorted(tones, key=least, reverse=True)[(attempt - 1) % len(tones)]
+    return (tone, tone, tone)
+
+
+def with_studio_ground(item: Item, attempt: int) -> Item:
+    """A studio item whose stage ground is redraw `attempt`'s grey, the attempt recorded as `ground_redraws`."""
+    stage = item.scene.stage.model_copy(update={"ground_srgb": ground_tone(item.scene, STUDIO_REDRAW_GROUNDS, attempt)})
+    return item.model_copy(update={"scene": item.scene.model_copy(update={"stage": stage}),
+                                   "difficulty": {**item.difficulty, "ground_redraws": attempt}})

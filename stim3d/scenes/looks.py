@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .colors import delta_e_srgb
+from .look_contrast import ground_tone
 from .model import (
     EnvironmentLook,
     GroundLook,
@@ -218,16 +218,7 @@ def _object_looks(scene: Scene, family: str, library: dict[str, ObjectMaterial],
 
 def _clevr_ground(scene: Scene, attempt: int) -> tuple[float, float, float]:
     """CLEVR's grey ground for draw `attempt`: 0.5 grey first, then the redraw tones farthest from the objects."""
-    if attempt == 0:
-        return CLEVR_GROUND
-    colours = np.array([obj.color.srgb for obj in scene.objects] or [CLEVR_GROUND], dtype=float)
-
-    def least(tone: float) -> float:
-        return float(np.min(delta_e_srgb(np.full(3, tone), colours)))
-
-    ranked = sorted(CLEVR_REDRAW_GROUNDS, key=least, reverse=True)  # stable: ties keep CLEVR_REDRAW_GROUNDS' order
-    tone = ranked[(attempt - 1) % len(ranked)]
-    return (tone, tone, tone)
+    return CLEVR_GROUND if attempt == 0 else ground_tone(scene, CLEVR_REDRAW_GROUNDS, attempt)
 
 
 def _clevr(scene: Scene, family: str, rng: np.random.Generator, attempt: int = 0) -> Look:

@@ -27,7 +27,7 @@ from stim3d.scenes.families.base import Frame
 from stim3d.scenes.interchange import with_interchange
 from stim3d.scenes.items import make_item
 from stim3d.scenes.look_colours import MAX_REDRAWS, colour_failures
-from stim3d.scenes.look_contrast import contrast_failures, object_contrasts
+from stim3d.scenes.look_contrast import STUDIO_REDRAW_GROUNDS, contrast_failures, object_contrasts, with_studio_ground
 from stim3d.scenes.looks import with_look
 from stim3d.scenes.model import Item, Provenance, round6
 from stim3d.scenes.visibility import measure
@@ -116,6 +116,8 @@ def render_item(item: Item, settings: RenderSettings, out: Path, workdir: Path, 
         finished, mask = finish_item(item, output, settings, key, raycast_map)
         if item.scene.look is not None and settings.engine == "cycles":  # colour golds and contrast must hold
             item, output, finished, mask = _colours_hold(item, output, finished, mask, settings, workdir, key, raycast_map)
+        elif settings.engine == "cycles" and contrast_failures(finished):  # studio: only its ground can change
+            item, output, finished, mask = _ground_stands_out(item, finished, settings, workdir, key, raycast_map)
         elapsed = time.perf_counter() - started
         finished, marked = annotate(finished, output.image)
         extra = {}
@@ -153,6 +155,19 @@ def _colours_hold(item: Item, output: RenderOutput, finished: Item, mask: np.nda
         look = finished.scene.look.model_copy(update={"colour_failures": failures,  # type: ignore[union-attr]
                                                       "contrast_failures": low, "measured": measured})
         finished = finished.model_copy(update={"scene": finished.scene.model_copy(update={"look": look})})
+    return item, output, finished, mask
+
+
+def _ground_stands_out(item: Item, finished: Item, settings: RenderSettings, workdir: Path, key: str | None,
+                       raycast_map: np.ndarray | None):
+    """Studio under the contrast floor: render again on each of STUDIO_REDRAW_GROUNDS' greys (ranked for the
+    scene, scenes/look_contrast.py) until every judged object clears it; the last draw is kept either way."""
+    for attempt in range(1, len(STUDIO_REDRAW_GROUNDS) + 1):
+        item = with_studio_ground(item, attempt)
+        output = render_with(settings, item, workdir)
+        finished, mask = finish_item(item, output, settings, key, raycast_map)
+        if not contrast_failures(finished):
+            break
     return item, output, finished, mask
 
 

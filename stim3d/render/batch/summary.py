@@ -118,7 +118,7 @@ def look_counts(records: Iterable[Record]) -> dict[str, dict[str, int]]:
     less than the contrast floor, scenes/look_contrast.py), how many still fail the colour check after the last
     redraw and how many still hold an object under the contrast floor. Read from the records' difficulty (`look`,
     `look_redraws`, `look_colour_failures`, `min_contrast_de`, render/batch/records.py); an item without a look is
-    studio, which is never redrawn but is measured."""
+    studio, whose only redraw is its ground's grey for contrast (`ground_redraws`)."""
     items: dict[str, dict[str, Any]] = {}
     for record in records:
         items.setdefault(record.item_id, record.difficulty)
@@ -127,7 +127,7 @@ def look_counts(records: Iterable[Record]) -> dict[str, dict[str, int]]:
         look = str(difficulty.get("look", "studio"))
         row = counts.setdefault(look, {"items": 0, "redrawn": 0, "redraws": 0, "still_failing": 0,
                                        "under_contrast_floor": 0})
-        redraws = int(difficulty.get("look_redraws") or 0)
+        redraws = int(difficulty.get("look_redraws") or difficulty.get("ground_redraws") or 0)
         least = difficulty.get("min_contrast_de")
         row["items"] += 1
         row["redrawn"] += redraws > 0
@@ -138,8 +138,9 @@ def look_counts(records: Iterable[Record]) -> dict[str, dict[str, int]]:
 
 
 def look_lines(looks: dict[str, dict[str, int]]) -> list[str]:
-    """One line per look when the batch holds any look but studio (a studio batch is never redrawn)."""
-    if set(looks) <= {"studio"}:
+    """One line per look when the batch holds any look but studio, or studio needed a ground redraw."""
+    studio = looks.get("studio", {})
+    if set(looks) <= {"studio"} and not (studio.get("redrawn") or studio.get("under_contrast_floor")):
         return []
     return [f"look {name}: {row['items']} items, {row['redrawn']} redrawn for colour or contrast "
             f"({row['redraws']} redraws), {row['still_failing']} still failing colour, "
