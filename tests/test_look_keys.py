@@ -28,6 +28,7 @@ LOOK_KEYS = (
     "difficulty.measured_de_*", "difficulty.measured_nearest", "difficulty.measured_margin_de",
     "difficulty.measured_ambiguous",  # ava_color
     "difficulty.measured_delta_e", "difficulty.neighbour_delta_e",  # odd_grid
+    "scene.stage.ground_srgb", "difficulty.ground_redraws",  # studio's contrast redraw, when it needed one
 )
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "looks.md"
 
