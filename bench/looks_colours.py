@@ -137,8 +137,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "looks.json"
         path.write_text(json.dumps(config))
-        subprocess.run([sys.executable, "-m", "stim3d", "render", str(path), "--out", str(Path(scratch) / "out"),
-                        "--quiet"], check=True)
+        done = subprocess.run([sys.executable, "-m", "stim3d", "render", str(path), "--out",
+                               str(Path(scratch) / "out"), "--quiet"], check=False)
+        if done.returncode not in (0, 1):  # 1: some items failed (an infeasible scene); they are counted below
+            raise SystemExit(f"bench.looks_colours: stim3d render exited with {done.returncode}")
         items, objects = collect(Path(scratch) / "out")
     counts = {look: summary([i for i in items if i["look"] == look], [o for o in objects if o["look"] == look])
               for look in looks}
@@ -151,7 +153,9 @@ def main() -> None:
     print_table("colour check per look and family", ["look", "family", *columns],
                 [[look, family, *(c[k] for k in columns)] for look, rows in per_family.items()
                  for family, c in rows.items()])
-    run.finish({**counts, "per_family": per_family, "objects": objects})
+    planned = count * len(families) * len(looks)
+    print(f"{len(items)} of {planned} planned items rendered (the rest could not be composed: see stderr)")
+    run.finish({**counts, "per_family": per_family, "planned_items": planned, "objects": objects})
 
 
 if __name__ == "__main__":
