@@ -48,6 +48,8 @@ def _args(parser) -> None:
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--looks", default=",".join(LOOK_NAMES), help="comma-separated looks (default: all)")
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated families with colour names")
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
+                        help="render nothing: compare two results files on the items drawn alike in both")
     parser.add_argument("--params", default="{}", help='JSON: fixed parameters per family, e.g. '
                         '\'{"odd_grid": {"grid_range": [3, 5]}}\' (small grids fit a small image)')
 
@@ -88,7 +90,8 @@ def judged_objects(item: Item) -> list[dict[str, Any]]:
         if (truth.measured_srgb is None or obj.color.name not in PALETTE or surfaces.carries_print(obj.attributes)
                 or truth.visible_px < MIN_VISIBLE_PX):
             continue
-        records.append({"item": item.item_id, "colour": obj.color.name, "material": materials.get(obj.id),
+        records.append({"item": item.item_id, "redraws": look.redraws if look is not None else 0,
+                        "colour": obj.color.name, "material": materials.get(obj.id),
                         "environment": environment, "measured_srgb": list(truth.measured_srgb),
                         "delta_e": round(float(delta_e_srgb(truth.measured_srgb, PALETTE[obj.color.name])), 3)})
     return records
@@ -122,8 +125,32 @@ def collect(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return items, objects
 
 
+def compare(before: Path, after: Path) -> None:
+    """Median and p95 dE per look and environment over the items drawn alike in both files: the same number of
+    redraws and the same final environment, so the same look up to what changed between the two runs' code
+    (after a redraw, the other items' final looks differ between runs and are not comparable object by object)."""
+    runs = [json.loads(path.read_text())["figures"]["objects"] for path in (before, after)]
+    drawn = [{(o["look"], o["item"]): (o["environment"], o.get("redraws")) for o in objects} for objects in runs]
+    alike = {key for key, value in drawn[0].items() if drawn[1].get(key) == value}
+    rows = []
+    for look in sorted({look for look, _item in alike}):
+        groups = sorted({o["environment"] or "-" for o in runs[0] if (o["look"], o["item"]) in alike
+                         and o["look"] == look})
+        for group in [*groups, "all"]:
+            errors = [[o["delta_e"] for o in objects if (o["look"], o["item"]) in alike and o["look"] == look
+                       and group in ("all", o["environment"] or "-")] for objects in runs]
+            rows.append([look, group, len({i for lk, i in alike if lk == look}) if group == "all" else "",
+                         len(errors[0]), *(round(float(f(e)), 2) for e in errors
+                                           for f in (np.median, lambda v: np.percentile(v, 95)))])
+    print_table(f"items drawn alike in {before.name} and {after.name}", [
+        "look", "environment", "items", "objects", "median before", "p95 before", "median after", "p95 after"], rows)
+
+
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0], _args)
+    if args.compare:
+        compare(*args.compare)
+        return
     count = 1 if args.quick else args.count
     width, height = (int(v) for v in args.size.split("x"))
     looks, families = _names(args.looks, LOOK_NAMES, "looks"), _names(args.families, None, "families")
