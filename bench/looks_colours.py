@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from stim3d.scenes import surfaces
-from stim3d.scenes.colors import PALETTE, delta_e_srgb
+from stim3d.scenes.colors import PALETTE, delta_e_srgb, srgb_to_lab
 from stim3d.scenes.look_colours import MIN_VISIBLE_PX, colour_failures
 from stim3d.scenes.model import LOOK_NAMES, Item
 
@@ -144,6 +144,24 @@ def compare(before: Path, after: Path) -> None:
                                            for f in (np.median, lambda v: np.percentile(v, 95)))])
     print_table(f"items drawn alike in {before.name} and {after.name}", [
         "look", "environment", "items", "objects", "median before", "p95 before", "median after", "p95 after"], rows)
+    for path, objects in zip((before, after), runs):
+        print_table(f"{path.name}: per look and material, all judged objects (final draws)", [
+            "look", "material", "objects", "median dE", "p95 dE", "median dL*", "median dC*"], _by_material(objects))
+
+
+def _by_material(objects: list[dict[str, Any]]) -> list[list[Any]]:
+    """Per look and material: dE, and the CIELAB lightness and chroma of the measured colour minus the name's."""
+    rows = []
+    for look, material in sorted({(o["look"], o["material"]) for o in objects}):
+        group = [o for o in objects if (o["look"], o["material"]) == (look, material)]
+        measured = srgb_to_lab(np.array([o["measured_srgb"] for o in group], dtype=float))
+        named = srgb_to_lab(np.array([PALETTE[o["colour"]] for o in group], dtype=float))
+        chroma = np.hypot(measured[:, 1], measured[:, 2]) - np.hypot(named[:, 1], named[:, 2])
+        errors = [o["delta_e"] for o in group]
+        rows.append([look, material, len(group), round(float(np.median(errors)), 2),
+                     round(float(np.percentile(errors, 95)), 2), round(float(np.median(measured[:, 0] - named[:, 0])), 2),
+                     round(float(np.median(chroma)), 2)])
+    return rows
 
 
 def main() -> None:
