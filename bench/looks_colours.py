@@ -131,7 +131,7 @@ def compare(before: Path, after: Path) -> None:
     (after a redraw, the other items' final looks differ between runs and are not comparable object by object)."""
     runs = [json.loads(path.read_text())["figures"]["objects"] for path in (before, after)]
     drawn = [{(o["look"], o["item"]): (o["environment"], o.get("redraws")) for o in objects} for objects in runs]
-    alike = {key for key, value in drawn[0].items() if drawn[1].get(key) == value}
+    alike = {key for key, value in drawn[0].items() if key in drawn[1] and _alike(value, drawn[1][key])}
     rows = []
     for look in sorted({look for look, _item in alike}):
         groups = sorted({o["environment"] or "-" for o in runs[0] if (o["look"], o["item"]) in alike
@@ -147,6 +147,11 @@ def compare(before: Path, after: Path) -> None:
     for path, objects in zip((before, after), runs):
         print_table(f"{path.name}: per look and material, all judged objects (final draws)", [
             "look", "material", "objects", "median dE", "p95 dE", "median dL*", "median dC*"], _by_material(objects))
+
+
+def _alike(first: tuple[str | None, int | None], second: tuple[str | None, int | None]) -> bool:
+    """Two final draws of one item are alike: the same environment, and the same redraws where both record them."""
+    return first[0] == second[0] and (None in (first[1], second[1]) or first[1] == second[1])
 
 
 def _by_material(objects: list[dict[str, Any]]) -> list[list[Any]]:
