@@ -1,19 +1,24 @@
-"""Colour golds under each look: how many items needed their look redrawn, and how many still fail.
+"""Colour golds under each look: how many items needed their look redrawn, how many still fail, how far off.
 
-Renders a small batch of colour-naming scenes (shape_color_count and ava_color) with
-variants over the three looks (one scene, three renders), through `stim3d render`,
+Renders a small batch of colour-naming scenes (shape_color_count and ava_color by
+default) with variants over the looks (one scene, every look), through `stim3d render`,
 so the post-render colour check of render/batch/produce.py runs as in a user's batch.
-For each look it counts items whose look was redrawn (`scene.look.redraws > 0`) and
-items with objects still failing after the last draw (`scene.look.colour_failures`).
-Studio is never redrawn (it draws nothing); the same check (scenes/look_colours.py)
-is applied to its measured colours to show the baseline.
+For each look, and for each look and family, it counts items whose look was redrawn
+(`scene.look.redraws > 0`) and items with objects still failing after the last draw
+(`scene.look.colour_failures`; its share of the items), and gives the median and p95
+CIEDE2000 between each judged object's measured colour and its named palette colour
+(judged as scenes/look_colours.py judges: at least MIN_VISIBLE_PX visible pixels, a
+palette colour, no print). Studio is never redrawn (it draws nothing); the same check
+(scenes/look_colours.py) is applied to its measured colours to show the baseline.
 
     python -m bench.looks_colours [--quick] [--count 6] [--size 160x120] [--samples 8]
         [--looks studio,clevr,photoreal] [--families shape_color_count,ava_color]
 
 `--looks photoreal --families shape_color_count,ava_color,ava_count --count 6 --samples 4`
 is the before/after sample of docs/looks.md ("Colour golds per look"): run once at the
-older commit and once at the newer, each with its own `--out`.
+older commit and once at the newer, each with its own `--out`. `--looks clevr,photoreal
+--families shape_color_count,ava_color,odd_grid,rose_grid` is the white-balance sample
+(docs/looks.md, "White balance per environment").
 """
 
 from __future__ import annotations
@@ -23,8 +28,13 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from stim3d.scenes.look_colours import colour_failures
+import numpy as np
+
+from stim3d.scenes import surfaces
+from stim3d.scenes.colors import PALETTE, delta_e_srgb, srgb_to_lab
+from stim3d.scenes.look_colours import MIN_VISIBLE_PX, colour_failures
 from stim3d.scenes.model import LOOK_NAMES, Item
 
 from .common import Run, parse_args, print_table
@@ -38,6 +48,10 @@ def _args(parser) -> None:
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--looks", default=",".join(LOOK_NAMES), help="comma-separated looks (default: all)")
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated families with colour names")
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
+                        help="render nothing: compare two results files on the items drawn alike in both")
+    parser.add_argument("--params", default="{}", help='JSON: fixed parameters per family, e.g. '
+                        '\'{"odd_grid": {"grid_range": [3, 5]}}\' (small grids fit a small image)')
 
 
 def _names(text: str, allowed: tuple[str, ...] | None, what: str) -> tuple[str, ...]:
@@ -53,38 +67,145 @@ def _names(text: str, allowed: tuple[str, ...] | None, what: str) -> tuple[str, 
     return names
 
 
+def _params(text: str, families: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """--params: a JSON object of family name -> that family's fixed parameters (families of this run only)."""
+    try:
+        params = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SystemExit(f"bench.looks_colours: --params is not JSON: {error}") from None
+    if not isinstance(params, dict) or any(f not in families or not isinstance(p, dict) for f, p in params.items()):
+        raise SystemExit(f"bench.looks_colours: --params {text!r}: an object of family -> parameters, "
+                         f"families among {', '.join(families)}")
+    return params
+
+
+def judged_objects(item: Item) -> list[dict[str, Any]]:
+    """One record per object the colour check judges: its name, material, environment and dE to its name."""
+    look = item.scene.look
+    materials = {o.id: o.material for o in look.objects} if look is not None else {}
+    environment = look.environment.name if look is not None and look.environment is not None else None
+    records = []
+    for obj in item.scene.objects:
+        truth = item.ground_truth.of(obj.id)
+        if (truth.measured_srgb is None or obj.color.name not in PALETTE or surfaces.carries_print(obj.attributes)
+                or truth.visible_px < MIN_VISIBLE_PX):
+            continue
+        records.append({"item": item.item_id, "redraws": look.redraws if look is not None else 0,
+                        "colour": obj.color.name, "material": materials.get(obj.id),
+                        "environment": environment, "measured_srgb": list(truth.measured_srgb),
+                        "delta_e": round(float(delta_e_srgb(truth.measured_srgb, PALETTE[obj.color.name])), 3)})
+    return records
+
+
+def summary(items: list[dict[str, Any]], objects: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts and dE statistics of one group of items (a look, or a look and a family)."""
+    errors = [o["delta_e"] for o in objects]
+    failing = sum(i["still_failing"] for i in items)
+    return {"items": len(items), "redrawn": sum(i["redraws"] > 0 for i in items),
+            "redraws": sum(i["redraws"] for i in items), "still_failing": failing,
+            "failing_share": round(failing / len(items), 3) if items else None, "judged_objects": len(errors),
+            "delta_e_median": round(float(np.median(errors)), 2) if errors else None,
+            "delta_e_p95": round(float(np.percentile(errors, 95)), 2) if errors else None}
+
+
+def collect(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(one record per rendered item, one per judged object) of a `stim3d render` output folder."""
+    items, objects = [], []
+    for item_json in sorted((folder / "items").glob("*/item.json")):
+        item = Item.model_validate_json(item_json.read_text())
+        look = item.scene.look
+        if look is None:
+            measured = {t.id: t.measured_srgb for t in item.ground_truth.objects}
+            failing, redraws = bool(colour_failures(item, measured)), 0
+        else:
+            failing, redraws = bool(look.colour_failures), look.redraws
+        name = look.name if look is not None else "studio"
+        items.append({"look": name, "family": item.family, "redraws": redraws, "still_failing": failing})
+        objects += [{"look": name, "family": item.family, **record} for record in judged_objects(item)]
+    return items, objects
+
+
+def compare(before: Path, after: Path) -> None:
+    """Median and p95 dE per look and environment over the items drawn alike in both files: the same number of
+    redraws and the same final environment, so the same look up to what changed between the two runs' code
+    (after a redraw, the other items' final looks differ between runs and are not comparable object by object)."""
+    runs = [json.loads(path.read_text())["figures"]["objects"] for path in (before, after)]
+    drawn = [{(o["look"], o["item"]): (o["environment"], o.get("redraws")) for o in objects} for objects in runs]
+    alike = {key for key, value in drawn[0].items() if key in drawn[1] and _alike(value, drawn[1][key])}
+    rows = []
+    for look in sorted({look for look, _item in alike}):
+        groups = sorted({o["environment"] or "-" for o in runs[0] if (o["look"], o["item"]) in alike
+                         and o["look"] == look})
+        for group in [*groups, "all"]:
+            errors = [[o["delta_e"] for o in objects if (o["look"], o["item"]) in alike and o["look"] == look
+                       and group in ("all", o["environment"] or "-")] for objects in runs]
+            rows.append([look, group, len({i for lk, i in alike if lk == look}) if group == "all" else "",
+                         len(errors[0]), *(round(float(f(e)), 2) for e in errors
+                                           for f in (np.median, lambda v: np.percentile(v, 95)))])
+    print_table(f"items drawn alike in {before.name} and {after.name}", [
+        "look", "environment", "items", "objects", "median before", "p95 before", "median after", "p95 after"], rows)
+    for path, objects in zip((before, after), runs):
+        print_table(f"{path.name}: per look and material, all judged objects (final draws)", [
+            "look", "material", "objects", "median dE", "p95 dE", "median dL*", "median dC*"], _by_material(objects))
+
+
+def _alike(first: tuple[str | None, int | None], second: tuple[str | None, int | None]) -> bool:
+    """Two final draws of one item are alike: the same environment, and the same redraws where both record them."""
+    return first[0] == second[0] and (None in (first[1], second[1]) or first[1] == second[1])
+
+
+def _by_material(objects: list[dict[str, Any]]) -> list[list[Any]]:
+    """Per look and material: dE, and the CIELAB lightness and chroma of the measured colour minus the name's."""
+    rows = []
+    for look, material in sorted({(o["look"], o["material"]) for o in objects}):
+        group = [o for o in objects if (o["look"], o["material"]) == (look, material)]
+        measured = srgb_to_lab(np.array([o["measured_srgb"] for o in group], dtype=float))
+        named = srgb_to_lab(np.array([PALETTE[o["colour"]] for o in group], dtype=float))
+        chroma = np.hypot(measured[:, 1], measured[:, 2]) - np.hypot(named[:, 1], named[:, 2])
+        errors = [o["delta_e"] for o in group]
+        rows.append([look, material, len(group), round(float(np.median(errors)), 2),
+                     round(float(np.percentile(errors, 95)), 2), round(float(np.median(measured[:, 0] - named[:, 0])), 2),
+                     round(float(np.median(chroma)), 2)])
+    return rows
+
+
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0], _args)
+    if args.compare:
+        compare(*args.compare)
+        return
     count = 1 if args.quick else args.count
     width, height = (int(v) for v in args.size.split("x"))
     looks, families = _names(args.looks, LOOK_NAMES, "looks"), _names(args.families, None, "families")
+    params = _params(args.params, families)
     variants = {look: {"look": look} for look in looks}
     config = {"seed": 26, "render": {"engine": "cycles", "width": width, "height": height, "samples": args.samples},
-              "tasks": [{"family": family, "count": count, "variants": variants} for family in families]}
+              "tasks": [{"family": family, "count": count, "variants": variants, "params": params.get(family, {})}
+                        for family in families]}
     run = Run("looks_colours", args.quick, args.out, {**config["render"], "count_per_family": count,
-                                                       "families": families, "looks": looks})
-    counts = {look: {"items": 0, "redrawn": 0, "redraws": 0, "still_failing": 0} for look in looks}
+                                                       "families": families, "looks": looks, "params": params})
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "looks.json"
         path.write_text(json.dumps(config))
-        subprocess.run([sys.executable, "-m", "stim3d", "render", str(path), "--out", str(Path(scratch) / "out"),
-                        "--quiet"], check=True)
-        for item_json in sorted((Path(scratch) / "out" / "items").glob("*/item.json")):
-            item = Item.model_validate_json(item_json.read_text())
-            look = item.scene.look
-            name = look.name if look is not None else "studio"
-            row = counts[name]
-            row["items"] += 1
-            if look is None:
-                measured = {t.id: t.measured_srgb for t in item.ground_truth.objects}
-                row["still_failing"] += bool(colour_failures(item, measured))
-                continue
-            row["redrawn"] += look.redraws > 0
-            row["redraws"] += look.redraws
-            row["still_failing"] += bool(look.colour_failures)
-    print_table("colour check per look", ["look", "items", "redrawn", "redraws", "still failing"],
-                [[look, c["items"], c["redrawn"], c["redraws"], c["still_failing"]] for look, c in counts.items()])
-    run.finish(counts)
+        done = subprocess.run([sys.executable, "-m", "stim3d", "render", str(path), "--out",
+                               str(Path(scratch) / "out"), "--quiet"], check=False)
+        if done.returncode not in (0, 1):  # 1: some items failed (an infeasible scene); they are counted below
+            raise SystemExit(f"bench.looks_colours: stim3d render exited with {done.returncode}")
+        items, objects = collect(Path(scratch) / "out")
+    counts = {look: summary([i for i in items if i["look"] == look], [o for o in objects if o["look"] == look])
+              for look in looks}
+    per_family = {look: {family: summary([i for i in items if (i["look"], i["family"]) == (look, family)],
+                                         [o for o in objects if (o["look"], o["family"]) == (look, family)])
+                         for family in families} for look in looks}
+    columns = ["items", "redrawn", "redraws", "still_failing", "failing_share", "delta_e_median", "delta_e_p95"]
+    print_table("colour check per look", ["look", *columns], [[look, *(c[k] for k in columns)]
+                                                               for look, c in counts.items()])
+    print_table("colour check per look and family", ["look", "family", *columns],
+                [[look, family, *(c[k] for k in columns)] for look, rows in per_family.items()
+                 for family, c in rows.items()])
+    planned = count * len(families) * len(looks)
+    print(f"{len(items)} of {planned} planned items rendered (the rest could not be composed: see stderr)")
+    run.finish({**counts, "per_family": per_family, "planned_items": planned, "objects": objects})
 
 
 if __name__ == "__main__":

@@ -16,7 +16,9 @@ geometric gold are the same in every look of one scene.
 - `photoreal`: image-based light from one of the CC0 HDRIs that ship with Blender
   (ENVIRONMENTS), turned about +Z and exposure-normalised by its upward irradiance
   (ENVIRONMENT_IRRADIANCE, measured by bench/looks_exposure.py) so objects are
-  neither dark nor burnt; an optional sun key light; a procedural ground material
+  neither dark nor burnt, and white-balanced by a per-channel gain that makes a grey
+  card facing up neutral (ENVIRONMENT_WHITE_BALANCE, from the same bench; a lookup,
+  not a draw, so every other draw of the stream is unchanged); an optional sun key light; a procedural ground material
   (GROUND_MATERIALS: planks, tiles, aggregate concrete, marble, each with its pattern's
   drawn parameters) that fades into the environment; object materials from
   OBJECT_MATERIALS with the palette colour as base colour, with rounded-edge shading
@@ -67,6 +69,14 @@ ENVIRONMENT_IRRADIANCE: dict[str, float] = {
     "night": 0.4991, "studio": 1.5166, "sunrise": 1.6620, "sunset": 2.1852,
 }
 ENVIRONMENTS: tuple[str, ...] = tuple(ENVIRONMENT_IRRADIANCE)
+# White balance of each (a grey card facing up renders neutral): per-channel gain E / E_c on the map's linear RGB,
+# E_c its upward irradiance per channel and E the luminance's, so the exposure above is unchanged. From the same
+# `python -m bench.looks_exposure` (bench/results/looks_exposure.json); looked up, never drawn.
+ENVIRONMENT_WHITE_BALANCE: dict[str, tuple[float, float, float]] = {
+    "city": (1.0168, 0.9981, 0.9708), "courtyard": (1.1297, 1.0133, 0.6812), "forest": (1.093, 0.9946, 0.8357),
+    "interior": (0.8516, 1.0202, 1.4637), "night": (0.9022, 1.0233, 1.103), "studio": (1.1641, 0.9712, 0.8917),
+    "sunrise": (1.1439, 0.9817, 0.8432), "sunset": (1.231, 0.9997, 0.6452),
+}
 TARGET_IRRADIANCE = 2.6  # W/m2 on an upward surface: a white diffuse top face renders near 0.83 linear
 EXPOSURE_EV = (-0.25, 0.25)  # per-item exposure jitter around the normalised strength, in stops
 SUN_PROBABILITY = 0.5
@@ -247,7 +257,8 @@ def _photoreal(scene: Scene, family: str, rng: np.random.Generator) -> Look:
                       angle_deg=SUN_ANGLE_DEG)
     strength = (1.0 - sun_share) * TARGET_IRRADIANCE * 2**exposure / ENVIRONMENT_IRRADIANCE[environment_name]
     environment = EnvironmentLook(name=environment_name, rotation_deg=_uniform(rng, (0.0, 360.0)),
-                                  strength=round6(strength), exposure_ev=exposure)
+                                  strength=round6(strength), exposure_ev=exposure,
+                                  white_balance=ENVIRONMENT_WHITE_BALANCE[environment_name])
     ground_name = list(GROUND_MATERIALS)[int(rng.integers(len(GROUND_MATERIALS)))]
     spec = GROUND_MATERIALS[ground_name]
     half = scene.stage.ground_size / 2.0

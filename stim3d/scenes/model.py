@@ -17,6 +17,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PositiveFloat,
     SerializerFunctionWrapHandler,
     model_serializer,
     model_validator,
@@ -232,12 +233,18 @@ class EnvironmentLook(Strict):
 
     `strength` is the world strength that gives the environment's upward irradiance the
     look's target (scenes/looks.py ENVIRONMENT_IRRADIANCE), times 2**`exposure_ev`.
+    `white_balance` is the per-channel (linear RGB) gain the map's colour is multiplied by
+    so an upward grey card renders neutral (scenes/looks.py ENVIRONMENT_WHITE_BALANCE); absent
+    in items drawn before it existed, which render unbalanced as they did.
     """
 
     name: str
     rotation_deg: float
     strength: float = Field(ge=0)
     exposure_ev: float
+    white_balance: Annotated[tuple[PositiveFloat, PositiveFloat, PositiveFloat] | None, ADDED] = Field(
+        None, description="per-channel gain on the map's linear RGB (a grey card facing up renders neutral); "
+        "absent: the map as shipped")
 
 
 class SunLook(Strict):

@@ -8,7 +8,8 @@ the same in every look.
 - World: clevr keeps the stage's uniform grey world; photoreal loads one of the HDRIs
   that ship with Blender, found through `bpy.utils.system_resource('DATAFILES',
   path='studiolights/world')` (never a site-packages path), turned about +Z by the
-  look's rotation, at the look's exposure-normalised strength.
+  look's rotation, multiplied by the look's white balance (a Mix node, Multiply),
+  at the look's exposure-normalised strength.
 - Ground: render/backends/blender_grounds.py (planks, tiles, aggregate concrete,
   marble from Blender's Brick, Wave, Noise and Voronoi textures; re-exported here).
 - Objects: a Principled BSDF with the palette colour as base colour and the drawn
@@ -139,7 +140,8 @@ def set_cycles(cycles) -> None:
 # -- world and sun --------------------------------------------------------------------------------------------
 
 def set_environment(scene_bpy, environment: EnvironmentLook):
-    """World lit by the named HDRI, turned about +Z, at the look's strength. EnvironmentMissing if absent."""
+    """World lit by the named HDRI, turned about +Z, times its white balance (when the look records one), at the
+    look's strength. EnvironmentMissing if absent."""
     files = environment_files()
     if environment.name not in files:
         raise EnvironmentMissing(
@@ -156,7 +158,10 @@ def set_environment(scene_bpy, environment: EnvironmentLook):
     mapping.inputs["Rotation"].default_value = (0.0, 0.0, math.radians(environment.rotation_deg))
     nodes.link(coord.outputs["Generated"], mapping.inputs["Vector"])
     nodes.link(mapping.outputs["Vector"], texture.inputs["Vector"])
-    nodes.link(texture.outputs["Color"], background.inputs["Color"])
+    colour = texture.outputs["Color"]
+    if environment.white_balance is not None:  # grey-card white balance; an older look without it: as shipped
+        colour = nodes.mix(1.0, colour, (*environment.white_balance, 1.0), "MULTIPLY")
+    nodes.link(colour, background.inputs["Color"])
     background.inputs["Strength"].default_value = environment.strength
     # Importance map: 'AUTOMATIC' builds it at a resolution that cost 15 s per render on this 2-core machine
     # (160x120, 1 sample: 18 s vs 1.2 s). At 256 px an HDRI whose own sun is a few texels (sunrise) was
