@@ -8,7 +8,7 @@ judged (at least look_colours.MIN_VISIBLE_PX visible pixels), the least, 5th
 percentile and median contrast (CIEDE2000), the share of objects under the floor and
 under a few candidate floors (and the items holding such an object), the items whose look was redrawn and the items still
 holding an object under the floor; and the least contrasted objects with their colour.
-Studio draws no look and is never redrawn: it is measured only.
+Studio draws no look: its only redraw is its ground's grey (`difficulty.ground_redraws`), counted as its redraws.
 
     python -m bench.look_contrast [--quick] [--count 4] [--size 160x120] [--samples 4]
         [--looks studio,clevr,photoreal] [--families shape_count,shape_color_count,ava_count]
@@ -78,14 +78,19 @@ def _look_figures(items: list[Item]) -> dict[str, Any]:
         "share_under_floor": round(float(np.mean(values < FLOOR_DE)), 4) if len(values) else None,
         "share_under": {str(f): round(float(np.mean(values < f)), 4) if len(values) else None
                         for f in CANDIDATE_FLOORS},
-        "items_redrawn": sum(1 for item in items if item.scene.look is not None and item.scene.look.redraws > 0),
-        "redraws": sum(item.scene.look.redraws for item in items if item.scene.look is not None),
+        "items_redrawn": sum(1 for item in items if _redraws(item) > 0),
+        "redraws": sum(_redraws(item) for item in items),
         "items_under_floor": sum(1 for m in minima if m < FLOOR_DE),
         "items_under": {str(f): sum(1 for m in minima if m < f) for f in CANDIDATE_FLOORS},
         "lowest": [{"item": item.item_id, "object": t.id, "color": item.scene.object(t.id).color.name,
                     "shape": item.scene.object(t.id).shape, "visible_px": t.visible_px, "contrast_de": t.contrast_de}
                    for item, t in lowest],
     }
+
+
+def _redraws(item: Item) -> int:
+    """A look's redraws, or studio's ground redraws (scenes/look_contrast.py with_studio_ground)."""
+    return item.scene.look.redraws if item.scene.look is not None else int(item.difficulty.get("ground_redraws", 0))
 
 
 def main() -> None:
