@@ -15,13 +15,14 @@ geometric gold are the same in every look of one scene.
   (CLEVR_REDRAW_GROUNDS), whichever stands farther from the objects' colours first.
 - `photoreal`: image-based light from one of the CC0 HDRIs that ship with Blender
   (ENVIRONMENTS), turned about +Z and exposure-normalised by its upward irradiance
-  (ENVIRONMENT_IRRADIANCE, measured by bench/looks_exposure.py) so objects are
-  neither dark nor burnt, and white-balanced by a per-channel gain that makes a grey
+  (ENVIRONMENT_IRRADIANCE, measured by bench/looks_exposure.py) to a target set for
+  the object sides the camera sees (TARGET_IRRADIANCE), and white-balanced by a per-channel gain that makes a grey
   card facing up neutral (ENVIRONMENT_WHITE_BALANCE, from the same bench; a lookup,
   not a draw, so every other draw of the stream is unchanged); an optional sun key light; a procedural ground material
   (GROUND_MATERIALS: planks, tiles, aggregate concrete, marble, each with its pattern's
   drawn parameters) that fades into the environment; object materials from
-  OBJECT_MATERIALS with the palette colour as base colour, with rounded-edge shading
+  OBJECT_MATERIALS with the palette colour as base colour (the matte ones with a low
+  base-layer specular, MATTE_SPECULAR, recorded as `params["specular"]`), with rounded-edge shading
   and a worn surface recorded per object (`params`: bevel_m, roughness_variation,
   bump, seed). These pattern, bevel and wear parameters are drawn after everything
   else, so a seed draws the same environment, sun and materials as it did before
