@@ -11,7 +11,7 @@ import pytest
 from stim3d.render.settings import RenderSettings
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
-from stim3d.scenes.looks import BEVEL_SHARE, GROUND_MATERIALS, OBJECT_MATERIALS, texture_scale
+from stim3d.scenes.looks import BEVEL_SHARE, GROUND_MATERIALS, MATTE_SPECULAR, OBJECT_MATERIALS, texture_scale
 from stim3d.scenes.model import GroundLook, Item, ObjectLook
 
 ENTROPY = [2026, 0, 0]
@@ -79,6 +79,33 @@ def test_older_grounds_and_objects_without_wear_still_build():
     worn = blender_looks.object_material("new", item.scene.objects[0], item.scene.look.of(item.scene.objects[0].id))
     bevel = next(n for n in worn.node_tree.nodes if n.bl_idname == "ShaderNodeBevel")
     assert bevel.outputs["Normal"].is_linked
+
+
+def test_matte_materials_record_their_lower_specular_and_glossy_ones_none():
+    """Issue 44: photoreal's matte materials record the base layer's specular in their params (older item.json
+    do not, and keep Blender's); the glossy ones keep Blender's, so their gloss stays the visible finish."""
+    for index in range(12):
+        for material in _item("photoreal", [2026, 3, index]).scene.look.objects:
+            spec = OBJECT_MATERIALS[material.material]
+            if "matte" in spec.finishes:
+                assert material.params["specular"] == MATTE_SPECULAR < 0.25
+            else:
+                assert "specular" not in material.params
+
+
+@pytest.mark.bpy
+def test_the_backend_applies_a_recorded_specular_and_keeps_the_old_one_without():
+    pytest.importorskip("bpy")
+    from stim3d.render.backends import blender_looks
+
+    obj = _item("photoreal").scene.objects[0]
+
+    def level(params: dict[str, float]) -> float:
+        look = ObjectLook(id=1, material="rubber", roughness=0.8, metallic=0.0, params=params)
+        material = blender_looks.object_material("m", obj, look)
+        return material.node_tree.nodes["Principled BSDF"].inputs["Specular IOR Level"].default_value
+
+    assert level({}) == pytest.approx(0.25) and level({"specular": MATTE_SPECULAR}) == pytest.approx(MATTE_SPECULAR)
 
 
 def _luminance(out) -> np.ndarray:

@@ -15,13 +15,14 @@ geometric gold are the same in every look of one scene.
   (CLEVR_REDRAW_GROUNDS), whichever stands farther from the objects' colours first.
 - `photoreal`: image-based light from one of the CC0 HDRIs that ship with Blender
   (ENVIRONMENTS), turned about +Z and exposure-normalised by its upward irradiance
-  (ENVIRONMENT_IRRADIANCE, measured by bench/looks_exposure.py) so objects are
-  neither dark nor burnt, and white-balanced by a per-channel gain that makes a grey
+  (ENVIRONMENT_IRRADIANCE, measured by bench/looks_exposure.py) to a target set for
+  the object sides the camera sees (TARGET_IRRADIANCE), and white-balanced by a per-channel gain that makes a grey
   card facing up neutral (ENVIRONMENT_WHITE_BALANCE, from the same bench; a lookup,
   not a draw, so every other draw of the stream is unchanged); an optional sun key light; a procedural ground material
   (GROUND_MATERIALS: planks, tiles, aggregate concrete, marble, each with its pattern's
   drawn parameters) that fades into the environment; object materials from
-  OBJECT_MATERIALS with the palette colour as base colour, with rounded-edge shading
+  OBJECT_MATERIALS with the palette colour as base colour (the matte ones with a low
+  base-layer specular, MATTE_SPECULAR, recorded as `params["specular"]`), with rounded-edge shading
   and a worn surface recorded per object (`params`: bevel_m, roughness_variation,
   bump, seed). These pattern, bevel and wear parameters are drawn after everything
   else, so a seed draws the same environment, sun and materials as it did before
@@ -77,7 +78,13 @@ ENVIRONMENT_WHITE_BALANCE: dict[str, tuple[float, float, float]] = {
     "interior": (0.8516, 1.0202, 1.4637), "night": (0.9022, 1.0233, 1.103), "studio": (1.1641, 0.9712, 0.8917),
     "sunrise": (1.1439, 0.9817, 0.8432), "sunset": (1.231, 0.9997, 0.6452),
 }
-TARGET_IRRADIANCE = 2.6  # W/m2 on an upward surface: a white diffuse top face renders near 0.83 linear
+# W/m2 on an upward surface. 2.6 until issue 44 (a white diffuse top face near 0.83 linear); the camera sees mostly
+# object sides, which get about half of that, so colours came out ~7 L* dark and desaturated. 1.5 times that centres
+# the measured lightness of named objects on their names (median dL* -0.4 over 265 objects of 24 first draws, 1.4: -1.8,
+# 1.6 with the old specular: +2.3; docs/looks.md "Chroma: exposure for the sides, less base-layer specular"). A white
+# top face now clips; the palette's colours do not leave their name. Recorded per item (the strengths), so an older
+# item.json renders as it did.
+TARGET_IRRADIANCE = 3.9
 EXPOSURE_EV = (-0.25, 0.25)  # per-item exposure jitter around the normalised strength, in stops
 SUN_PROBABILITY = 0.5
 SUN_SHARE = (0.35, 0.6)  # share of the upward irradiance the sun gives when there is one
@@ -133,13 +140,20 @@ class ObjectMaterial:
     rough: bool  # allowed for matte objects when the scene also holds glossy ones
     roughness_variation: float = 0.0  # photoreal's wear: +- this much roughness over the surface
     bump: float = 0.0  # photoreal's wear: the strength of a low-frequency bump
+    # photoreal's base-layer Specular IOR Level (Blender's 0.5: F0 4 %); None: Blender's default (rubber 0.25)
+    specular: float | None = None
 
 
+# The matte materials' base-layer specular (issue 44): a bright environment reflected off every surface, most at
+# grazing angles, adds white that lifts the dark channels of a saturated colour (chroma -23 CIELAB at Blender's 0.5).
+# 0.1 (F0 0.8 %) keeps a faint sheen and, with the exposure above, takes the median chroma loss of 24 first draws
+# from -23 to -8 (0: -7; docs/looks.md "Chroma"). The glossy materials keep theirs: their finish is the visible gloss.
+MATTE_SPECULAR = 0.1
 OBJECT_MATERIALS: dict[str, ObjectMaterial] = {
-    "plastic": ObjectMaterial((0.35, 0.5), 0.0, 0.0, ("matte",), True, 0.08, 0.15),
-    "rubber": ObjectMaterial((0.75, 0.9), 0.0, 0.0, ("matte",), True, 0.08, 0.25),
-    "brushed_metal": ObjectMaterial((0.4, 0.55), 0.75, 0.0, ("matte",), False, 0.1, 0.15),
-    "varnished_wood": ObjectMaterial((0.35, 0.5), 0.0, 0.5, ("matte",), False, 0.08, 0.15),
+    "plastic": ObjectMaterial((0.35, 0.5), 0.0, 0.0, ("matte",), True, 0.08, 0.15, specular=MATTE_SPECULAR),
+    "rubber": ObjectMaterial((0.75, 0.9), 0.0, 0.0, ("matte",), True, 0.08, 0.25, specular=MATTE_SPECULAR),
+    "brushed_metal": ObjectMaterial((0.4, 0.55), 0.75, 0.0, ("matte",), False, 0.1, 0.15, specular=MATTE_SPECULAR),
+    "varnished_wood": ObjectMaterial((0.35, 0.5), 0.0, 0.5, ("matte",), False, 0.08, 0.15, specular=MATTE_SPECULAR),
     "painted_metal": ObjectMaterial((0.3, 0.4), 0.0, 1.0, ("glossy",), False, 0.05, 0.1),
     "ceramic": ObjectMaterial((0.05, 0.12), 0.0, 0.6, ("glossy",), False, 0.03, 0.08),
 }
@@ -284,8 +298,11 @@ def _photoreal(scene: Scene, family: str, rng: np.random.Generator) -> Look:
 def _wear(look: ObjectLook, size: float, rng: np.random.Generator) -> dict[str, float]:
     """Photoreal's rounded edges and worn surface for one object (render/backends/blender_looks.py imperfections)."""
     material = OBJECT_MATERIALS[look.material]
-    return {"bevel_m": round6(BEVEL_SHARE * size), "roughness_variation": material.roughness_variation,
-            "bump": material.bump, "seed": round6(rng.uniform(0.0, 100.0))}
+    params = {"bevel_m": round6(BEVEL_SHARE * size), "roughness_variation": material.roughness_variation,
+              "bump": material.bump, "seed": round6(rng.uniform(0.0, 100.0))}
+    if material.specular is not None:  # issue 44; absent in older item.json (Blender's default specular)
+        params["specular"] = material.specular
+    return params
 
 
 def draw_look(name: LookName, scene: Scene, family: str, entropy: list[int], attempt: int = 0) -> Look | None:

@@ -13,7 +13,9 @@ the same in every look.
 - Ground: render/backends/blender_grounds.py (planks, tiles, aggregate concrete,
   marble from Blender's Brick, Wave, Noise and Voronoi textures; re-exported here).
 - Objects: a Principled BSDF with the palette colour as base colour and the drawn
-  roughness, metallic and clear coat; varnished wood multiplies a wave-texture grain
+  roughness, metallic and clear coat, and the base layer's Specular IOR Level when the
+  object's params record one (`specular`: photoreal's matte materials since issue 44,
+  scenes/looks.py MATTE_SPECULAR); varnished wood multiplies a wave-texture grain
   into the colour; brushed metal is anisotropic. When the look records them in the
   object's `params` (photoreal since its second round), `imperfections` adds rounded
   edges and a worn surface, both shading only: a Bevel node of radius `bevel_m` gives
@@ -73,6 +75,8 @@ def object_material(name: str, obj: SceneObject, look: ObjectLook):
     bsdf.inputs["Coat Roughness"].default_value = COAT_ROUGHNESS
     if look.material == "rubber":
         bsdf.inputs["Specular IOR Level"].default_value = 0.25
+    if "specular" in look.params:  # photoreal's matte materials since issue 44 (an older item.json: the above)
+        bsdf.inputs["Specular IOR Level"].default_value = look.params["specular"]
     if look.material == "brushed_metal":
         bsdf.inputs["Anisotropic"].default_value = 0.6
     if look.material == "varnished_wood":
