@@ -22,15 +22,22 @@ where no region holds "some" of one exception, a drawn `some` becomes `all`, so
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from ...placement import InfeasibleError
 from .rose_regions import CASES, EXCLUSION_KINDS, NUMERIC_KINDS, Cell, Region, sample_region
 
-if TYPE_CHECKING:
-    from .rose_grid import RoseGridParams
+
+class PlanParams(Protocol):
+    """What planning reads of rose_grid's parameters (RoseGridParams), named here so the plan needs no import back."""
+
+    rows: int
+    cols: int
+    min_exceptions: int
+    max_exceptions: int
+    answer: int | None
 
 POSITION_ATTEMPTS = 64
 
@@ -45,7 +52,7 @@ def t2_case(n: int, held: int) -> str:
     return "none" if held == 0 else "all" if held == n else "some"
 
 
-def plan_tasks(params: RoseGridParams, rng: np.random.Generator) -> tuple[set[Cell], dict[str, tuple[str, Region]]]:
+def plan_tasks(params: PlanParams, rng: np.random.Generator) -> tuple[set[Cell], dict[str, tuple[str, Region]]]:
     """The scene's plan row (the scheduled `answer`, else drawn), the cases of T3-T5, then exception cells and regions."""
     plan = answer_plan(params.min_exceptions, params.max_exceptions)
     row = params.answer if params.answer is not None else int(rng.integers(len(plan)))
