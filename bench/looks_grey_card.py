@@ -15,8 +15,12 @@ renders through the real Blender backend (render/backends/blender.py render_scen
 takes the median linear luminance (Rec.709, from the sRGB image) of the spheres' visible
 pixels (the object-index pass). A map's level is the geometric mean over scenes and
 rotations; its gain is the level of all maps (geometric mean) over its own, so the gains'
-geometric mean is 1 and the overall exposure the last change chose stays
-(scenes/looks.py ENVIRONMENT_SIDE_GAIN).
+geometric mean is 1 and the overall exposure the last change chose stays. The spread over
+rotations is recorded too: how much turning one map moves its spheres' luminance.
+
+Applied as a per-map factor on the environment's strength, the gains did not improve the
+colour check (bench/results/looks_colours_grey_card_after.json; docs/looks.md "Grey card
+per map"), so photoreal does not use them: the table is in bench/results/looks_grey_card.json only.
 
     python -m bench.looks_grey_card [--quick] [--size 128x96] [--samples 8] [--rotations 4] [--scenes 2]
 """
@@ -125,8 +129,9 @@ def main() -> None:
     gains = side_gains(levels)
     print_table("grey spheres per map (linear luminance)", ["map", "level", "min", "max", "gain"],
                 [[n, round(levels[n], 4), min(v), max(v), gains[n]] for n, v in measured.items()])
+    spread = {n: round(max(v) / min(v), 2) for n, v in measured.items()}
     figures: dict[str, Any] = {"level": {n: round(v, 5) for n, v in levels.items()}, "renders": measured,
-                               "side_gain": gains}
+                               "side_gain": gains, "max_over_min": spread}
     run.finish(figures)
 
 

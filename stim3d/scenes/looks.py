@@ -78,15 +78,6 @@ ENVIRONMENT_WHITE_BALANCE: dict[str, tuple[float, float, float]] = {
     "interior": (0.8516, 1.0202, 1.4637), "night": (0.9022, 1.0233, 1.103), "studio": (1.1641, 0.9712, 0.8917),
     "sunrise": (1.1439, 0.9817, 0.8432), "sunset": (1.231, 0.9997, 0.6452),
 }
-# Exposure gain of each map for the sides the camera sees: its grey matte spheres (no sun, 8 turns about +Z, two
-# stages) rendered to the geometric mean of all maps' median luminance; the gains' geometric mean is 1, so the level
-# TARGET_IRRADIANCE sets stays. `python -m bench.looks_grey_card --rotations 8 --scenes 2`
-# (bench/results/looks_grey_card.json, docs/looks.md "Grey card"). Multiplies the environment's strength only (the
-# sun lights every map's sides alike); looked up, never drawn, so every draw of the stream is unchanged.
-ENVIRONMENT_SIDE_GAIN: dict[str, float] = {
-    "city": 1.47, "courtyard": 0.9416, "forest": 1.266, "interior": 1.246,
-    "night": 0.7728, "studio": 0.5412, "sunrise": 1.032, "sunset": 1.06,
-}
 # W/m2 on an upward surface. 2.6 until issue 44 (a white diffuse top face near 0.83 linear); the camera sees mostly
 # object sides, which get about half of that, so colours came out ~7 L* dark and desaturated. 1.5 times that centres
 # the measured lightness of named objects on their names (median dL* -0.4 over 265 objects of 24 first draws, 1.4: -1.8,
@@ -278,8 +269,7 @@ def _photoreal(scene: Scene, family: str, rng: np.random.Generator) -> Look:
         sun = SunLook(azimuth_deg=_uniform(rng, (0.0, 360.0)), elevation_deg=elevation,
                       strength=round6(sun_share * TARGET_IRRADIANCE * 2**exposure / np.sin(np.radians(elevation))),
                       angle_deg=SUN_ANGLE_DEG)
-    strength = ((1.0 - sun_share) * TARGET_IRRADIANCE * 2**exposure * ENVIRONMENT_SIDE_GAIN[environment_name]
-                / ENVIRONMENT_IRRADIANCE[environment_name])
+    strength = (1.0 - sun_share) * TARGET_IRRADIANCE * 2**exposure / ENVIRONMENT_IRRADIANCE[environment_name]
     environment = EnvironmentLook(name=environment_name, rotation_deg=_uniform(rng, (0.0, 360.0)),
                                   strength=round6(strength), exposure_ev=exposure,
                                   white_balance=ENVIRONMENT_WHITE_BALANCE[environment_name])
