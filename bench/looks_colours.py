@@ -11,7 +11,7 @@ CIEDE2000 between each judged object's measured colour and its named palette col
 palette colour, no print). Studio is never redrawn (it draws nothing); the same check
 (scenes/look_colours.py) is applied to its measured colours to show the baseline.
 
-    python -m bench.looks_colours [--quick] [--count 6] [--size 160x120] [--samples 8]
+    python -m bench.looks_colours [--quick] [--count 6] [--size 160x120] [--samples 8] [--seed 26]
         [--looks studio,clevr,photoreal] [--families shape_color_count,ava_color]
 
 `--looks photoreal --families shape_color_count,ava_color,ava_count --count 6 --samples 4`
@@ -50,6 +50,8 @@ def _args(parser) -> None:
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated families with colour names")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
                         help="render nothing: compare two results files on the items drawn alike in both")
+    parser.add_argument("--seed", type=int, default=26, help="the batch seed (another seed: scenes independent of "
+                        "the ones the looks' constants were tuned on)")
     parser.add_argument("--params", default="{}", help='JSON: fixed parameters per family, e.g. '
                         '\'{"odd_grid": {"grid_range": [3, 5]}}\' (small grids fit a small image)')
 
@@ -179,11 +181,12 @@ def main() -> None:
     looks, families = _names(args.looks, LOOK_NAMES, "looks"), _names(args.families, None, "families")
     params = _params(args.params, families)
     variants = {look: {"look": look} for look in looks}
-    config = {"seed": 26, "render": {"engine": "cycles", "width": width, "height": height, "samples": args.samples},
+    config = {"seed": args.seed, "render": {"engine": "cycles", "width": width, "height": height, "samples": args.samples},
               "tasks": [{"family": family, "count": count, "variants": variants, "params": params.get(family, {})}
                         for family in families]}
     run = Run("looks_colours", args.quick, args.out, {**config["render"], "count_per_family": count,
-                                                       "families": families, "looks": looks, "params": params})
+                                                       "families": families, "looks": looks, "params": params,
+                                                       "seed": args.seed})
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "looks.json"
         path.write_text(json.dumps(config))

@@ -43,6 +43,7 @@ STUDIES = ("eval_throughput", "full_suite_workbench", "looks_colours", "looks_co
            "looks_colours_balance_before_640x480", "looks_colours_balance_upper_sphere", "looks_colours_chroma_after",
            "looks_colours_chroma_after_640x480", "looks_colours_grey_card_after", "looks_colours_photoreal_after",
            "look_contrast", "look_contrast_before", "looks_colours_clevr_640x480", "looks_colours_photoreal_640x480",
+           "looks_colours_seed27_640x480",
            "looks_colours_photoreal_before", "looks_exposure", "looks_grey_card", "looks_noise", "looks_settings",
            "looks_settings_dysm_240x180", "looks_settings_oddgrid_640x480", "looks_settings_oddgrid_clevr_640x480",
            "looks_settings_oddgrid_studio_640x480", "looks_settings_photoreal_480x360",
