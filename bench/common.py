@@ -220,6 +220,17 @@ class Run:
         return path
 
 
+def name_list(text: str, known: Sequence[str], option: str, bench: str) -> tuple[str, ...]:
+    """A comma-separated option value (`--looks`, `--families`), each name checked against `known`: one line
+    naming the bench, the option and what is unknown otherwise."""
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in known]
+    if not names or unknown:
+        raise SystemExit(f"bench.{bench}: --{option} {text!r}: unknown {', '.join(unknown) or 'empty'}; "
+                         f"known: {', '.join(known)}")
+    return names
+
+
 def path_label(text: str) -> str:
     """An absolute path as its last component (`/work/suite_root2` -> `suite_root2`), anything else as it is.
 

@@ -29,9 +29,10 @@ from typing import Any
 import numpy as np
 
 from stim3d.scenes.look_contrast import FLOOR_DE, min_contrast
+from stim3d.scenes.looks import look_name
 from stim3d.scenes.model import LOOK_NAMES, Item
 
-from .common import Run, parse_args, print_table
+from .common import Run, name_list, parse_args, print_table
 
 FAMILIES = ("shape_count", "shape_color_count", "ava_count")
 CANDIDATE_FLOORS = (2.3, 5.0, 8.0, 10.0, 15.0)  # 2.3: a just-noticeable difference
@@ -43,15 +44,6 @@ def _args(parser) -> None:
     parser.add_argument("--samples", type=int, default=4)
     parser.add_argument("--looks", default=",".join(LOOK_NAMES), help="comma-separated looks (default: all)")
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated families")
-
-
-def _names(text: str, allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
-    names = tuple(n.strip() for n in text.split(",") if n.strip())
-    unknown = [n for n in names if n not in allowed]
-    if not names or unknown:
-        raise SystemExit(f"bench.look_contrast: --{what} {text!r}: unknown {', '.join(unknown) or 'empty'}; "
-                         f"known: {', '.join(allowed)}")
-    return names
 
 
 def _render(config: dict[str, Any], scratch: Path) -> list[Item]:
@@ -99,7 +91,8 @@ def main() -> None:
     width, height = (int(v) for v in args.size.split("x"))
     from stim3d.scenes.families import FAMILIES as REGISTRY
 
-    looks, families = _names(args.looks, LOOK_NAMES, "looks"), _names(args.families, tuple(REGISTRY), "families")
+    looks = name_list(args.looks, LOOK_NAMES, "looks", "look_contrast")
+    families = name_list(args.families, tuple(REGISTRY), "families", "look_contrast")
     config = {"seed": 26, "render": {"engine": "cycles", "width": width, "height": height, "samples": args.samples},
               "tasks": [{"family": family, "count": count, "variants": {look: {"look": look} for look in looks}}
                         for family in families]}
@@ -107,7 +100,7 @@ def main() -> None:
                                                        "families": families, "looks": looks, "floor_de": FLOOR_DE})
     with tempfile.TemporaryDirectory() as scratch:
         items = _render(config, Path(scratch))
-    per_look = {look: _look_figures([i for i in items if (i.scene.look.name if i.scene.look else "studio") == look])
+    per_look = {look: _look_figures([i for i in items if look_name(i) == look])
                 for look in looks}
     print_table(f"object-to-ring contrast (CIEDE2000) per look, floor {FLOOR_DE:g}",
                 ["look", "items", "objects", "judged", "min", "p5", "median", "under floor", "share",

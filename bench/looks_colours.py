@@ -37,7 +37,7 @@ from stim3d.scenes.colors import PALETTE, delta_e_srgb, srgb_to_lab
 from stim3d.scenes.look_colours import MIN_VISIBLE_PX, colour_failures
 from stim3d.scenes.model import LOOK_NAMES, Item
 
-from .common import Run, parse_args, print_table
+from .common import Run, name_list, parse_args, print_table
 
 FAMILIES = ("shape_color_count", "ava_color")
 
@@ -54,19 +54,6 @@ def _args(parser) -> None:
                         "the ones the looks' constants were tuned on)")
     parser.add_argument("--params", default="{}", help='JSON: fixed parameters per family, e.g. '
                         '\'{"odd_grid": {"grid_range": [3, 5]}}\' (small grids fit a small image)')
-
-
-def _names(text: str, allowed: tuple[str, ...] | None, what: str) -> tuple[str, ...]:
-    """A comma-separated list, each name checked (allowed=None: any family the registry knows)."""
-    from stim3d.scenes.families import FAMILIES as REGISTRY
-
-    names = tuple(n.strip() for n in text.split(",") if n.strip())
-    known = allowed if allowed is not None else tuple(REGISTRY)
-    unknown = [n for n in names if n not in known]
-    if not names or unknown:
-        raise SystemExit(f"bench.looks_colours: --{what} {text!r}: unknown {', '.join(unknown) or 'empty'}; "
-                         f"known: {', '.join(known)}")
-    return names
 
 
 def _params(text: str, families: tuple[str, ...]) -> dict[str, dict[str, Any]]:
@@ -178,7 +165,10 @@ def main() -> None:
         return
     count = 1 if args.quick else args.count
     width, height = (int(v) for v in args.size.split("x"))
-    looks, families = _names(args.looks, LOOK_NAMES, "looks"), _names(args.families, None, "families")
+    from stim3d.scenes.families import FAMILIES as REGISTRY
+
+    looks = name_list(args.looks, LOOK_NAMES, "looks", "looks_colours")
+    families = name_list(args.families, tuple(REGISTRY), "families", "looks_colours")
     params = _params(args.params, families)
     variants = {look: {"look": look} for look in looks}
     config = {"seed": args.seed, "render": {"engine": "cycles", "width": width, "height": height, "samples": args.samples},
