@@ -12,7 +12,18 @@ palette colour, no print). Studio is never redrawn (it draws nothing); the same 
 (scenes/look_colours.py) is applied to its measured colours to show the baseline.
 
     python -m bench.looks_colours [--quick] [--count 6] [--size 160x120] [--samples 8] [--seed 26]
-        [--looks studio,clevr,photoreal] [--families shape_color_count,ava_color]
+        [--looks studio,clevr,photoreal] [--families shape_color_count,ava_color] [--folder DIR --shard k/n]
+
+`--preset NAME` renders that seed preset's own tasks for the named families instead (their
+parameters, counts, variants, size and sampling; the other families' tasks are left out, so a
+scene is a fresh draw from the same task, not the preset's item of that id), once per look into
+`FOLDER/<look>`: the issue-44 measurement at the presets' settings.
+
+A sample too large for one sitting is rendered in shards into one kept folder: each run
+with `--folder DIR --shard k/n` renders (or resumes) the k-th of n slices of the plan
+(every n-th item; an odd n puts both looks of two variants into every slice) and
+reports on every item the folder holds so far, so shards 1..k are a uniform sample of
+the whole plan. The results file says how many of the planned items it covers.
 
 `--looks photoreal --families shape_color_count,ava_color,ava_count --count 6 --samples 4`
 is the before/after sample of docs/looks.md ("Colour golds per look"): run once at the
@@ -32,6 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from stim3d.render.batch.config import parse_config
+from stim3d.render.batch.plan import expand
 from stim3d.scenes import surfaces
 from stim3d.scenes.colors import PALETTE, delta_e_srgb, srgb_to_lab
 from stim3d.scenes.look_colours import MIN_VISIBLE_PX, colour_failures
@@ -52,6 +65,14 @@ def _args(parser) -> None:
                         help="render nothing: compare two results files on the items drawn alike in both")
     parser.add_argument("--seed", type=int, default=26, help="the batch seed (another seed: scenes independent of "
                         "the ones the looks' constants were tuned on)")
+    parser.add_argument("--preset", help="render this seed preset's tasks of --families, at its own settings, "
+                        "once per look (needs --folder)")
+    parser.add_argument("--folder", type=Path, help="render into this folder and keep it (rerunning resumes; "
+                        "default: a temporary folder)")
+    parser.add_argument("--shard", help="k/n: render only the k-th of n slices of the plan into --folder")
+    parser.add_argument("--objects", choices=("all", "failing"), default="all",
+                        help="which judged objects the results file lists (failing: only those of items still "
+                        "failing, for a sample too large to list whole)")
     parser.add_argument("--params", default="{}", help='JSON: fixed parameters per family, e.g. '
                         '\'{"odd_grid": {"grid_range": [3, 5]}}\' (small grids fit a small image)')
 
@@ -109,7 +130,8 @@ def collect(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         else:
             failing, redraws = bool(look.colour_failures), look.redraws
         name = look.name if look is not None else "studio"
-        items.append({"look": name, "family": item.family, "redraws": redraws, "still_failing": failing})
+        items.append({"look": name, "family": item.family, "item": item.item_id, "redraws": redraws,
+                      "still_failing": failing})
         objects += [{"look": name, "family": item.family, **record} for record in judged_objects(item)]
     return items, objects
 
@@ -158,6 +180,31 @@ def _by_material(objects: list[dict[str, Any]]) -> list[list[Any]]:
     return rows
 
 
+def _preset_config(name: str, families: tuple[str, ...], look: str) -> dict[str, Any]:
+    """Seed preset `name` as a config holding only its tasks of `families`, rendered in `look`."""
+    from stim3d.render.batch.config_yaml import read_yaml
+    from stim3d.scenes.presets import preset_names, preset_path
+
+    path = preset_path(name)
+    if path is None:
+        raise SystemExit(f"bench.looks_colours: --preset {name!r}: not a preset ({', '.join(preset_names())})")
+    config = read_yaml(path.read_text(), str(path))
+    tasks = [task for task in config["tasks"] if task["family"] in families]
+    if not tasks:
+        raise SystemExit(f"bench.looks_colours: preset {name} has no task of {', '.join(families)}")
+    return {**config, "render": {**config["render"], "look": look}, "tasks": tasks}
+
+
+def _render(config: dict[str, Any], folder: Path, path: Path, shard: str | None):
+    """`stim3d render` `config` (or its slice `shard`) into `folder`, resuming; then `collect(folder)`."""
+    path.write_text(json.dumps(config))
+    done = subprocess.run([sys.executable, "-m", "stim3d", "render", str(path), "--out", str(folder), "--quiet",
+                           *(["--shard", shard] if shard else [])], check=False)
+    if done.returncode not in (0, 1):  # 1: some items failed (an infeasible scene); they are counted below
+        raise SystemExit(f"bench.looks_colours: stim3d render exited with {done.returncode}")
+    return collect(folder)
+
+
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0], _args)
     if args.compare:
@@ -170,21 +217,30 @@ def main() -> None:
     looks = name_list(args.looks, LOOK_NAMES, "looks", "looks_colours")
     families = name_list(args.families, tuple(REGISTRY), "families", "looks_colours")
     params = _params(args.params, families)
-    variants = {look: {"look": look} for look in looks}
-    config = {"seed": args.seed, "render": {"engine": "cycles", "width": width, "height": height, "samples": args.samples},
-              "tasks": [{"family": family, "count": count, "variants": variants, "params": params.get(family, {})}
-                        for family in families]}
-    run = Run("looks_colours", args.quick, args.out, {**config["render"], "count_per_family": count,
-                                                       "families": families, "looks": looks, "params": params,
-                                                       "seed": args.seed})
+    if (args.shard or args.preset) and not args.folder:
+        raise SystemExit("bench.looks_colours: --shard and --preset need --folder (the items accumulate there)")
+    if args.preset:
+        configs = {look: _preset_config(args.preset, families, look) for look in looks}
+        planned = sum(len(expand(parse_config(c, args.preset))) for c in configs.values())
+        run = Run("looks_colours", args.quick, args.out, {"preset": args.preset, "families": families, "looks": looks,
+                                                          "render": configs[looks[0]]["render"], "shard": args.shard})
+        batches = [(config, args.folder / look) for look, config in configs.items()]
+    else:
+        variants = {look: {"look": look} for look in looks}
+        config = {"seed": args.seed,
+                  "render": {"engine": "cycles", "width": width, "height": height, "samples": args.samples},
+                  "tasks": [{"family": family, "count": count, "variants": variants, "params": params.get(family, {})}
+                            for family in families]}
+        planned = count * len(families) * len(looks)
+        run = Run("looks_colours", args.quick, args.out, {**config["render"], "count_per_family": count,
+                                                           "families": families, "looks": looks, "params": params,
+                                                           "seed": args.seed, "shard": args.shard})
+        batches = [(config, args.folder)]
+    items, objects = [], []
     with tempfile.TemporaryDirectory() as scratch:
-        path = Path(scratch) / "looks.json"
-        path.write_text(json.dumps(config))
-        done = subprocess.run([sys.executable, "-m", "stim3d", "render", str(path), "--out",
-                               str(Path(scratch) / "out"), "--quiet"], check=False)
-        if done.returncode not in (0, 1):  # 1: some items failed (an infeasible scene); they are counted below
-            raise SystemExit(f"bench.looks_colours: stim3d render exited with {done.returncode}")
-        items, objects = collect(Path(scratch) / "out")
+        for config, folder in batches:
+            found = _render(config, folder or Path(scratch) / "out", Path(scratch) / "looks.json", args.shard)
+            items, objects = items + found[0], objects + found[1]
     counts = {look: summary([i for i in items if i["look"] == look], [o for o in objects if o["look"] == look])
               for look in looks}
     per_family = {look: {family: summary([i for i in items if (i["look"], i["family"]) == (look, family)],
@@ -196,9 +252,13 @@ def main() -> None:
     print_table("colour check per look and family", ["look", "family", *columns],
                 [[look, family, *(c[k] for k in columns)] for look, rows in per_family.items()
                  for family, c in rows.items()])
-    planned = count * len(families) * len(looks)
-    print(f"{len(items)} of {planned} planned items rendered (the rest could not be composed: see stderr)")
-    run.finish({**counts, "per_family": per_family, "planned_items": planned, "objects": objects})
+    print(f"{len(items)} of {planned} planned items rendered (the rest could not be composed, or lie in shards "
+          "not rendered yet)")
+    failing = sorted(i["item"] for i in items if i["still_failing"])
+    print("still failing: " + (", ".join(failing) or "none"))
+    listed = objects if args.objects == "all" else [o for o in objects if o["item"] in failing]
+    run.finish({**counts, "per_family": per_family, "planned_items": planned, "rendered_items": len(items),
+                "still_failing_items": failing, "objects": listed})
 
 
 if __name__ == "__main__":

@@ -38,3 +38,23 @@ def test_compare_keeps_only_the_items_whose_final_environment_is_the_same_in_bot
     paired = next(r for r in rows if r[:2] == ["photoreal", "all"])
     assert [float(v) for v in paired[2:]] == [1, 1, 4.0, 4.0, 2.0, 2.0]
     assert not any("sunset" in r or "night" in r for r in rows[:rows.index(paired)])
+
+
+def test_a_preset_sample_keeps_the_presets_own_tasks_and_settings_in_the_asked_look():
+    """`--preset`: the measurement at the presets' settings renders the preset's tasks of the colour families with
+    their own size, sampling and parameters, in the look asked for; the other families' tasks are left out."""
+    from bench.looks_colours import _preset_config
+    from stim3d.render.batch.config import load_config
+    from stim3d.scenes.presets import preset_path
+
+    preset = load_config(preset_path("dysm3d"))
+    config = _preset_config("dysm3d", ("shape_color_count", "odd_grid"), "clevr")
+    assert {task["family"] for task in config["tasks"]} == {"shape_color_count"}
+    assert config["render"]["look"] == "clevr"
+    assert (config["render"]["width"], config["render"]["samples"]) == (preset.render.width, preset.render.samples)
+    kept = next(t for t in preset.tasks if t.family == "shape_color_count")
+    assert config["tasks"][0]["count"] == kept.count
+    with pytest.raises(SystemExit, match="not a preset"):
+        _preset_config("dysm4d", ("shape_color_count",), "clevr")
+    with pytest.raises(SystemExit, match="has no task of"):
+        _preset_config("rose3d", ("ava_color",), "clevr")

@@ -14,7 +14,7 @@ from stim3d.render.settings import RenderSettings
 from stim3d.scenes.colors import PALETTE
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
-from stim3d.scenes.look_colours import MARGIN_DE, colour_failures, colour_margin
+from stim3d.scenes.look_colours import MARGIN_DE, MAX_CORRECTION_EV, colour_failures, colour_margin, exposure_correction
 from stim3d.scenes.looks import ENVIRONMENTS, GROUND_MATERIALS, OBJECT_MATERIALS, PER_OBJECT_FAMILIES
 
 FRAME = Frame(64, 48)
@@ -139,6 +139,71 @@ def test_colour_margin_by_hand():
     assert colour_failures(item, measured) == []
     measured[visible[0].id] = PALETTE["gray"] if visible[0].color.name != "gray" else PALETTE["red"]
     assert colour_failures(item, measured) == [visible[0].id]
+
+
+def _with_orange(item, object_id: int):
+    """`item` with object `object_id` painted the palette's orange (red channel 1.0: no headroom before it clips)."""
+    objects = [o.model_copy(update={"color": o.color.model_copy(update={"name": "orange", "srgb": PALETTE["orange"]})})
+               if o.id == object_id else o for o in item.scene.objects]
+    return item.model_copy(update={"scene": item.scene.model_copy(update={"objects": objects})})
+
+
+def test_exposure_correction_reads_too_bright_and_too_dark_failures_by_hand():
+    """An orange measured clipped and yellow (issue 44's clevr ROSE grids) asks for less light, one measured brown
+    for more, within one stop; an orange measured as named asks for nothing."""
+    item = _item("shape_color_count", "clevr")
+    target = next(o for o in item.scene.objects if item.ground_truth.of(o.id).visible_px >= 30)
+    item = _with_orange(item, target.id)
+    measured = {o.id: o.color.srgb for o in item.scene.objects}
+    assert exposure_correction(item, measured) == 0.0
+    measured[target.id] = (1.0, 0.72, 0.17)
+    assert colour_failures(item, measured) == [target.id]
+    assert -MAX_CORRECTION_EV <= exposure_correction(item, measured) < -0.3
+    measured[target.id] = (0.45, 0.2, 0.03)
+    assert 0.3 < exposure_correction(item, measured) <= MAX_CORRECTION_EV
+
+
+@pytest.mark.parametrize("look", ["clevr", "photoreal"])
+def test_a_colour_the_light_pushes_off_its_name_is_redrawn_with_less_light(tmp_path, monkeypatch, look):
+    """A stand-in renderer lights one orange object 2.2 times too bright (its red clips, it reads yellow) and scales
+    that by the draw's recorded light, as Cycles would: every draw without a correction fails, so the redraw must
+    carry one. The kept look names the correction, passes the check, and its light strengths are the same
+    attempt's drawn without the correction times 2**ev."""
+    from stim3d.render.backends.output import RenderOutput
+    from stim3d.render.batch import produce
+    from stim3d.scenes.colors import linear_to_srgb, srgb_to_linear
+    from stim3d.scenes.looks import draw_look
+    from stim3d.scenes.visibility import measure
+
+    item = _item("shape_color_count", look)
+    target = next(o for o in item.scene.objects if item.ground_truth.of(o.id).visible_px >= 30)
+    item = _with_orange(item, target.id)
+    instance_map = measure(item.scene, 1).instance_map
+
+    def fake_render(settings, rendered, workdir):
+        gain = 2.2 * 2.0 ** rendered.scene.look.exposure_correction_ev
+        image = np.full((*instance_map.shape, 3), 255, np.uint8)
+        for obj in rendered.scene.objects:
+            srgb = obj.color.srgb
+            if obj.id == target.id:
+                srgb = linear_to_srgb(np.clip(srgb_to_linear(srgb) * gain, 0.0, 1.0))
+            image[instance_map == obj.id] = np.round(np.asarray(srgb) * 255)
+        return RenderOutput(image=image, instance_map=instance_map, depth=None, blender_version="stand-in",
+                            render_seconds=0.0)
+
+    monkeypatch.setattr(produce, "render_with", fake_render)
+    settings = RenderSettings(width=64, height=48, samples=1, look=look)
+    folder = produce.render_item(item, settings, tmp_path / "out", tmp_path / "work", key="k")
+    kept = json.loads((folder / "item.json").read_text())["scene"]["look"]
+    assert kept["colour_failures"] == [] and kept["redraws"] >= 1
+    ev = kept["exposure_correction_ev"]
+    assert ev < -0.5
+    plain = draw_look(look, item.scene, item.family, item.seed_entropy, kept["redraws"])
+    if look == "clevr":
+        assert [light["power_w"] for light in kept["lights"]] == pytest.approx(
+            [light.power_w * 2.0**ev for light in plain.lights], rel=1e-4)
+    else:
+        assert kept["environment"]["strength"] == pytest.approx(plain.environment.strength * 2.0**ev, rel=1e-4)
 
 
 def _look_features(item) -> tuple:

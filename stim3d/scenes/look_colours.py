@@ -9,6 +9,14 @@ other palette colour by at least MARGIN_DE (CIEDE2000). The caller redraws the l
 (a fresh look stream, `scenes.looks.with_look(item, name, attempt)`) up to
 MAX_REDRAWS times and records how often it did (`Look.redraws`).
 
+A fresh draw alone cannot save a colour the light itself pushes off its name: an
+orange (sRGB red already 1.0) lit twice too bright clips its red channel and reads
+yellow under every draw of clevr's rig (issue 44: ROSE grids seen from above, their
+lit tops filling the view). So each redraw also carries `exposure_correction`: the
+stops that bring the failing objects' measured luminance back to their names', added
+up over the redraws and applied to the new draw's lights (scenes/looks.py `draw_look`),
+the way a photographer brackets an exposure after reading the meter.
+
 Objects with fewer than MIN_VISIBLE_PX visible pixels are not judged: a median of a
 few silhouette pixels measures anti-aliasing, not the surface, and a family asks
 about colour only for objects it keeps well visible. Nor are signs carrying a texture
@@ -23,12 +31,14 @@ from collections.abc import Mapping
 import numpy as np
 
 from . import surfaces
-from .colors import PALETTE, delta_e2000, srgb_to_lab
+from .colors import PALETTE, delta_e2000, srgb_to_lab, srgb_to_linear
 from .model import Item
 
 MARGIN_DE = 5.0  # CIEDE2000: the measured colour must be at least this much nearer its own name than any other
 MIN_VISIBLE_PX = 30.0
 MAX_REDRAWS = 3
+MAX_CORRECTION_EV = 1.0  # one redraw's exposure step at most: clipping hides how far off a channel is
+LUMINANCE = np.array([0.2126, 0.7152, 0.0722])  # linear sRGB to relative luminance (Rec. 709)
 
 
 def colour_margin(measured_srgb, name: str) -> float:
@@ -52,3 +62,16 @@ def colour_failures(item: Item, measured: Mapping[int, tuple[float, float, float
         if colour_margin(colour, obj.color.name) < margin:
             failures.append(obj.id)
     return failures
+
+
+def exposure_correction(item: Item, measured: Mapping[int, tuple[float, float, float] | None]) -> float:
+    """Stops (within +-MAX_CORRECTION_EV) the next draw's light should change by: the median over the objects
+    failing `colour_failures` of log2(named luminance / measured luminance); 0 when none fails."""
+    stops = []
+    for object_id in colour_failures(item, measured):
+        obj = item.scene.object(object_id)
+        seen = float(LUMINANCE @ srgb_to_linear(measured[object_id]))
+        named = float(LUMINANCE @ srgb_to_linear(PALETTE[obj.color.name]))
+        if seen > 0.0:
+            stops.append(np.log2(named / seen))
+    return float(np.clip(np.median(stops), -MAX_CORRECTION_EV, MAX_CORRECTION_EV)) if stops else 0.0

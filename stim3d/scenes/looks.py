@@ -305,23 +305,43 @@ def _wear(look: ObjectLook, size: float, rng: np.random.Generator) -> dict[str, 
     return params
 
 
-def draw_look(name: LookName, scene: Scene, family: str, entropy: list[int], attempt: int = 0) -> Look | None:
+def draw_look(name: LookName, scene: Scene, family: str, entropy: list[int], attempt: int = 0,
+              exposure_correction_ev: float = 0.0) -> Look | None:
     """The look `name` drawn for a scene of `family` from the item's `entropy`; None for studio.
 
     `attempt` > 0 draws again from a fresh stream (a colour or contrast check asked for
-    it; clevr also changes its ground's grey); the result is a pure function of
-    (name, scene, family, entropy, attempt).
+    it; clevr also changes its ground's grey); `exposure_correction_ev` then scales every
+    light of the draw by 2**ev (scenes/look_colours.py exposure_correction: the failing
+    colours were measured too bright or too dark). The draws themselves do not depend on
+    it, so attempt k without a correction is what it always was. The result is a pure
+    function of the arguments.
     """
     if name == "studio":
         return None
     rng = look_rng(entropy, name, attempt)
     look = _clevr(scene, family, rng, attempt) if name == "clevr" else _photoreal(scene, family, rng)
+    if exposure_correction_ev:
+        look = _exposed(look, exposure_correction_ev)
     return look.model_copy(update={"redraws": attempt})
 
 
-def with_look(item: Item, name: LookName, attempt: int = 0) -> Item:
+def _exposed(look: Look, ev: float) -> Look:
+    """`look` with every light (clevr's area lights; photoreal's environment and sun) scaled by 2**`ev`."""
+    gain = 2.0**ev
+    update: dict[str, object] = {"exposure_correction_ev": round6(ev),
+                                 "lights": [light.model_copy(update={"power_w": round6(light.power_w * gain)})
+                                            for light in look.lights]}
+    if look.environment is not None:
+        update["environment"] = look.environment.model_copy(
+            update={"strength": round6(look.environment.strength * gain)})
+    if look.sun is not None:
+        update["sun"] = look.sun.model_copy(update={"strength": round6(look.sun.strength * gain)})
+    return look.model_copy(update=update)
+
+
+def with_look(item: Item, name: LookName, attempt: int = 0, exposure_correction_ev: float = 0.0) -> Item:
     """`item` in look `name`: the scene gains the drawn look (studio: the item unchanged, no look key)."""
-    look = draw_look(name, item.scene, item.family, item.seed_entropy, attempt)
+    look = draw_look(name, item.scene, item.family, item.seed_entropy, attempt, exposure_correction_ev)
     if look is None and item.scene.look is None:
         return item
     difficulty = {key: value for key, value in item.difficulty.items() if key != "look"}

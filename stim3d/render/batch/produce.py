@@ -26,7 +26,7 @@ from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.interchange import with_interchange
 from stim3d.scenes.items import make_item
-from stim3d.scenes.look_colours import MAX_REDRAWS, colour_failures
+from stim3d.scenes.look_colours import MAX_REDRAWS, colour_failures, exposure_correction
 from stim3d.scenes.look_contrast import STUDIO_REDRAW_GROUNDS, contrast_failures, object_contrasts, with_studio_ground
 from stim3d.scenes.looks import with_look
 from stim3d.scenes.model import Item, Provenance, round6
@@ -144,10 +144,11 @@ def _colours_hold(item: Item, output: RenderOutput, finished: Item, mask: np.nda
     assert item.scene.look is not None
     name = item.scene.look.name
     measured, failures, low = _colour_check(finished)
-    attempt = 0
+    attempt, correction = 0, 0.0
     while (failures or low) and attempt < MAX_REDRAWS:
         attempt += 1
-        item = with_look(item, name, attempt)
+        correction += exposure_correction(finished, _measured_colours(finished))
+        item = with_look(item, name, attempt, round(correction, 3))
         output = render_with(settings, item, workdir)
         finished, mask = finish_item(item, output, settings, key, raycast_map)
         measured, failures, low = _colour_check(finished)
@@ -174,13 +175,18 @@ def _ground_stands_out(item: Item, finished: Item, settings: RenderSettings, wor
 def _colour_check(finished: Item) -> tuple[dict[str, float], list[int], list[int]]:
     """(the family's colour measures, sorted ids of the objects whose colour fails, sorted ids of the objects under
     the contrast floor) of a rendered item."""
-    failures = set(colour_failures(finished, {t.id: t.measured_srgb for t in finished.ground_truth.objects}))
+    failures = set(colour_failures(finished, _measured_colours(finished)))
     measured: dict[str, float] = {}
     family = FAMILIES.get(finished.family)
     if family is not None and family.look_colour_check is not None:
         measured, failing = family.look_colour_check(finished)
         failures.update(failing)
     return measured, sorted(failures), contrast_failures(finished)
+
+
+def _measured_colours(finished: Item) -> dict[int, tuple[float, float, float] | None]:
+    """Each object's colour measured in the rendered image (median of its visible pixels), by id."""
+    return {t.id: t.measured_srgb for t in finished.ground_truth.objects}
 
 
 @dataclass(frozen=True)
