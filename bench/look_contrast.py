@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from stim3d.scenes.look_contrast import FLOOR_DE, min_contrast
-from stim3d.scenes.looks import look_name
+from stim3d.scenes.looks import look_name, redraws
 from stim3d.scenes.model import LOOK_NAMES, Item
 
 from .common import Run, name_list, parse_args, print_table
@@ -70,19 +70,14 @@ def _look_figures(items: list[Item]) -> dict[str, Any]:
         "share_under_floor": round(float(np.mean(values < FLOOR_DE)), 4) if len(values) else None,
         "share_under": {str(f): round(float(np.mean(values < f)), 4) if len(values) else None
                         for f in CANDIDATE_FLOORS},
-        "items_redrawn": sum(1 for item in items if _redraws(item) > 0),
-        "redraws": sum(_redraws(item) for item in items),
+        "items_redrawn": sum(1 for item in items if redraws(item) > 0),
+        "redraws": sum(redraws(item) for item in items),
         "items_under_floor": sum(1 for m in minima if m < FLOOR_DE),
         "items_under": {str(f): sum(1 for m in minima if m < f) for f in CANDIDATE_FLOORS},
         "lowest": [{"item": item.item_id, "object": t.id, "color": item.scene.object(t.id).color.name,
                     "shape": item.scene.object(t.id).shape, "visible_px": t.visible_px, "contrast_de": t.contrast_de}
                    for item, t in lowest],
     }
-
-
-def _redraws(item: Item) -> int:
-    """A look's redraws, or studio's ground redraws (scenes/look_contrast.py with_studio_ground)."""
-    return item.scene.look.redraws if item.scene.look is not None else int(item.difficulty.get("ground_redraws", 0))
 
 
 def main() -> None:

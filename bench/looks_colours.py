@@ -48,6 +48,7 @@ from stim3d.render.batch.plan import expand
 from stim3d.scenes import surfaces
 from stim3d.scenes.colors import PALETTE, delta_e_srgb, srgb_to_lab
 from stim3d.scenes.look_colours import MIN_VISIBLE_PX, colour_failures
+from stim3d.scenes.looks import look_name, redraws
 from stim3d.scenes.model import LOOK_NAMES, Item
 
 from .common import Run, name_list, parse_args, print_table
@@ -100,7 +101,7 @@ def judged_objects(item: Item) -> list[dict[str, Any]]:
         if (truth.measured_srgb is None or obj.color.name not in PALETTE or surfaces.carries_print(obj.attributes)
                 or truth.visible_px < MIN_VISIBLE_PX):
             continue
-        records.append({"item": item.item_id, "redraws": look.redraws if look is not None else 0,
+        records.append({"item": item.item_id, "redraws": redraws(item),
                         "colour": obj.color.name, "material": materials.get(obj.id),
                         "environment": environment, "measured_srgb": list(truth.measured_srgb),
                         "delta_e": round(float(delta_e_srgb(truth.measured_srgb, PALETTE[obj.color.name])), 3)})
@@ -126,11 +127,11 @@ def collect(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         look = item.scene.look
         if look is None:
             measured = {t.id: t.measured_srgb for t in item.ground_truth.objects}
-            failing, redraws = bool(colour_failures(item, measured)), 0
+            failing = bool(colour_failures(item, measured))
         else:
-            failing, redraws = bool(look.colour_failures), look.redraws
-        name = look.name if look is not None else "studio"
-        items.append({"look": name, "family": item.family, "item": item.item_id, "redraws": redraws,
+            failing = bool(look.colour_failures)
+        name = look_name(item)
+        items.append({"look": name, "family": item.family, "item": item.item_id, "redraws": redraws(item),
                       "still_failing": failing})
         objects += [{"look": name, "family": item.family, **record} for record in judged_objects(item)]
     return items, objects

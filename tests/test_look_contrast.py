@@ -25,7 +25,7 @@ from stim3d.scenes.look_contrast import (
     object_contrasts,
     ring,
 )
-from stim3d.scenes.looks import CLEVR_GROUND, draw_look
+from stim3d.scenes.looks import CLEVR_GROUND, draw_look, redraws
 from stim3d.scenes.visibility import measure
 
 GREY, RED, BLUE = (128, 128, 128), (204, 20, 20), (26, 66, 219)
@@ -121,6 +121,7 @@ def test_records_carry_the_least_contrast_and_studio_redraws_only_its_ground(tmp
     monkeypatch.setattr(produce, "render_with", on_stage)
     done = load_item(produce.render_item(item, settings, tmp_path / "o1", tmp_path / "w", key="k"))
     assert done.difficulty["ground_redraws"] == 1 and done.scene.stage.ground_srgb != item.scene.stage.ground_srgb
+    assert redraws(done) == 1  # what `stim3d sweep look`'s looks.json and the looks benches report for it
     assert min(t.contrast_de for t in done.ground_truth.objects if t.contrast_de is not None) >= FLOOR_DE
 
     monkeypatch.setattr(produce, "render_with", _fake_render(lambda rendered, obj: obj.color.srgb))
@@ -129,7 +130,7 @@ def test_records_carry_the_least_contrast_and_studio_redraws_only_its_ground(tmp
     contrasts = [t.contrast_de for t in done.ground_truth.objects if t.contrast_de is not None]
     (record, *_) = records_for(done, "image.png", "0" * 64)
     assert record.difficulty["min_contrast_de"] == min(contrasts) >= FLOOR_DE
-    assert "ground_redraws" not in record.difficulty and done.scene.stage == item.scene.stage
+    assert "ground_redraws" not in record.difficulty and done.scene.stage == item.scene.stage and redraws(done) == 0
     assert "contrast_de" not in json.dumps(make_item("shape_color_count", {}, [2026, 0, 1], "scc",
                                                      Frame(96, 72)).model_dump(mode="json"))  # composed: absent
 

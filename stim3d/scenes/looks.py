@@ -353,3 +353,11 @@ def with_look(item: Item, name: LookName, attempt: int = 0, exposure_correction_
 def look_name(item: Item) -> LookName:
     """The look an item was drawn in (studio when it records none)."""
     return item.scene.look.name if item.scene.look is not None else "studio"
+
+
+def redraws(item: Item) -> int:
+    """How often a rendered item was drawn again for colour or contrast: its look's redraws, or in studio (no look
+    to draw) its ground's grey redraw (scenes/look_contrast.py `with_studio_ground`, `difficulty.ground_redraws`)."""
+    if item.scene.look is not None:
+        return item.scene.look.redraws
+    return int(item.difficulty.get("ground_redraws") or 0)

@@ -32,7 +32,7 @@ from stim3d.render.batch.keys import level_key
 from stim3d.render.batch.lock import folder_lock
 from stim3d.render.sweep.run import SweepRunReport, refuse_batch_folder
 from stim3d.render.sweep.sources import load_sources
-from stim3d.scenes.looks import with_look
+from stim3d.scenes.looks import redraws, with_look
 from stim3d.scenes.model import LOOK_NAMES, Item, LookName
 from stim3d.scenes.names import check_name
 from stim3d.scenes.sweep import SweepError
@@ -139,8 +139,9 @@ def _look_entry(item: Item, run: ComposedReport, folder: BatchFolder, report: Lo
         return {"look": look, "item_id": item.item_id, "status": "failed", "reason": run.reasons[item.item_id]}
     report.rendered += state == "rendered"
     report.skipped += state == "skipped"
-    drawn = load_item(folder.item_dir(item.item_id)).scene.look
-    return {"look": look, "item_id": item.item_id, "status": state, "redraws": drawn.redraws if drawn else 0,
+    rendered = load_item(folder.item_dir(item.item_id))
+    drawn = rendered.scene.look
+    return {"look": look, "item_id": item.item_id, "status": state, "redraws": redraws(rendered),
             "colour_failures": list(drawn.colour_failures) if drawn else [],
             "contrast_failures": list(drawn.contrast_failures) if drawn else []}
 

@@ -54,7 +54,7 @@ describes; each question's
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NamedTuple
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
@@ -64,6 +64,7 @@ from ...model import SHAPES, Camera, Scene, SceneObject, round6
 from ...object_library import checked_names
 from ...placement import Bounds, InfeasibleError, Layout, resting_pose, yaw_quat
 from ...primitives import axis_angle_quat, matrix_to_quat, quat_to_matrix, unit_dimensions
+from ...visibility import VisibilityCanvas
 from ..base import ADDED_PARAM, Composed, Family, FamilyParams, Frame
 from ..shared.grid_layout import cell_centre, framing_camera, order_preserved, view_direction
 from ..shared.stage import COUNTING_VIEW_DISTANCE, camera_distance, lights_around
@@ -276,7 +277,7 @@ def _size_contrast(layout: Layout, objects: list[SceneObject], cells: dict, exce
     return ratios if all(visible_as_exception(ratios[c], grown[c]) for c in exceptions) else None
 
 
-def _cue_canvas(layout: Layout, tiles: list[SceneObject]):
+def _cue_canvas(layout: Layout, tiles: list[SceneObject]) -> VisibilityCanvas | None:
     """The layout's canvas with the tiles added, or None when a tile is too hidden or an object loses too much."""
     canvas = layout.canvas.copy()
     if not all(layout.in_frame(tile) for tile in tiles):
@@ -293,8 +294,22 @@ def _cue_canvas(layout: Layout, tiles: list[SceneObject]):
     return canvas
 
 
+class FirstLayout(NamedTuple):
+    """The camera and placement `_first_layout` found for a planned grid, and what it took to find them."""
+
+    layout: Layout  # the placed grid (`_layout`)
+    objects: list[SceneObject]
+    camera: Camera
+    scale: float
+    attempt: int  # which of the LAYOUTS cameras
+    tiles: list[SceneObject]  # T4's cue tiles
+    cue_canvas: VisibilityCanvas  # the layout's visibility canvas with the cue tiles placed
+    contrast: dict[Cell, dict[str, float]]  # size exceptions: each cell's measured image-area contrast
+    rejected: dict[str, int]  # cameras rejected, by reason
+
+
 def _first_layout(params: RoseGridParams, frame: Frame, rng: np.random.Generator, cells: dict, exceptions: set[Cell],
-                  regions: dict):
+                  regions: dict) -> FirstLayout:
     """The first of the LAYOUTS cameras that shows the planned grid (and its cue tiles), or InfeasibleError."""
     rejected: dict[str, int] = {}
     contrast: dict[Cell, dict[str, float]] = {}
@@ -316,7 +331,7 @@ def _first_layout(params: RoseGridParams, frame: Frame, rng: np.random.Generator
         tiles = cue_tiles(regions["T4"][1], len(objects) + 1, params.rows, params.cols)
         cue_canvas = _cue_canvas(layout, tiles)
         if cue_canvas is not None:
-            return layout, objects, camera, scale, attempt, tiles, cue_canvas, contrast, rejected
+            return FirstLayout(layout, objects, camera, scale, attempt, tiles, cue_canvas, contrast, rejected)
         rejected["cue_visibility"] = rejected.get("cue_visibility", 0) + 1
     worst = max(rejected, key=lambda k: rejected[k]) if rejected else "placement"
     raise InfeasibleError(worst, f"no {params.rows}x{params.cols} rose grid among {LAYOUTS} layouts met it "
@@ -328,14 +343,15 @@ def compose(params: RoseGridParams, rng: np.random.Generator, frame: Frame) -> C
         exceptions, regions = plan_tasks(params, rng)
         cells = plan_elements(params, exceptions, rng)
         try:
-            layout, objects, camera, scale, attempt, tiles, cue_canvas, contrast, rejected = _first_layout(
-                params, frame, rng, cells, exceptions, regions)
+            found = _first_layout(params, frame, rng, cells, exceptions, regions)
             break
         except InfeasibleError:
             if redraw == PLAN_ATTEMPTS - 1:
                 raise
+    layout, camera, scale, tiles, cue_canvas, contrast = (found.layout, found.camera, found.scale, found.tiles,
+                                                          found.cue_canvas, found.contrast)
     objects = [o.model_copy(update={"attributes": {**o.attributes, **contrast[_cell(o)]}}) if _cell(o) in contrast else o
-               for o in objects]
+               for o in found.objects]
     lights = lights_around(np.zeros(3), scale=max(1.0, camera_distance(camera, np.zeros(3)) / COUNTING_VIEW_DISTANCE))
     truth = (cue_canvas if params.cue else layout.canvas).result()
     scene = Scene(camera=camera, lights=lights, objects=objects + (tiles if params.cue else []))
@@ -359,7 +375,8 @@ def compose(params: RoseGridParams, rng: np.random.Generator, frame: Frame) -> C
         "cue": params.cue, "cue_cells": len(tiles),
         "least_visibility": min(visibility[o.id] for o in objects),
         "cue_least_visibility": min(cue_canvas.visibility()[t.id] for t in tiles),
-        "layout_attempt": attempt, "object_scale": scale, "size_contrast_redraws": rejected.get("size_contrast", 0),
+        "layout_attempt": found.attempt, "object_scale": scale,
+        "size_contrast_redraws": found.rejected.get("size_contrast", 0),
         "plan_redraws": redraw,
     }
     return Composed(scene=scene, questions=questions, truth=truth, difficulty=difficulty)
