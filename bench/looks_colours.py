@@ -35,6 +35,7 @@ older commit and once at the newer, each with its own `--out`. `--looks clevr,ph
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import tempfile
@@ -62,6 +63,8 @@ def _args(parser) -> None:
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--looks", default=",".join(LOOK_NAMES), help="comma-separated looks (default: all)")
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated families with colour names")
+    parser.add_argument("--markdown", nargs="+", type=Path, metavar="RESULTS_JSON",
+                        help="render nothing: print the docs' table per look and family of these results files")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
                         help="render nothing: compare two results files on the items drawn alike in both")
     parser.add_argument("--seed", type=int, default=26, help="the batch seed (another seed: scenes independent of "
@@ -114,6 +117,7 @@ def summary(items: list[dict[str, Any]], objects: list[dict[str, Any]]) -> dict[
     failing = sum(i["still_failing"] for i in items)
     return {"items": len(items), "redrawn": sum(i["redraws"] > 0 for i in items),
             "redraws": sum(i["redraws"] for i in items), "still_failing": failing,
+            "exposure_corrected": sum(i.get("exposure_correction_ev", 0.0) != 0.0 for i in items),
             "failing_share": round(failing / len(items), 3) if items else None, "judged_objects": len(errors),
             "delta_e_median": round(float(np.median(errors)), 2) if errors else None,
             "delta_e_p95": round(float(np.percentile(errors, 95)), 2) if errors else None}
@@ -132,6 +136,7 @@ def collect(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             failing = bool(look.colour_failures)
         name = look_name(item)
         items.append({"look": name, "family": item.family, "item": item.item_id, "redraws": redraws(item),
+                      "exposure_correction_ev": look.exposure_correction_ev if look is not None else 0.0,
                       "still_failing": failing})
         objects += [{"look": name, "family": item.family, **record} for record in judged_objects(item)]
     return items, objects
@@ -159,6 +164,43 @@ def compare(before: Path, after: Path) -> None:
     for path, objects in zip((before, after), runs):
         print_table(f"{path.name}: per look and material, all judged objects (final draws)", [
             "look", "material", "objects", "median dE", "p95 dE", "median dL*", "median dC*"], _by_material(objects))
+
+
+def failing_bound(failing: int, items: int, confidence: float = 0.95) -> float:
+    """One-sided upper bound on the share of failing items given `failing` of `items` (Clopper-Pearson): the
+    largest share under which seeing this few failures still has probability 1 - `confidence` (0 of n: about
+    3/n). The issue's bar is a share under 1 %; a sample shows it only when this bound is under 1 % too."""
+    if items == 0:
+        return 1.0
+    low, high = failing / items, 1.0
+    for _ in range(60):  # bisection on the binomial tail P(X <= failing | share)
+        share = (low + high) / 2
+        tail = sum(math.comb(items, k) * share**k * (1 - share) ** (items - k) for k in range(failing + 1))
+        low, high = (share, high) if tail > 1 - confidence else (low, share)
+    return high
+
+
+def markdown(paths: list[Path]) -> None:
+    """The docs' table over results files (one per preset): per look and family, then per look."""
+    figures = [json.loads(path.read_text())["figures"] for path in paths]
+    looks = sorted({look for f in figures for look in f["per_family"]})
+    print("| look | family | items | redrawn (redraws) | exposure corrected | still failing | share | 95 % upper bound "
+          "| median dE | p95 dE |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for look in looks:
+        rows = [(family, row) for f in figures for family, row in f["per_family"].get(look, {}).items()
+                if row["items"]]
+        for family, row in rows:
+            print(f"| {look} | {family} | {row['items']} | {row['redrawn']} ({row['redraws']}) | "
+                  f"{row.get('exposure_corrected', '-')} | {row['still_failing']} | {100 * row['still_failing'] / row['items']:.1f} % | "
+                  f"{100 * failing_bound(row['still_failing'], row['items']):.1f} % | {row['delta_e_median']} | "
+                  f"{row['delta_e_p95']} |")
+        items = sum(row["items"] for _, row in rows)
+        failing = sum(row["still_failing"] for _, row in rows)
+        print(f"| **{look}** | **all** | {items} | {sum(r['redrawn'] for _, r in rows)} "
+              f"({sum(r['redraws'] for _, r in rows)}) | {sum(r.get('exposure_corrected', 0) for _, r in rows)} | "
+              f"{failing} | {100 * failing / max(items, 1):.1f} % | "
+              f"{100 * failing_bound(failing, items):.1f} % | | |")
 
 
 def _alike(first: tuple[str | None, int | None], second: tuple[str | None, int | None]) -> bool:
@@ -210,6 +252,9 @@ def main() -> None:
     args = parse_args(__doc__.splitlines()[0], _args)
     if args.compare:
         compare(*args.compare)
+        return
+    if args.markdown:
+        markdown(args.markdown)
         return
     count = 1 if args.quick else args.count
     width, height = (int(v) for v in args.size.split("x"))

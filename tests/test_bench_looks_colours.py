@@ -58,3 +58,14 @@ def test_a_preset_sample_keeps_the_presets_own_tasks_and_settings_in_the_asked_l
         _preset_config("dysm4d", ("shape_color_count",), "clevr")
     with pytest.raises(SystemExit, match="has no task of"):
         _preset_config("rose3d", ("ava_color",), "clevr")
+
+
+def test_the_failing_share_bound_is_the_exact_binomial_one():
+    """0 failures in n items bound the share at about 3/n (the rule of three): 200 clean items do not yet show a
+    share under 1 %; 1 in 200 gives Clopper-Pearson's one-sided 95 % bound 2.35 %."""
+    from bench.looks_colours import failing_bound
+
+    assert failing_bound(0, 200) == pytest.approx(1 - 0.05 ** (1 / 200), rel=1e-6)
+    assert failing_bound(0, 200) > 0.01 > failing_bound(0, 300)
+    assert failing_bound(1, 200) == pytest.approx(0.0235, abs=5e-4)
+    assert failing_bound(0, 0) == 1.0
