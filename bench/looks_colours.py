@@ -49,6 +49,7 @@ from stim3d.render.batch.plan import expand
 from stim3d.scenes import surfaces
 from stim3d.scenes.colors import PALETTE, delta_e_srgb, srgb_to_lab
 from stim3d.scenes.look_colours import MIN_VISIBLE_PX, colour_failures
+from stim3d.scenes.look_contrast import contrast_failures
 from stim3d.scenes.looks import look_name, redraws
 from stim3d.scenes.model import LOOK_NAMES, Item
 
@@ -118,6 +119,7 @@ def summary(items: list[dict[str, Any]], objects: list[dict[str, Any]]) -> dict[
     return {"items": len(items), "redrawn": sum(i["redraws"] > 0 for i in items),
             "redraws": sum(i["redraws"] for i in items), "still_failing": failing,
             "exposure_corrected": sum(i.get("exposure_correction_ev", 0.0) != 0.0 for i in items),
+            "under_contrast_floor": sum(i.get("under_contrast_floor", False) for i in items),
             "failing_share": round(failing / len(items), 3) if items else None, "judged_objects": len(errors),
             "delta_e_median": round(float(np.median(errors)), 2) if errors else None,
             "delta_e_p95": round(float(np.percentile(errors, 95)), 2) if errors else None}
@@ -137,7 +139,7 @@ def collect(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         name = look_name(item)
         items.append({"look": name, "family": item.family, "item": item.item_id, "redraws": redraws(item),
                       "exposure_correction_ev": look.exposure_correction_ev if look is not None else 0.0,
-                      "still_failing": failing})
+                      "still_failing": failing, "under_contrast_floor": bool(contrast_failures(item))})
         objects += [{"look": name, "family": item.family, **record} for record in judged_objects(item)]
     return items, objects
 
@@ -185,8 +187,8 @@ def markdown(paths: list[Path]) -> None:
     figures = [json.loads(path.read_text())["figures"] for path in paths]
     looks = sorted({look for f in figures for look in f["per_family"]})
     print("| look | family | items | redrawn (redraws) | exposure corrected | still failing | share | 95 % upper bound "
-          "| median dE | p95 dE |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| median dE | p95 dE | under the contrast floor |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for look in looks:
         rows = [(family, row) for f in figures for family, row in f["per_family"].get(look, {}).items()
                 if row["items"]]
@@ -194,13 +196,14 @@ def markdown(paths: list[Path]) -> None:
             print(f"| {look} | {family} | {row['items']} | {row['redrawn']} ({row['redraws']}) | "
                   f"{row.get('exposure_corrected', '-')} | {row['still_failing']} | {100 * row['still_failing'] / row['items']:.1f} % | "
                   f"{100 * failing_bound(row['still_failing'], row['items']):.1f} % | {row['delta_e_median']} | "
-                  f"{row['delta_e_p95']} |")
+                  f"{row['delta_e_p95']} | {row.get('under_contrast_floor', '-')} |")
         items = sum(row["items"] for _, row in rows)
         failing = sum(row["still_failing"] for _, row in rows)
         print(f"| **{look}** | **all** | {items} | {sum(r['redrawn'] for _, r in rows)} "
               f"({sum(r['redraws'] for _, r in rows)}) | {sum(r.get('exposure_corrected', 0) for _, r in rows)} | "
               f"{failing} | {100 * failing / max(items, 1):.1f} % | "
-              f"{100 * failing_bound(failing, items):.1f} % | | |")
+              f"{100 * failing_bound(failing, items):.1f} % | | | "
+              f"{sum(r.get('under_contrast_floor', 0) for _, r in rows)} |")
 
 
 def _alike(first: tuple[str | None, int | None], second: tuple[str | None, int | None]) -> bool:

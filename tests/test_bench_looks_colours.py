@@ -16,12 +16,13 @@ def _object(item: str, environment: str, delta_e: float, material: str = "plasti
 
 
 def test_summary_counts_items_and_takes_the_error_statistics_over_objects():
-    items = [{"redraws": 0, "still_failing": False}, {"redraws": 2, "still_failing": True},
-             {"redraws": 1, "still_failing": False}, {"redraws": 0, "still_failing": False}]
+    items = [{"redraws": 0, "still_failing": False}, {"redraws": 2, "still_failing": True, "exposure_correction_ev": -0.5},
+             {"redraws": 1, "still_failing": False, "under_contrast_floor": True}, {"redraws": 0, "still_failing": False}]
     objects = [_object("a", "city", float(v)) for v in range(1, 21)]
     row = summary(items, objects)
     assert (row["items"], row["redrawn"], row["redraws"], row["still_failing"]) == (4, 2, 3, 1)
     assert row["failing_share"] == 0.25 and row["judged_objects"] == 20
+    assert (row["exposure_corrected"], row["under_contrast_floor"]) == (1, 1)
     assert row["delta_e_median"] == 10.5 and row["delta_e_p95"] == pytest.approx(19.05)
     assert summary([], [])["delta_e_median"] is None  # a look with no items says so, it does not divide by 0
 
