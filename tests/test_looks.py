@@ -14,7 +14,15 @@ from stim3d.render.settings import RenderSettings
 from stim3d.scenes.colors import PALETTE
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
-from stim3d.scenes.look_colours import MARGIN_DE, MAX_CORRECTION_EV, colour_failures, colour_margin, exposure_correction
+from stim3d.scenes.look_colours import (
+    MARGIN_DE,
+    MAX_CORRECTION_EV,
+    Draw,
+    colour_failures,
+    colour_margin,
+    exposure_correction,
+    next_draw,
+)
 from stim3d.scenes.looks import ENVIRONMENTS, GROUND_MATERIALS, OBJECT_MATERIALS, PER_OBJECT_FAMILIES
 
 FRAME = Frame(64, 48)
@@ -166,9 +174,9 @@ def test_exposure_correction_reads_too_bright_and_too_dark_failures_by_hand():
 @pytest.mark.parametrize("look", ["clevr", "photoreal"])
 def test_a_colour_the_light_pushes_off_its_name_is_redrawn_with_less_light(tmp_path, monkeypatch, look):
     """A stand-in renderer lights one orange object 2.2 times too bright (its red clips, it reads yellow) and scales
-    that by the draw's recorded light, as Cycles would: every draw without a correction fails, so the redraw must
-    carry one. The kept look names the correction, passes the check, and its light strengths are the same
-    attempt's drawn without the correction times 2**ev."""
+    that by the draw's recorded light, as Cycles would: every draw without a correction fails, so a redraw must
+    correct the exposure. The kept look names the correction, passes the check, and is the first draw bracketed:
+    its light strengths are the first draw's times 2**ev."""
     from stim3d.render.backends.output import RenderOutput
     from stim3d.render.batch import produce
     from stim3d.scenes.colors import linear_to_srgb, srgb_to_linear
@@ -198,12 +206,24 @@ def test_a_colour_the_light_pushes_off_its_name_is_redrawn_with_less_light(tmp_p
     assert kept["colour_failures"] == [] and kept["redraws"] >= 1
     ev = kept["exposure_correction_ev"]
     assert ev < -0.5
-    plain = draw_look(look, item.scene, item.family, item.seed_entropy, kept["redraws"])
+    plain = draw_look(look, item.scene, item.family, item.seed_entropy, 0)
     if look == "clevr":
         assert [light["power_w"] for light in kept["lights"]] == pytest.approx(
             [light.power_w * 2.0**ev for light in plain.lights], rel=1e-4)
     else:
         assert kept["environment"]["strength"] == pytest.approx(plain.environment.strength * 2.0**ev, rel=1e-4)
+
+
+def test_a_redraw_brackets_the_same_draw_while_the_meter_points_one_way_then_draws_afresh():
+    """The same draw is corrected again while the measured step keeps its sign; a step that would turn back, one too
+    small to be worth a render, or none (a contrast failure) takes the next draw, uncorrected: a correction measured
+    under one draw's materials and light is never carried to another."""
+    first = Draw()
+    assert next_draw(first, -0.6) == Draw(0, -0.6)
+    assert next_draw(Draw(0, -0.6), -0.3) == Draw(0, -0.9)
+    assert next_draw(Draw(0, -0.6), 0.4) == Draw(1, 0.0)
+    assert next_draw(Draw(2, 0.5), 0.05) == Draw(3, 0.0)
+    assert next_draw(first, 0.0) == Draw(1, 0.0)
 
 
 def _look_features(item) -> tuple:

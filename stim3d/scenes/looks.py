@@ -158,9 +158,15 @@ OBJECT_MATERIALS: dict[str, ObjectMaterial] = {
     "ceramic": ObjectMaterial((0.05, 0.12), 0.0, 0.6, ("glossy",), False, 0.03, 0.08),
 }
 BEVEL_SHARE = 0.03  # photoreal's rounded-edge shading: the Bevel node's radius as a share of the object's size
+# clevr's metal is a metallic paint (issue 44): a bare metal shows its colour only as bright as what it mirrors, and
+# clevr's room (a 0.3 white world, a mid-grey floor) mirrors at about a third of the palette's brightness: orange,
+# yellow, grey and blue metals then read as other names whatever the exposure (an orange metal cone measured
+# (0.64, 0.30, 0.01), nearer red, while the rubber beside it was right). A coloured base, 30 % metallic, under a clear
+# coat reads its colour (that cone: margin -8 to +21 CIEDE2000) and stays shiny, as photoreal's and studio's glossy
+# finishes do. Recorded per object (ObjectLook.metallic, .coat), so an older item.json renders its bare metal.
 CLEVR_MATERIALS: dict[str, ObjectMaterial] = {
     "rubber": ObjectMaterial((0.9, 0.9), 0.0, 0.0, ("matte",), True),
-    "metal": ObjectMaterial((0.2, 0.2), 1.0, 0.0, ("glossy",), False),
+    "metal": ObjectMaterial((0.2, 0.2), 0.3, 1.0, ("glossy",), False),
 }
 # CLEVR's rig in the camera's frame (x: right, y: toward the camera, z: up), scene units; power in W at scale 1.
 CLEVR_LIGHTS = (("key", (2.5, 3.0, 6.0), 2.0, 550.0), ("fill", (-4.5, 2.5, 3.0), 2.0, 150.0),
@@ -306,15 +312,15 @@ def _wear(look: ObjectLook, size: float, rng: np.random.Generator) -> dict[str, 
 
 
 def draw_look(name: LookName, scene: Scene, family: str, entropy: list[int], attempt: int = 0,
-              exposure_correction_ev: float = 0.0) -> Look | None:
+              exposure_correction_ev: float = 0.0, redraws: int | None = None) -> Look | None:
     """The look `name` drawn for a scene of `family` from the item's `entropy`; None for studio.
 
     `attempt` > 0 draws again from a fresh stream (a colour or contrast check asked for
-    it; clevr also changes its ground's grey); `exposure_correction_ev` then scales every
-    light of the draw by 2**ev (scenes/look_colours.py exposure_correction: the failing
-    colours were measured too bright or too dark). The draws themselves do not depend on
-    it, so attempt k without a correction is what it always was. The result is a pure
-    function of the arguments.
+    it; clevr also changes its ground's grey); `exposure_correction_ev` scales every
+    light of the draw by 2**ev (scenes/look_colours.py `next_draw`: the failing colours
+    were measured too bright or too dark). The draws themselves do not depend on it, so
+    attempt k uncorrected is what it always was. `redraws` (default: `attempt`) is how
+    many renders came before this one. The result is a pure function of the arguments.
     """
     if name == "studio":
         return None
@@ -322,7 +328,7 @@ def draw_look(name: LookName, scene: Scene, family: str, entropy: list[int], att
     look = _clevr(scene, family, rng, attempt) if name == "clevr" else _photoreal(scene, family, rng)
     if exposure_correction_ev:
         look = _exposed(look, exposure_correction_ev)
-    return look.model_copy(update={"redraws": attempt})
+    return look.model_copy(update={"redraws": attempt if redraws is None else redraws})
 
 
 def _exposed(look: Look, ev: float) -> Look:
@@ -339,9 +345,10 @@ def _exposed(look: Look, ev: float) -> Look:
     return look.model_copy(update=update)
 
 
-def with_look(item: Item, name: LookName, attempt: int = 0, exposure_correction_ev: float = 0.0) -> Item:
+def with_look(item: Item, name: LookName, attempt: int = 0, exposure_correction_ev: float = 0.0,
+              redraws: int | None = None) -> Item:
     """`item` in look `name`: the scene gains the drawn look (studio: the item unchanged, no look key)."""
-    look = draw_look(name, item.scene, item.family, item.seed_entropy, attempt, exposure_correction_ev)
+    look = draw_look(name, item.scene, item.family, item.seed_entropy, attempt, exposure_correction_ev, redraws)
     if look is None and item.scene.look is None:
         return item
     difficulty = {key: value for key, value in item.difficulty.items() if key != "look"}

@@ -262,11 +262,12 @@ class Look(Strict):
     Appearance only: under a look, `lights` replaces the scene's lights, `ground` and
     `environment` replace the stage's colours, and each object gets `objects[id]`'s
     material over its palette colour. Geometry, camera and ground truth never change.
-    `redraws` counts how often the look was drawn again because a named colour was no
+    `redraws` counts how often the item was rendered again because a named colour was no
     longer the nearest palette colour in the rendered image (scenes/look_colours.py) or an
     object stood out from its surroundings by less than the contrast floor (scenes/look_contrast.py);
-    `exposure_correction_ev` is the light scaling a redraw carried to bring failing colours
-    back to their names' lightness (already applied to the strengths recorded here).
+    a redraw renders the same draw with its exposure corrected or a fresh draw
+    (scenes/look_colours.py `next_draw`). `exposure_correction_ev` is the kept draw's correction,
+    already applied to the strengths recorded here.
     """
 
     name: Literal["clevr", "photoreal"]
@@ -285,8 +286,8 @@ class Look(Strict):
         default_factory=list, description="objects still standing out from their surroundings by less than the "
         "contrast floor after the last redraw (scenes/look_contrast.py); absent when none")
     exposure_correction_ev: Annotated[float, ADDED] = Field(
-        0.0, description="stops the redraw's light was scaled by because the objects failing the colour check were "
-        "measured too bright or too dark (scenes/look_colours.py exposure_correction); absent when 0")
+        0.0, description="stops this draw's lights were scaled by because the objects failing the colour check were "
+        "measured too bright or too dark (scenes/look_colours.py next_draw); absent when 0")
 
     def of(self, object_id: int) -> ObjectLook:
         for material in self.objects:

@@ -26,7 +26,7 @@ from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.interchange import with_interchange
 from stim3d.scenes.items import make_item
-from stim3d.scenes.look_colours import MAX_REDRAWS, colour_failures, exposure_correction
+from stim3d.scenes.look_colours import MAX_REDRAWS, Draw, colour_failures, exposure_correction, next_draw
 from stim3d.scenes.look_contrast import STUDIO_REDRAW_GROUNDS, contrast_failures, object_contrasts, with_studio_ground
 from stim3d.scenes.looks import with_look
 from stim3d.scenes.model import Item, Provenance, round6
@@ -136,7 +136,8 @@ def render_item(item: Item, settings: RenderSettings, out: Path, workdir: Path, 
 
 def _colours_hold(item: Item, output: RenderOutput, finished: Item, mask: np.ndarray, settings: RenderSettings,
                   workdir: Path, key: str | None, raycast_map: np.ndarray | None):
-    """Redraw the look (up to MAX_REDRAWS times) while a named colour is not the nearest palette colour in the
+    """Render again (up to MAX_REDRAWS times; the same draw with its exposure corrected, or a fresh draw:
+    scenes/look_colours.py `next_draw`) while a named colour is not the nearest palette colour in the
     image (scenes/look_colours.py), the family's own colour check fails (`Family.look_colour_check`: OddGrid's
     measured dE) or an object stands out from its surroundings by less than the contrast floor
     (scenes/look_contrast.py); the family's measures and the objects still failing each check after the last
@@ -144,11 +145,11 @@ def _colours_hold(item: Item, output: RenderOutput, finished: Item, mask: np.nda
     assert item.scene.look is not None
     name = item.scene.look.name
     measured, failures, low = _colour_check(finished)
-    attempt, correction = 0, 0.0
+    attempt, draw = 0, Draw()
     while (failures or low) and attempt < MAX_REDRAWS:
         attempt += 1
-        correction += exposure_correction(finished, _measured_colours(finished))
-        item = with_look(item, name, attempt, round(correction, 3))
+        draw = next_draw(draw, exposure_correction(finished, _measured_colours(finished)))
+        item = with_look(item, name, draw.index, draw.ev, redraws=attempt)
         output = render_with(settings, item, workdir)
         finished, mask = finish_item(item, output, settings, key, raycast_map)
         measured, failures, low = _colour_check(finished)
