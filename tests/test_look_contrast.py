@@ -155,6 +155,29 @@ def test_a_look_redraws_while_an_object_is_under_the_floor_and_records_it_apart_
     assert target.id in look["contrast_failures"] and target.id not in look["colour_failures"]
 
 
+def test_an_object_under_the_floor_takes_fresh_draws_even_when_a_colour_also_reads_dark(tmp_path, monkeypatch):
+    """One object vanishes into a ground of its own colour and another is painted half as bright as its name (a
+    colour failure whose exposure step is clear): an exposure correction of the same draw cannot give the first
+    object another ground, so every redraw is a fresh, uncorrected draw."""
+    item = make_item("shape_color_count", {}, [2026, 0, 1], "scc", Frame(96, 72), look="photoreal")
+    target, dark = [o for o in item.scene.objects if item.ground_truth.of(o.id).visible_px >= MIN_VISIBLE_PX][:2]
+    drawn = []
+
+    def render(settings, rendered, workdir):
+        look = rendered.scene.look
+        drawn.append((look.exposure_correction_ev, look.environment.name, look.environment.rotation_deg))
+        paint = _fake_render(lambda r, obj: np.asarray(obj.color.srgb) * (0.5 if obj.id == dark.id else 1.0),
+                             background=tuple(np.round(np.asarray(target.color.srgb) * 255)))
+        return paint(settings, rendered, workdir)
+
+    monkeypatch.setattr(produce, "render_with", render)
+    folder = produce.render_item(item, RenderSettings(width=96, height=72, samples=1, look="photoreal"),
+                                 tmp_path / "o", tmp_path / "w", key="k")
+    look = json.loads((folder / "item.json").read_text())["scene"]["look"]
+    assert dark.id in look["colour_failures"] and target.id in look["contrast_failures"]
+    assert [ev for ev, _name, _turn in drawn] == [0.0] * 4 and len(set(drawn)) == 4
+
+
 def test_clevr_keeps_its_grey_ground_on_the_first_draw_and_changes_it_on_a_redraw():
     item = make_item("shape_count", {}, [2026, 0, 0], "sc", Frame(96, 72), look="clevr")
     scene = item.scene.model_copy(update={"objects": [o.model_copy(update={"color": named("gray")})

@@ -17,8 +17,9 @@ a dark ground reads red. So while the failing objects' measured luminance says t
 light is off (`exposure_correction`: the stops back to their names' luminance), the same
 draw is rendered again with its lights scaled by that much (scenes/looks.py
 `draw_look`), and again while the meter keeps pointing the same way; a correction that
-would turn back, a step under MIN_CORRECTION_EV, or a failure of contrast alone takes a
-fresh draw (the next look stream, uncorrected) instead. A correction measured on one
+would turn back, a step under MIN_CORRECTION_EV, or any object under the contrast floor
+(which needs another ground or material) takes a fresh draw (the next look stream,
+uncorrected) instead. A correction measured on one
 draw is never carried to another: a fresh draw may give the object another material,
 ground or map, under which the same stops would be wrong.
 
