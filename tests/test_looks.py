@@ -11,7 +11,7 @@ import pytest
 from stim3d.render.batch.config import BatchConfig, ConfigError, parse_config
 from stim3d.render.batch.plan import expand
 from stim3d.render.settings import RenderSettings
-from stim3d.scenes.colors import PALETTE
+from stim3d.scenes.colors import PALETTE, linear_to_srgb, srgb_to_linear
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.look_colours import (
@@ -156,19 +156,39 @@ def _with_orange(item, object_id: int):
     return item.model_copy(update={"scene": item.scene.model_copy(update={"objects": objects})})
 
 
-def test_exposure_correction_reads_too_bright_and_too_dark_failures_by_hand():
-    """An orange measured clipped and yellow (issue 44's clevr ROSE grids) asks for less light, one measured brown
-    for more, within one stop; an orange measured as named asks for nothing."""
+def test_exposure_correction_predicts_a_change_that_clears_every_judged_object_by_hand():
+    """An orange measured clipped and yellow (issue 44's clevr ROSE grids) asks for less light, and a whole draw
+    measured dark (its orange brown) for more, each predicted to clear the margin; an orange measured as named
+    asks for nothing; a board
+    whose shaded orange reads red while its lit orange reads yellow has no single exposure, so none is asked for
+    (a fresh draw follows)."""
     item = _item("shape_color_count", "clevr")
-    target = next(o for o in item.scene.objects if item.ground_truth.of(o.id).visible_px >= 30)
-    item = _with_orange(item, target.id)
+    first, second = [o for o in item.scene.objects if item.ground_truth.of(o.id).visible_px >= 30][:2]
+    item = _with_orange(_with_orange(item, first.id), second.id)
     measured = {o.id: o.color.srgb for o in item.scene.objects}
-    assert exposure_correction(item, measured) == 0.0
-    measured[target.id] = (1.0, 0.72, 0.17)
-    assert colour_failures(item, measured) == [target.id]
-    assert -MAX_CORRECTION_EV <= exposure_correction(item, measured) < -0.3
-    measured[target.id] = (0.45, 0.2, 0.03)
-    assert 0.3 < exposure_correction(item, measured) <= MAX_CORRECTION_EV
+    assert exposure_correction(item, measured) is None
+    measured[first.id] = (1.0, 0.72, 0.17)
+    assert colour_failures(item, measured) == [first.id]
+    dimmer = exposure_correction(item, measured)
+    assert dimmer is not None and -MAX_CORRECTION_EV <= dimmer < -0.3
+
+    def lit(gain: float) -> tuple:  # the orange rendered `gain` times too bright: red clips, it reads yellow
+        return tuple(linear_to_srgb(np.clip(srgb_to_linear(PALETTE["orange"]) * gain, 0, 1)))
+
+    measured[first.id] = lit(2.4)
+    assert colour_failures(item, measured) == [first.id]
+    step = exposure_correction(item, measured)  # read from the clipped colour, the red restored from orange's own
+    assert step is not None and colour_margin(lit(2.4 * 2**step), "orange") >= MARGIN_DE  # the real re-render passes
+    named = {o.id: o.color.srgb for o in item.scene.objects}
+    dark = {i: tuple(linear_to_srgb(srgb_to_linear(c) * 0.35)) for i, c in named.items()}  # a draw 1.5 stops dark
+    assert first.id in colour_failures(item, dark)
+    brighter = exposure_correction(item, dark)
+    assert brighter is not None and 0.3 < brighter <= MAX_CORRECTION_EV
+    lit = {i: tuple(linear_to_srgb(np.clip(srgb_to_linear(c) * 2**brighter, 0, 1))) for i, c in dark.items()}
+    assert colour_failures(item, lit) == []  # the change it asks for is one under which every object names its colour
+    measured = {**named, first.id: (0.45, 0.2, 0.03), second.id: (1.0, 0.75, 0.17)}
+    assert set(colour_failures(item, measured)) == {first.id, second.id}
+    assert exposure_correction(item, measured) is None
 
 
 @pytest.mark.parametrize("look", ["clevr", "photoreal"])
@@ -179,7 +199,6 @@ def test_a_colour_the_light_pushes_off_its_name_is_redrawn_with_less_light(tmp_p
     its light strengths are the first draw's times 2**ev."""
     from stim3d.render.backends.output import RenderOutput
     from stim3d.render.batch import produce
-    from stim3d.scenes.colors import linear_to_srgb, srgb_to_linear
     from stim3d.scenes.looks import draw_look
     from stim3d.scenes.visibility import measure
 
@@ -203,7 +222,7 @@ def test_a_colour_the_light_pushes_off_its_name_is_redrawn_with_less_light(tmp_p
     settings = RenderSettings(width=64, height=48, samples=1, look=look)
     folder = produce.render_item(item, settings, tmp_path / "out", tmp_path / "work", key="k")
     kept = json.loads((folder / "item.json").read_text())["scene"]["look"]
-    assert kept["colour_failures"] == [] and kept["redraws"] >= 1
+    assert kept["colour_failures"] == [] and kept["redraws"] == 1  # one bracket: the clipped red was restored
     ev = kept["exposure_correction_ev"]
     assert ev < -0.5
     plain = draw_look(look, item.scene, item.family, item.seed_entropy, 0)
@@ -214,16 +233,15 @@ def test_a_colour_the_light_pushes_off_its_name_is_redrawn_with_less_light(tmp_p
         assert kept["environment"]["strength"] == pytest.approx(plain.environment.strength * 2.0**ev, rel=1e-4)
 
 
-def test_a_redraw_brackets_the_same_draw_while_the_meter_points_one_way_then_draws_afresh():
-    """The same draw is corrected again while the measured step keeps its sign; a step that would turn back, one too
-    small to be worth a render, or none (a contrast failure) takes the next draw, uncorrected: a correction measured
+def test_a_redraw_brackets_the_same_draw_when_an_exposure_is_predicted_to_pass_and_draws_afresh_otherwise():
+    """A predicted exposure re-renders the same draw with its lights scaled (adding to the correction it has); none
+    predicted, or a step too small to be worth a render, takes the next draw, uncorrected: a correction measured
     under one draw's materials and light is never carried to another."""
     first = Draw()
     assert next_draw(first, -0.6) == Draw(0, -0.6)
     assert next_draw(Draw(0, -0.6), -0.3) == Draw(0, -0.9)
-    assert next_draw(Draw(0, -0.6), 0.4) == Draw(1, 0.0)
+    assert next_draw(Draw(0, -0.6), None) == Draw(1, 0.0)
     assert next_draw(Draw(2, 0.5), 0.05) == Draw(3, 0.0)
-    assert next_draw(first, 0.0) == Draw(1, 0.0)
 
 
 def _look_features(item) -> tuple:

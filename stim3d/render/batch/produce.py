@@ -149,7 +149,7 @@ def _colours_hold(item: Item, output: RenderOutput, finished: Item, mask: np.nda
     while (failures or low) and attempt < MAX_REDRAWS:
         attempt += 1
         # an object under the contrast floor needs another ground or material, which only a fresh draw gives
-        draw = next_draw(draw, 0.0 if low else exposure_correction(finished, _measured_colours(finished)))
+        draw = next_draw(draw, None if low else exposure_correction(finished, _measured_colours(finished)))
         item = with_look(item, name, draw.index, draw.ev, redraws=attempt)
         output = render_with(settings, item, workdir)
         finished, mask = finish_item(item, output, settings, key, raycast_map)
