@@ -70,3 +70,19 @@ def test_the_failing_share_bound_is_the_exact_binomial_one():
     assert failing_bound(0, 200) > 0.01 > failing_bound(0, 300)
     assert failing_bound(1, 200) == pytest.approx(0.0235, abs=5e-4)
     assert failing_bound(0, 0) == 1.0
+
+
+def test_the_rounds_of_a_preset_sample_together_take_every_step_th_item_and_each_round_a_uniform_share():
+    """bench.looks_colours_presets: round r's shard selects index % (step * ROUNDS) == step * (r - 1), so the rounds
+    are disjoint, together every step-th item, and each spread over the whole plan (both variants of a scene when
+    the step is odd)."""
+    from bench.looks_colours_presets import ROUNDS, STEPS, shard
+    from stim3d.render.batch.driver import Shard
+
+    plans = list(range(2000))
+    for step in STEPS.values():
+        rounds = [Shard.parse(shard(step, r)).select(plans) for r in range(1, ROUNDS + 1)]
+        assert sorted(i for chosen in rounds for i in chosen) == plans[::step]
+        assert all(max(chosen) > 1900 for chosen in rounds)  # each round reaches the end of the plan
+    odd = Shard.parse(shard(STEPS["rose3d"], 1)).select(plans)
+    assert {i % 2 for i in odd} == {0, 1}  # rose3d alternates base and cue variants: both are sampled
