@@ -172,6 +172,9 @@ CLEVR_MATERIALS: dict[str, ObjectMaterial] = {
 CLEVR_LIGHTS = (("key", (2.5, 3.0, 6.0), 2.0, 550.0), ("fill", (-4.5, 2.5, 3.0), 2.0, 150.0),
                 ("back", (-1.0, -6.0, 5.0), 1.5, 300.0))
 CLEVR_JITTER = 1.0  # CLEVR's key/fill/back light jitter: uniform +-1 per coordinate (scene units)
+# The rig's scale is at least this times the objects' half-height, so the key light (6 units up at scale 1) stands
+# ten half-heights above their middle and lights a standing board's top and bottom rows within about 1.5x.
+CLEVR_HEIGHT_SCALE = 10.0 / 6.0
 CLEVR_GROUND = (0.5, 0.5, 0.5)
 # A redraw's ground tones (grey levels, sRGB): a fixed grey cannot lift a grey object off a grey ground, so attempt
 # k > 0 takes the k-th of these ranked by the least CIEDE2000 between the tone and the scene's object colours
@@ -253,6 +256,11 @@ def _clevr_ground(scene: Scene, attempt: int) -> tuple[float, float, float]:
 
 def _clevr(scene: Scene, family: str, rng: np.random.Generator, attempt: int = 0) -> Look:
     centre, scale, right, toward = scene_frame(scene)
+    # Aimed at the objects' middle, not their foot, and raised with their height: an OddGrid board stands up to 9.5 m
+    # tall, and the rig set on the ground lit its top row up to 12 times brighter than its bottom one (issue 44).
+    heights = [obj.location[2] for obj in scene.objects] or [0.0]
+    centre = np.array([centre[0], centre[1], (min(heights) + max(heights)) / 2])
+    scale = max(scale, CLEVR_HEIGHT_SCALE * (max(heights) - min(heights)) / 2)
     lights = []
     for _name, (x, y, z), size, power in CLEVR_LIGHTS:
         offset = x * right + y * toward + np.array([0.0, 0.0, z]) + rng.uniform(-CLEVR_JITTER, CLEVR_JITTER, 3)
