@@ -229,6 +229,7 @@ def test_a_colour_the_light_pushes_off_its_name_is_redrawn_with_less_light(tmp_p
     if look == "clevr":
         assert [light["power_w"] for light in kept["lights"]] == pytest.approx(
             [light.power_w * 2.0**ev for light in plain.lights], rel=1e-4)
+        assert kept["world_strength"] == pytest.approx(item.scene.stage.world_strength * 2.0**ev, rel=1e-4)
     else:
         assert kept["environment"]["strength"] == pytest.approx(plain.environment.strength * 2.0**ev, rel=1e-4)
 
@@ -327,6 +328,24 @@ def test_every_ground_and_object_material_builds_in_blender():
         look = ObjectLook(id=1, material=name, roughness=spec.roughness[0], metallic=spec.metallic, coat=spec.coat)
         material = blender_looks.object_material(name, item.scene.objects[0], look)
         assert material.node_tree.nodes["Principled BSDF"].inputs["Metallic"].default_value == spec.metallic
+
+
+def test_a_clevr_exposure_correction_scales_the_world_blender_builds():
+    """Clevr's shadows are filled by the stage's world: a corrected draw's recorded world strength is what the
+    Blender scene's world emits (a correction that left it alone brightened lit faces and not shaded ones)."""
+    bpy = pytest.importorskip("bpy")
+    from stim3d.render.backends import blender_scene
+    from stim3d.scenes.looks import with_look
+
+    item = with_look(_item("shape_color_count", "clevr"), "clevr", 1, 1.5)
+    assert item.scene.look.world_strength == pytest.approx(item.scene.stage.world_strength * 2**1.5, rel=1e-5)
+    scene_bpy = bpy.data.scenes.new("world-check")
+    try:
+        blender_scene.build(scene_bpy, item.scene)
+        background = next(n for n in scene_bpy.world.node_tree.nodes if n.bl_idname == "ShaderNodeBackground")
+        assert background.inputs["Strength"].default_value == pytest.approx(item.scene.look.world_strength, rel=1e-5)
+    finally:
+        bpy.data.scenes.remove(scene_bpy)
 
 
 @pytest.mark.raster

@@ -335,12 +335,14 @@ def draw_look(name: LookName, scene: Scene, family: str, entropy: list[int], att
     rng = look_rng(entropy, name, attempt)
     look = _clevr(scene, family, rng, attempt) if name == "clevr" else _photoreal(scene, family, rng)
     if exposure_correction_ev:
-        look = _exposed(look, exposure_correction_ev)
+        look = _exposed(look, exposure_correction_ev, scene.stage.world_strength)
     return look.model_copy(update={"redraws": attempt if redraws is None else redraws})
 
 
-def _exposed(look: Look, ev: float) -> Look:
-    """`look` with every light (clevr's area lights; photoreal's environment and sun) scaled by 2**`ev`."""
+def _exposed(look: Look, ev: float, world_strength: float) -> Look:
+    """`look` with every light scaled by 2**`ev`: clevr's area lights and the stage's world (`world_strength`) that
+    fills their shadows, or photoreal's environment and sun; a correction that left the ambient light alone would
+    brighten lit faces and not shaded ones."""
     gain = 2.0**ev
     update: dict[str, object] = {"exposure_correction_ev": round6(ev),
                                  "lights": [light.model_copy(update={"power_w": round6(light.power_w * gain)})
@@ -348,6 +350,8 @@ def _exposed(look: Look, ev: float) -> Look:
     if look.environment is not None:
         update["environment"] = look.environment.model_copy(
             update={"strength": round6(look.environment.strength * gain)})
+    else:
+        update["world_strength"] = round6(world_strength * gain)
     if look.sun is not None:
         update["sun"] = look.sun.model_copy(update={"strength": round6(look.sun.strength * gain)})
     return look.model_copy(update=update)

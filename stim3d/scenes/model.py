@@ -285,6 +285,9 @@ class Look(Strict):
     contrast_failures: Annotated[list[int], ADDED] = Field(
         default_factory=list, description="objects still standing out from their surroundings by less than the "
         "contrast floor after the last redraw (scenes/look_contrast.py); absent when none")
+    world_strength: Annotated[float | None, ADDED] = Field(
+        None, ge=0, description="clevr under an exposure correction: the stage's world strength scaled with the "
+        "lights; absent: the stage's own")
     exposure_correction_ev: Annotated[float, ADDED] = Field(
         0.0, description="stops this draw's lights were scaled by because the objects failing the colour check were "
         "measured too bright or too dark (scenes/look_colours.py next_draw); absent when 0")

@@ -161,13 +161,14 @@ def add_ground(scene_bpy, stage: Stage, look: Look | None = None):
     return ground
 
 
-def set_world(scene_bpy, stage: Stage):
+def set_world(scene_bpy, stage: Stage, strength: float | None = None):
+    """The uniform world light: the stage's colour at `strength` (default: the stage's own)."""
     world = bpy.data.worlds.new("stim3d_world")
     if world.node_tree is None:  # Blender 4.x
         world.use_nodes = True
     background = next(node for node in world.node_tree.nodes if node.bl_idname == "ShaderNodeBackground")
     background.inputs["Color"].default_value = _rgba(stage.world_srgb)
-    background.inputs["Strength"].default_value = stage.world_strength
+    background.inputs["Strength"].default_value = stage.world_strength if strength is None else strength
     world.color = _rgba(stage.world_srgb)[:3]
     scene_bpy.world = world
     return world
@@ -224,8 +225,8 @@ def build(scene_bpy, scene: Scene) -> None:
     add_camera(scene_bpy, scene.camera, clip_range(scene))
     if look is not None and look.environment is not None:
         blender_looks.set_environment(scene_bpy, look.environment)
-    else:
-        set_world(scene_bpy, scene.stage)
+    else:  # studio, or clevr (whose world a correction scales: Look.world_strength)
+        set_world(scene_bpy, scene.stage, look.world_strength if look is not None else None)
     add_ground(scene_bpy, scene.stage, look)
     for index, light in enumerate(scene.lights if look is None else look.lights):
         add_light(scene_bpy, light, index)
