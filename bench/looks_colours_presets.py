@@ -12,9 +12,9 @@ and a killed round resumes.
 
     python -m bench.looks_colours_presets --folder DIR [--rounds 1,2] [--looks clevr,photoreal]
 
-Each preset's results file, `bench/results/looks_colours_preset_<preset>.json`, covers
-every item its folder holds (the rounds rendered so far). Print the docs' table with
-`python -m bench.looks_colours --markdown bench/results/looks_colours_preset_*.json`.
+Each preset's results file (rose3d's is bench/results/looks_colours_preset_rose3d.json)
+covers every item its folder holds: the rounds rendered so far. Print the docs' table with
+`python -m bench.looks_colours --markdown` and the four files.
 """
 
 from __future__ import annotations
