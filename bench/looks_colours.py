@@ -46,9 +46,8 @@ import numpy as np
 
 from stim3d.render.batch.config import parse_config
 from stim3d.render.batch.plan import expand
-from stim3d.scenes import surfaces
 from stim3d.scenes.colors import PALETTE, delta_e_srgb, srgb_to_lab
-from stim3d.scenes.look_colours import MIN_VISIBLE_PX, colour_failures
+from stim3d.scenes.look_colours import colour_failures, judged, measured_colours
 from stim3d.scenes.look_contrast import contrast_failures
 from stim3d.scenes.looks import look_name, redraws
 from stim3d.scenes.model import LOOK_NAMES, Item
@@ -100,15 +99,11 @@ def judged_objects(item: Item) -> list[dict[str, Any]]:
     materials = {o.id: o.material for o in look.objects} if look is not None else {}
     environment = look.environment.name if look is not None and look.environment is not None else None
     records = []
-    for obj in item.scene.objects:
-        truth = item.ground_truth.of(obj.id)
-        if (truth.measured_srgb is None or obj.color.name not in PALETTE or surfaces.carries_print(obj.attributes)
-                or truth.visible_px < MIN_VISIBLE_PX):
-            continue
+    for object_id, (name, colour) in judged(item, measured_colours(item)).items():
         records.append({"item": item.item_id, "redraws": redraws(item),
-                        "colour": obj.color.name, "material": materials.get(obj.id),
-                        "environment": environment, "measured_srgb": list(truth.measured_srgb),
-                        "delta_e": round(float(delta_e_srgb(truth.measured_srgb, PALETTE[obj.color.name])), 3)})
+                        "colour": name, "material": materials.get(object_id),
+                        "environment": environment, "measured_srgb": list(colour),
+                        "delta_e": round(float(delta_e_srgb(colour, PALETTE[name])), 3)})
     return records
 
 
@@ -132,8 +127,7 @@ def collect(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         item = Item.model_validate_json(item_json.read_text())
         look = item.scene.look
         if look is None:
-            measured = {t.id: t.measured_srgb for t in item.ground_truth.objects}
-            failing = bool(colour_failures(item, measured))
+            failing = bool(colour_failures(item, measured_colours(item)))
         else:
             failing = bool(look.colour_failures)
         name = look_name(item)

@@ -67,6 +67,11 @@ def colour_margin(measured_srgb, name: str) -> float:
     return float(colour_margins(np.asarray(measured_srgb, dtype=float)[None], [name])[0])
 
 
+def measured_colours(item: Item) -> dict[int, tuple[float, float, float] | None]:
+    """A rendered item's measured colour per object id (median of its visible pixels; None when not measured)."""
+    return {t.id: t.measured_srgb for t in item.ground_truth.objects}
+
+
 def judged(item: Item, measured: Mapping[int, tuple[float, float, float] | None]) -> dict[int, tuple[str, tuple]]:
     """The objects the check judges, id -> (palette name, measured colour): measured, at least MIN_VISIBLE_PX
     visible pixels, a palette colour, no print."""

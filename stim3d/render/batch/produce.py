@@ -26,7 +26,14 @@ from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.interchange import with_interchange
 from stim3d.scenes.items import make_item
-from stim3d.scenes.look_colours import MAX_REDRAWS, Draw, colour_failures, exposure_correction, next_draw
+from stim3d.scenes.look_colours import (
+    MAX_REDRAWS,
+    Draw,
+    colour_failures,
+    exposure_correction,
+    measured_colours,
+    next_draw,
+)
 from stim3d.scenes.look_contrast import STUDIO_REDRAW_GROUNDS, contrast_failures, object_contrasts, with_studio_ground
 from stim3d.scenes.looks import with_look
 from stim3d.scenes.model import Item, Provenance, round6
@@ -149,7 +156,7 @@ def _colours_hold(item: Item, output: RenderOutput, finished: Item, mask: np.nda
     while (failures or low) and attempt < MAX_REDRAWS:
         attempt += 1
         # an object under the contrast floor needs another ground or material, which only a fresh draw gives
-        draw = next_draw(draw, None if low else exposure_correction(finished, _measured_colours(finished)))
+        draw = next_draw(draw, None if low else exposure_correction(finished, measured_colours(finished)))
         item = with_look(item, name, draw.index, draw.ev, redraws=attempt)
         output = render_with(settings, item, workdir)
         finished, mask = finish_item(item, output, settings, key, raycast_map)
@@ -177,18 +184,13 @@ def _ground_stands_out(item: Item, finished: Item, settings: RenderSettings, wor
 def _colour_check(finished: Item) -> tuple[dict[str, float], list[int], list[int]]:
     """(the family's colour measures, sorted ids of the objects whose colour fails, sorted ids of the objects under
     the contrast floor) of a rendered item."""
-    failures = set(colour_failures(finished, _measured_colours(finished)))
+    failures = set(colour_failures(finished, measured_colours(finished)))
     measured: dict[str, float] = {}
     family = FAMILIES.get(finished.family)
     if family is not None and family.look_colour_check is not None:
         measured, failing = family.look_colour_check(finished)
         failures.update(failing)
     return measured, sorted(failures), contrast_failures(finished)
-
-
-def _measured_colours(finished: Item) -> dict[int, tuple[float, float, float] | None]:
-    """Each object's colour measured in the rendered image (median of its visible pixels), by id."""
-    return {t.id: t.measured_srgb for t in finished.ground_truth.objects}
 
 
 @dataclass(frozen=True)
