@@ -192,8 +192,14 @@ def test_only_the_pages_files_are_served(served, study, tmp_path):
         assert " 403 " in raw_http(base, f"GET {path} HTTP/1.0\r\n\r\n"), path
 
 
+# `stim3d study serve` in a child whose Ctrl-C is live: a shell that starts a job in the background (CI run
+# with `&`) hands it SIGINT ignored, and Python keeps an inherited ignore, so the SIGINT case would wait forever.
+_SERVE = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+          "sys.argv = ['stim3d', *sys.argv[1:]]; runpy.run_module('stim3d', run_name='__main__')")
+
+
 def _serve(folder: Path) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, "-m", "stim3d", "study", "serve", str(folder), "--port", "0"], cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "-c", _SERVE, "study", "serve", str(folder), "--port", "0"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     timer = threading.Timer(60, proc.kill)  # a server that never prints its URL cannot hang the test
     timer.start()
