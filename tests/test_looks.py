@@ -234,6 +234,57 @@ def test_a_colour_the_light_pushes_off_its_name_is_redrawn_with_less_light(tmp_p
         assert kept["environment"]["strength"] == pytest.approx(plain.environment.strength * 2.0**ev, rel=1e-4)
 
 
+def test_studio_re_exposes_its_own_rig_once_when_a_colour_reads_off_its_name(tmp_path, monkeypatch):
+    """Studio draws no look, but its rig can light an object dimly (a standing OddGrid board's lower rows: the
+    oranges read red). A stand-in renderer lights one orange object at 0.3 of its light, scaled by the item's
+    recorded rig as Cycles would: the kept studio item is the one bracket, its lights and world scaled by 2**ev and
+    the step recorded, no object still failing, one redraw in the batch summary. An item whose colours hold is
+    rendered once and written exactly as composed."""
+    from stim3d.render.backends.output import RenderOutput
+    from stim3d.render.batch import produce
+    from stim3d.render.batch.records import records_for
+    from stim3d.render.batch.summary import look_counts
+    from stim3d.scenes.looks import redraws
+    from stim3d.scenes.visibility import measure
+    from stim3d.render.batch.folder import load_item
+
+    item = _item("shape_color_count", "studio")
+    target = next(o for o in item.scene.objects if item.ground_truth.of(o.id).visible_px >= 30)
+    item = _with_orange(item, target.id)
+    instance_map = measure(item.scene, 1).instance_map
+    calls = []
+
+    def fake_render(dim):
+        def render(settings, rendered, workdir):
+            calls.append(rendered)
+            gain = dim * rendered.scene.lights[0].power_w / item.scene.lights[0].power_w
+            image = np.full((*instance_map.shape, 3), 255, np.uint8)
+            for obj in rendered.scene.objects:
+                srgb = obj.color.srgb
+                if obj.id == target.id:
+                    srgb = linear_to_srgb(np.clip(srgb_to_linear(srgb) * gain, 0.0, 1.0))
+                image[instance_map == obj.id] = np.round(np.asarray(srgb) * 255)
+            return RenderOutput(image=image, instance_map=instance_map, depth=None, blender_version="stand-in",
+                                render_seconds=0.0)
+        return render
+
+    settings = RenderSettings(width=64, height=48, samples=1)
+    monkeypatch.setattr(produce, "render_with", fake_render(0.3))
+    done = load_item(produce.render_item(item, settings, tmp_path / "out", tmp_path / "work", key="k"))
+    ev = done.difficulty["exposure_correction_ev"]
+    assert len(calls) == 2 and ev > 1.0 and "colour_failures" not in done.difficulty and done.scene.look is None
+    assert [light.power_w for light in done.scene.lights] == pytest.approx(
+        [light.power_w * 2.0**ev for light in item.scene.lights], rel=1e-4)
+    assert done.scene.stage.world_strength == pytest.approx(item.scene.stage.world_strength * 2.0**ev, rel=1e-4)
+    assert redraws(done) == 1
+    assert look_counts(records_for(done, "image.png", "0" * 64))["studio"]["redrawn"] == 1
+
+    calls.clear()
+    monkeypatch.setattr(produce, "render_with", fake_render(1.0))
+    done = load_item(produce.render_item(item, settings, tmp_path / "out2", tmp_path / "work", key="k"))
+    assert len(calls) == 1 and done.scene == item.scene and "exposure_correction_ev" not in done.difficulty
+
+
 def test_a_redraw_brackets_the_same_draw_when_an_exposure_is_predicted_to_pass_and_draws_afresh_otherwise():
     """A predicted exposure re-renders the same draw with its lights scaled (adding to the correction it has); none
     predicted, or a step too small to be worth a render, takes the next draw, uncorrected: a correction measured

@@ -43,6 +43,7 @@ ones (painted metal, ceramic): the finish stays the visible difference it was in
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -357,6 +358,17 @@ def _exposed(look: Look, ev: float, world_strength: float) -> Look:
     return look.model_copy(update=update)
 
 
+def with_studio_exposure(item: Item, ev: float) -> Item:
+    """A studio item with the family's lights and the stage's world scaled by 2**`ev`, the step recorded as
+    `difficulty.exposure_correction_ev`: studio draws no look, so its one colour redraw re-exposes the scene's own
+    rig (render/batch/produce.py), and item.json still renders as drawn."""
+    gain = 2.0**ev
+    scene = item.scene.model_copy(update={
+        "lights": [light.model_copy(update={"power_w": round6(light.power_w * gain)}) for light in item.scene.lights],
+        "stage": item.scene.stage.model_copy(update={"world_strength": round6(item.scene.stage.world_strength * gain)})})
+    return item.model_copy(update={"scene": scene, "difficulty": {**item.difficulty, "exposure_correction_ev": round6(ev)}})
+
+
 def with_look(item: Item, name: LookName, attempt: int = 0, exposure_correction_ev: float = 0.0,
               redraws: int | None = None) -> Item:
     """`item` in look `name`: the scene gains the drawn look (studio: the item unchanged, no look key)."""
@@ -376,7 +388,15 @@ def look_name(item: Item) -> LookName:
 
 def redraws(item: Item) -> int:
     """How often a rendered item was drawn again for colour or contrast: its look's redraws, or in studio (no look
-    to draw) its ground's grey redraw (scenes/look_contrast.py `with_studio_ground`, `difficulty.ground_redraws`)."""
+    to draw) `studio_redraws` of its difficulty."""
     if item.scene.look is not None:
         return item.scene.look.redraws
-    return int(item.difficulty.get("ground_redraws") or 0)
+    return studio_redraws(item.difficulty)
+
+
+def studio_redraws(difficulty: Mapping[str, object]) -> int:
+    """A studio item's redraws, from its (or its records') difficulty: its ground's grey redraws for contrast
+    (scenes/look_contrast.py `with_studio_ground`, `ground_redraws`) and its one re-exposure for colour
+    (`with_studio_exposure`, `exposure_correction_ev`)."""
+    ground = difficulty.get("ground_redraws")
+    return (int(ground) if isinstance(ground, (int, float)) else 0) + ("exposure_correction_ev" in difficulty)

@@ -28,6 +28,7 @@ from stim3d.scenes.interchange import with_interchange
 from stim3d.scenes.items import make_item
 from stim3d.scenes.look_colours import (
     MAX_REDRAWS,
+    MIN_CORRECTION_EV,
     Draw,
     colour_failures,
     exposure_correction,
@@ -35,7 +36,7 @@ from stim3d.scenes.look_colours import (
     next_draw,
 )
 from stim3d.scenes.look_contrast import STUDIO_REDRAW_GROUNDS, contrast_failures, object_contrasts, with_studio_ground
-from stim3d.scenes.looks import with_look
+from stim3d.scenes.looks import with_look, with_studio_exposure
 from stim3d.scenes.model import Item, Provenance, round6
 from stim3d.scenes.visibility import measure
 from stim3d.version import __version__
@@ -123,8 +124,11 @@ def render_item(item: Item, settings: RenderSettings, out: Path, workdir: Path, 
         finished, mask = finish_item(item, output, settings, key, raycast_map)
         if item.scene.look is not None and settings.engine == "cycles":  # colour golds and contrast must hold
             item, output, finished, mask = _colours_hold(item, output, finished, mask, settings, workdir, key, raycast_map)
-        elif settings.engine == "cycles" and contrast_failures(finished):  # studio: only its ground can change
-            item, output, finished, mask = _ground_stands_out(item, finished, settings, workdir, key, raycast_map)
+        elif settings.engine == "cycles":  # studio: only its ground and its exposure can change
+            if contrast_failures(finished):
+                item, output, finished, mask = _ground_stands_out(item, finished, settings, workdir, key, raycast_map)
+            item, output, finished, mask = _studio_colours(item, output, finished, mask, settings, workdir, key,
+                                                           raycast_map)
         elapsed = time.perf_counter() - started
         finished, marked = annotate(finished, output.image)
         extra = {}
@@ -178,6 +182,31 @@ def _ground_stands_out(item: Item, finished: Item, settings: RenderSettings, wor
         finished, mask = finish_item(item, output, settings, key, raycast_map)
         if not contrast_failures(finished):
             break
+    return item, output, finished, mask
+
+
+def _studio_colours(item: Item, output: RenderOutput, finished: Item, mask: np.ndarray, settings: RenderSettings,
+                    workdir: Path, key: str | None, raycast_map: np.ndarray | None):
+    """Studio's colour redraw. Studio draws no look, but its rig can still push a colour off its name (a standing
+    OddGrid board's lower rows lit dimly: oranges read red). When the measured colours predict an exposure under
+    which every judged object names its colour (scenes/look_colours.py `exposure_correction`), the item is rendered
+    once more with the rig and world scaled by it (scenes/looks.py `with_studio_exposure`); that render is kept if
+    it fails fewer objects and puts none more under the contrast floor. The number of objects still failing is
+    recorded as `difficulty.colour_failures`; an item whose colours hold is left exactly as it was."""
+    _, failures, low = _colour_check(finished)
+    if not failures:
+        return item, output, finished, mask
+    step = exposure_correction(finished, measured_colours(finished))
+    if step is not None and abs(step) >= MIN_CORRECTION_EV:
+        bracketed = with_studio_exposure(item, step)
+        bracketed_output = render_with(settings, bracketed, workdir)
+        bracketed_finished, bracketed_mask = finish_item(bracketed, bracketed_output, settings, key, raycast_map)
+        _, still, bracketed_low = _colour_check(bracketed_finished)
+        if len(still) < len(failures) and len(bracketed_low) <= len(low):
+            item, output, finished, mask = bracketed, bracketed_output, bracketed_finished, bracketed_mask
+            failures = still
+    if failures:
+        finished = finished.model_copy(update={"difficulty": {**finished.difficulty, "colour_failures": len(failures)}})
     return item, output, finished, mask
 
 

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from stim3d.scenes.look_contrast import FLOOR_DE
+from stim3d.scenes.looks import studio_redraws
 from stim3d.scoring.records import Record
 
 
@@ -118,7 +119,8 @@ def look_counts(records: Iterable[Record]) -> dict[str, dict[str, int]]:
     less than the contrast floor, scenes/look_contrast.py), how many still fail the colour check after the last
     redraw and how many still hold an object under the contrast floor. Read from the records' difficulty (`look`,
     `look_redraws`, `look_colour_failures`, `min_contrast_de`, render/batch/records.py); an item without a look is
-    studio, whose only redraw is its ground's grey for contrast (`ground_redraws`)."""
+    studio, whose redraws are its ground's grey for contrast and its one re-exposure for colour
+    (scenes/looks.py `studio_redraws`), and whose objects still failing are `colour_failures`."""
     items: dict[str, dict[str, Any]] = {}
     for record in records:
         items.setdefault(record.item_id, record.difficulty)
@@ -127,12 +129,12 @@ def look_counts(records: Iterable[Record]) -> dict[str, dict[str, int]]:
         look = str(difficulty.get("look", "studio"))
         row = counts.setdefault(look, {"items": 0, "redrawn": 0, "redraws": 0, "still_failing": 0,
                                        "under_contrast_floor": 0})
-        redraws = int(difficulty.get("look_redraws") or difficulty.get("ground_redraws") or 0)
+        redraws = int(difficulty.get("look_redraws") or 0) if "look" in difficulty else studio_redraws(difficulty)
         least = difficulty.get("min_contrast_de")
         row["items"] += 1
         row["redrawn"] += redraws > 0
         row["redraws"] += redraws
-        row["still_failing"] += bool(difficulty.get("look_colour_failures"))
+        row["still_failing"] += bool(difficulty.get("look_colour_failures") or difficulty.get("colour_failures"))
         row["under_contrast_floor"] += isinstance(least, (int, float)) and least < FLOOR_DE
     return dict(sorted(counts.items()))
 
