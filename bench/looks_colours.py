@@ -8,8 +8,9 @@ For each look, and for each look and family, it counts items whose look was redr
 (`scene.look.colour_failures`; its share of the items), and gives the median and p95
 CIEDE2000 between each judged object's measured colour and its named palette colour
 (judged as scenes/look_colours.py judges: at least MIN_VISIBLE_PX visible pixels, a
-palette colour, no print). Studio is never redrawn (it draws nothing); the same check
-(scenes/look_colours.py) is applied to its measured colours to show the baseline.
+palette colour, no print). Studio draws no look: its one colour redraw re-exposes its own rig
+(`difficulty.exposure_correction_ev`), and the same check (scenes/look_colours.py) is applied to
+its measured colours.
 
     python -m bench.looks_colours [--quick] [--count 6] [--size 160x120] [--samples 8] [--seed 26]
         [--looks studio,clevr,photoreal] [--families shape_color_count,ava_color] [--folder DIR --shard k/n]
@@ -126,13 +127,14 @@ def collect(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     for item_json in sorted((folder / "items").glob("*/item.json")):
         item = Item.model_validate_json(item_json.read_text())
         look = item.scene.look
-        if look is None:
-            failing = bool(colour_failures(item, measured_colours(item)))
+        if look is None:  # studio: the check on its measured colours, and the family's own (OddGrid's) as recorded
+            failing = bool(colour_failures(item, measured_colours(item)) or item.difficulty.get("colour_failures"))
         else:
             failing = bool(look.colour_failures)
         name = look_name(item)
         items.append({"look": name, "family": item.family, "item": item.item_id, "redraws": redraws(item),
-                      "exposure_correction_ev": look.exposure_correction_ev if look is not None else 0.0,
+                      "exposure_correction_ev": (look.exposure_correction_ev if look is not None
+                                                   else item.difficulty.get("exposure_correction_ev", 0.0)),
                       "still_failing": failing, "under_contrast_floor": bool(contrast_failures(item))})
         objects += [{"look": name, "family": item.family, **record} for record in judged_objects(item)]
     return items, objects

@@ -7,7 +7,9 @@ geometric gold are the same in every look of one scene.
 
 - `studio`: today's look. Nothing is drawn and nothing is recorded (`scene.look` is
   None and absent from item.json), so studio items are byte-identical to items made
-  before looks existed.
+  before looks existed, unless a render failed a check: then the ground's grey
+  (contrast) or one re-exposure of the rig (colour, `with_studio_exposure`) is
+  recorded in the scene and `difficulty`.
 - `clevr`: CLEVR's two materials (rubber: diffuse; metal: metallic, low roughness),
   its key, fill and back area lights with uniform jitter of +-1 (scene units) per
   coordinate, and a plain grey ground under a dim grey world. The ground is CLEVR's 0.5 grey;

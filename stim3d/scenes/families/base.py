@@ -106,7 +106,8 @@ class Family:
     whose colour difference no longer holds. Those count as colour failures like a
     named colour that reads as another (scenes/look_colours.py): the look is redrawn,
     and objects still failing are listed in `scene.look.colour_failures`
-    (render/batch/produce.py). Studio items are never checked.
+    (render/batch/produce.py). In studio the same failures ask for one re-exposure of
+    the family's rig (`_studio_colours` there).
 
     `recount(question, scene)`, when given, is the family's one rule for its gold
     answer after the scene changed: the add-on's Re-validate (blender_addon/validation.py)
