@@ -242,11 +242,11 @@ def test_studio_re_exposes_its_own_rig_once_when_a_colour_reads_off_its_name(tmp
     rendered once and written exactly as composed."""
     from stim3d.render.backends.output import RenderOutput
     from stim3d.render.batch import produce
+    from stim3d.render.batch.folder import load_item
     from stim3d.render.batch.records import records_for
     from stim3d.render.batch.summary import look_counts
     from stim3d.scenes.looks import redraws
     from stim3d.scenes.visibility import measure
-    from stim3d.render.batch.folder import load_item
 
     item = _item("shape_color_count", "studio")
     target = next(o for o in item.scene.objects if item.ground_truth.of(o.id).visible_px >= 30)
