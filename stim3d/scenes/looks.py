@@ -342,14 +342,18 @@ def draw_look(name: LookName, scene: Scene, family: str, entropy: list[int], att
     return look.model_copy(update={"redraws": attempt if redraws is None else redraws})
 
 
+def _scaled(lights: list[Light], gain: float) -> list[Light]:
+    """`lights` with every power scaled by `gain`: one exposure step applied to a rig."""
+    return [light.model_copy(update={"power_w": round6(light.power_w * gain)}) for light in lights]
+
+
 def _exposed(look: Look, ev: float, world_strength: float) -> Look:
     """`look` with every light scaled by 2**`ev`: clevr's area lights and the stage's world (`world_strength`) that
     fills their shadows, or photoreal's environment and sun; a correction that left the ambient light alone would
     brighten lit faces and not shaded ones."""
     gain = 2.0**ev
     update: dict[str, object] = {"exposure_correction_ev": round6(ev),
-                                 "lights": [light.model_copy(update={"power_w": round6(light.power_w * gain)})
-                                            for light in look.lights]}
+                                 "lights": _scaled(look.lights, gain)}
     if look.environment is not None:
         update["environment"] = look.environment.model_copy(
             update={"strength": round6(look.environment.strength * gain)})
@@ -366,7 +370,7 @@ def with_studio_exposure(item: Item, ev: float) -> Item:
     rig (render/batch/produce.py), and item.json still renders as drawn."""
     gain = 2.0**ev
     scene = item.scene.model_copy(update={
-        "lights": [light.model_copy(update={"power_w": round6(light.power_w * gain)}) for light in item.scene.lights],
+        "lights": _scaled(item.scene.lights, gain),
         "stage": item.scene.stage.model_copy(update={"world_strength": round6(item.scene.stage.world_strength * gain)})})
     return item.model_copy(update={"scene": scene, "difficulty": {**item.difficulty, "exposure_correction_ev": round6(ev)}})
 
