@@ -156,6 +156,30 @@ def _with_orange(item, object_id: int):
     return item.model_copy(update={"scene": item.scene.model_copy(update={"objects": objects})})
 
 
+def _one_object_lit(item, target_id: int, gain_of, calls: list | None = None):
+    """A stand-in renderer: every object its palette colour on white, except `target_id`, whose colour is scaled in
+    linear light by `gain_of(rendered item)` and clipped, as Cycles scales it with the light (the ray-cast
+    instance map stands in for the object-index pass). Each rendered item is appended to `calls` when given."""
+    from stim3d.render.backends.output import RenderOutput
+    from stim3d.scenes.visibility import measure
+
+    instance_map = measure(item.scene, 1).instance_map
+
+    def render(settings, rendered, workdir):
+        if calls is not None:
+            calls.append(rendered)
+        gain = gain_of(rendered)
+        image = np.full((*instance_map.shape, 3), 255, np.uint8)
+        for obj in rendered.scene.objects:
+            srgb = obj.color.srgb
+            if obj.id == target_id:
+                srgb = linear_to_srgb(np.clip(srgb_to_linear(srgb) * gain, 0.0, 1.0))
+            image[instance_map == obj.id] = np.round(np.asarray(srgb) * 255)
+        return RenderOutput(image=image, instance_map=instance_map, depth=None, blender_version="stand-in",
+                            render_seconds=0.0)
+    return render
+
+
 def test_exposure_correction_predicts_a_change_that_clears_every_judged_object_by_hand():
     """An orange measured clipped and yellow (issue 44's clevr ROSE grids) asks for less light, and a whole draw
     measured dark (its orange brown) for more, each predicted to clear the margin; an orange measured as named
@@ -197,28 +221,14 @@ def test_a_colour_the_light_pushes_off_its_name_is_redrawn_with_less_light(tmp_p
     that by the draw's recorded light, as Cycles would: every draw without a correction fails, so a redraw must
     correct the exposure. The kept look names the correction, passes the check, and is the first draw bracketed:
     its light strengths are the first draw's times 2**ev."""
-    from stim3d.render.backends.output import RenderOutput
     from stim3d.render.batch import produce
     from stim3d.scenes.looks import draw_look
-    from stim3d.scenes.visibility import measure
 
     item = _item("shape_color_count", look)
     target = next(o for o in item.scene.objects if item.ground_truth.of(o.id).visible_px >= 30)
     item = _with_orange(item, target.id)
-    instance_map = measure(item.scene, 1).instance_map
-
-    def fake_render(settings, rendered, workdir):
-        gain = 2.2 * 2.0 ** rendered.scene.look.exposure_correction_ev
-        image = np.full((*instance_map.shape, 3), 255, np.uint8)
-        for obj in rendered.scene.objects:
-            srgb = obj.color.srgb
-            if obj.id == target.id:
-                srgb = linear_to_srgb(np.clip(srgb_to_linear(srgb) * gain, 0.0, 1.0))
-            image[instance_map == obj.id] = np.round(np.asarray(srgb) * 255)
-        return RenderOutput(image=image, instance_map=instance_map, depth=None, blender_version="stand-in",
-                            render_seconds=0.0)
-
-    monkeypatch.setattr(produce, "render_with", fake_render)
+    monkeypatch.setattr(produce, "render_with", _one_object_lit(
+        item, target.id, lambda rendered: 2.2 * 2.0 ** rendered.scene.look.exposure_correction_ev))
     settings = RenderSettings(width=64, height=48, samples=1, look=look)
     folder = produce.render_item(item, settings, tmp_path / "out", tmp_path / "work", key="k")
     kept = json.loads((folder / "item.json").read_text())["scene"]["look"]
@@ -240,33 +250,20 @@ def test_studio_re_exposes_its_own_rig_once_when_a_colour_reads_off_its_name(tmp
     recorded rig as Cycles would: the kept studio item is the one bracket, its lights and world scaled by 2**ev and
     the step recorded, no object still failing, one redraw in the batch summary. An item whose colours hold is
     rendered once and written exactly as composed."""
-    from stim3d.render.backends.output import RenderOutput
     from stim3d.render.batch import produce
     from stim3d.render.batch.folder import load_item
     from stim3d.render.batch.records import records_for
     from stim3d.render.batch.summary import look_counts
     from stim3d.scenes.looks import redraws
-    from stim3d.scenes.visibility import measure
 
     item = _item("shape_color_count", "studio")
     target = next(o for o in item.scene.objects if item.ground_truth.of(o.id).visible_px >= 30)
     item = _with_orange(item, target.id)
-    instance_map = measure(item.scene, 1).instance_map
-    calls = []
+    calls: list = []
 
-    def fake_render(dim):
-        def render(settings, rendered, workdir):
-            calls.append(rendered)
-            gain = dim * rendered.scene.lights[0].power_w / item.scene.lights[0].power_w
-            image = np.full((*instance_map.shape, 3), 255, np.uint8)
-            for obj in rendered.scene.objects:
-                srgb = obj.color.srgb
-                if obj.id == target.id:
-                    srgb = linear_to_srgb(np.clip(srgb_to_linear(srgb) * gain, 0.0, 1.0))
-                image[instance_map == obj.id] = np.round(np.asarray(srgb) * 255)
-            return RenderOutput(image=image, instance_map=instance_map, depth=None, blender_version="stand-in",
-                                render_seconds=0.0)
-        return render
+    def fake_render(dim):  # the target's light follows the item's recorded rig
+        return _one_object_lit(item, target.id, lambda rendered: dim * rendered.scene.lights[0].power_w
+                               / item.scene.lights[0].power_w, calls)
 
     settings = RenderSettings(width=64, height=48, samples=1)
     monkeypatch.setattr(produce, "render_with", fake_render(0.3))
