@@ -60,7 +60,7 @@ def test_the_ring_is_outside_the_silhouette_and_at_most_two_pixels_away():
     """The ring never holds the object's own pixels, and ground beyond RING_PX does not count: a red disc in a
     grey ring on a blue ground measures red against grey, not against blue."""
     mask = _disc()
-    around = ring(mask, 1)
+    around = ring(mask == 1)
     assert not (around & (mask == 1)).any() and around.any()
     ys, xs = np.nonzero(around)
     inside = np.argwhere(mask == 1)
@@ -224,3 +224,43 @@ def test_grey_objects_on_studio_ground_come_out_above_the_floor_on_a_redrawn_gro
     assert done.scene.stage.ground_srgb in {(t, t, t) for t in STUDIO_REDRAW_GROUNDS}
     judged = [t.contrast_de for t in done.ground_truth.objects if t.contrast_de is not None]
     assert judged and min(judged) >= FLOOR_DE
+
+
+def test_the_dots_of_one_figure_are_judged_together_against_what_they_stand_on():
+    """Two touching black dots of one digit on a white board: each dot's own ring is mostly the other dot, so
+    alone each measures about 0 against it; as one figure both record the digit's contrast against the board."""
+    mask = np.zeros((40, 40), np.uint16)
+    mask[10:20, 10:15], mask[10:20, 15:20] = 1, 2
+    image = _paint(mask, {0: (240, 240, 240), 1: (15, 15, 15), 2: (15, 15, 15)})
+    image[:, 20:] = (15, 15, 15)  # the board ends in dark just right of the digit: dot 2 alone reads ~0
+    pixels = {1: float((mask == 1).sum()), 2: float((mask == 2).sum())}
+    alone = object_contrasts(image, mask, pixels)
+    assert alone[2] < FLOOR_DE
+    together = object_contrasts(image, mask, pixels, {1: "row 1", 2: "row 1"})
+    assert together[1] == together[2] > FLOOR_DE
+    small = {1: MIN_VISIBLE_PX / 2, 2: MIN_VISIBLE_PX / 2}  # too small alone, judged as one figure
+    assert object_contrasts(image, mask, small, {1: "row 1", 2: "row 1"})[1] is not None
+
+
+def test_an_oddgrid_boards_label_numbers_clear_the_floor_as_numbers(tmp_path, monkeypatch):
+    """A labelled OddGrid board rendered with its black digits on the light board: every judged label dot records
+    its number's contrast (far above the floor), so the digits never send the item into contrast redraws."""
+    item = make_item("odd_grid", {"labels": True, "layout": "board"}, [2026, 2, 1], "og", Frame(640, 480))
+    dots = [o for o in item.scene.objects if "label_axis" in o.attributes]
+    assert dots
+    calls = []
+
+    def render(settings, rendered, workdir):
+        calls.append(1)
+        return _fake_render(lambda r, obj: obj.color.srgb, background=(200, 200, 200))(settings, rendered, workdir)
+
+    monkeypatch.setattr(produce, "render_with", render)
+    done = load_item(produce.render_item(item, RenderSettings(width=640, height=480, samples=1), tmp_path / "o",
+                                         tmp_path / "w", key="k"))
+    by_number: dict[str, set[float | None]] = {}
+    for obj in dots:
+        by_number.setdefault(f"{obj.attributes['label_axis']} {obj.attributes['label_number']}", set()).add(
+            done.ground_truth.of(obj.id).contrast_de)
+    assert all(len(values) == 1 for values in by_number.values())  # one value per number
+    judged = [v for values in by_number.values() for v in values if v is not None]
+    assert judged and min(judged) > FLOOR_DE and len(calls) == 1

@@ -14,6 +14,14 @@ Objects with fewer than look_colours.MIN_VISIBLE_PX visible pixels are not judge
 mostly the silhouette's own blur. An object whose ring is empty (it fills the
 image) is not judged either.
 
+Some objects are parts of one figure: the dots of a grid label's number
+(scenes/families/oddgrid/grid_labels.py) or of a DYSM letter. A dot's own ring is
+mostly its neighbouring dots, which are the figure, not what it stands on, so a
+black dot of a black digit on a light board would measure about 0 and fail. The
+family names each part's figure (`Family.figure_of`); the parts of a figure are
+judged together, the figure's pixels against the ring around all of them, and every
+part records the figure's contrast.
+
 FLOOR_DE is the floor an object must clear; `contrast_failures` lists the judged
 objects under it, and produce.py redraws the look while any remain. Studio draws no
 look, so there the redraw changes only the stage's ground to a lighter or darker grey
@@ -54,9 +62,9 @@ def dilate(region: np.ndarray, offsets: tuple[tuple[int, int], ...] = _OFFSETS) 
     return grown
 
 
-def ring(mask: np.ndarray, object_id: int) -> np.ndarray:
-    """Pixels within RING_PX outside object `object_id`'s silhouette in `mask` (never its own pixels)."""
-    own = mask == object_id
+def ring(own: np.ndarray) -> np.ndarray:
+    """Pixels within RING_PX outside the region `own` (H, W bool; an object's or a figure's silhouette), never
+    its own pixels."""
     return dilate(own) & ~own
 
 
@@ -64,27 +72,47 @@ def _median_lab(pixels: np.ndarray) -> np.ndarray:
     return srgb_to_lab(np.median(pixels, axis=0) / 255.0)
 
 
-def object_contrast(image: np.ndarray, mask: np.ndarray, object_id: int) -> float | None:
-    """dE2000 between the median colour of the object's pixels and of its ring; None if either is empty.
+def region_contrast(image: np.ndarray, own: np.ndarray) -> float | None:
+    """dE2000 between the median colour of the pixels in `own` (H, W bool) and of the ring around them; None if
+    either is empty.
 
-    Works on the object's box grown by RING_PX (the ring cannot reach farther), so a scene of many small
+    Works on the region's box grown by RING_PX (the ring cannot reach farther), so a scene of many small
     objects in a large image costs little."""
-    ys, xs = np.nonzero(mask == object_id)
+    ys, xs = np.nonzero(own)
     if not len(ys):
         return None
-    y0, x0 = max(0, ys.min() - RING_PX), max(0, xs.min() - RING_PX)
-    mask, image = mask[y0:ys.max() + RING_PX + 1, x0:xs.max() + RING_PX + 1], \
-        image[y0:ys.max() + RING_PX + 1, x0:xs.max() + RING_PX + 1]
-    own, around = mask == object_id, ring(mask, object_id)
+    window = (slice(max(0, ys.min() - RING_PX), ys.max() + RING_PX + 1),
+              slice(max(0, xs.min() - RING_PX), xs.max() + RING_PX + 1))
+    own, image = own[window], image[window]
+    around = ring(own)
     if not around.any():
         return None
     return round6(float(delta_e2000(_median_lab(image[own]), _median_lab(image[around]))))
 
 
-def object_contrasts(image: np.ndarray, mask: np.ndarray, visible_px: Mapping[int, float]) -> dict[int, float | None]:
-    """Per object (id -> its ray-cast visible pixels): its ring contrast, None when too small to judge."""
-    return {object_id: object_contrast(image, mask, object_id) if px >= MIN_VISIBLE_PX else None
-            for object_id, px in visible_px.items()}
+def object_contrast(image: np.ndarray, mask: np.ndarray, object_id: int) -> float | None:
+    """dE2000 between the median colour of the object's pixels and of its ring; None if either is empty."""
+    return region_contrast(image, mask == object_id)
+
+
+def object_contrasts(image: np.ndarray, mask: np.ndarray, visible_px: Mapping[int, float],
+                     figures: Mapping[int, str] | None = None) -> dict[int, float | None]:
+    """Per object (id -> its ray-cast visible pixels): its ring contrast, None when too small to judge.
+
+    `figures` maps the ids of objects that are parts of a figure to the figure's name; those are judged as one
+    region (the figure's visible pixels summed against MIN_VISIBLE_PX) and each part gets the figure's value."""
+    figures = figures or {}
+    parts: dict[str, list[int]] = {}
+    for object_id in visible_px:
+        if object_id in figures:
+            parts.setdefault(figures[object_id], []).append(object_id)
+    contrasts = {object_id: object_contrast(image, mask, object_id) if px >= MIN_VISIBLE_PX else None
+                 for object_id, px in visible_px.items() if object_id not in figures}
+    for ids in parts.values():
+        judged = sum(visible_px[i] for i in ids) >= MIN_VISIBLE_PX
+        value = region_contrast(image, np.isin(mask, ids)) if judged else None
+        contrasts.update(dict.fromkeys(ids, value))
+    return {object_id: contrasts[object_id] for object_id in visible_px}
 
 
 def contrast_failures(item: Item, floor: float = FLOOR_DE) -> list[int]:

@@ -82,7 +82,8 @@ def finish_item(item: Item, output: RenderOutput, settings: RenderSettings, key:
     else:
         mask, agreement, source = raycast_map, None, "raycast"
     colors = measured_colors(output.image, mask, [o.id for o in item.scene.objects])
-    contrasts = object_contrasts(output.image, mask, {t.id: t.visible_px for t in item.ground_truth.objects})
+    contrasts = object_contrasts(output.image, mask, {t.id: t.visible_px for t in item.ground_truth.objects},
+                                 _figures(item))
     truths = [t.model_copy(update={"measured_srgb": colors[t.id], "contrast_de": contrasts[t.id]})
               for t in item.ground_truth.objects]
     sampled = settings.engine == "cycles"  # Workbench and raster take no samples and have no denoiser
@@ -143,6 +144,15 @@ def render_item(item: Item, settings: RenderSettings, out: Path, workdir: Path, 
         return write_item_folder(out, finished, output, mask, stages, extra, masks)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _figures(item: Item) -> dict[int, str]:
+    """Object id -> the figure it is a part of, for the family's objects that are parts (`Family.figure_of`)."""
+    family = FAMILIES.get(item.family)
+    if family is None or family.figure_of is None:
+        return {}
+    named = {obj.id: family.figure_of(obj) for obj in item.scene.objects}
+    return {object_id: figure for object_id, figure in named.items() if figure is not None}
 
 
 def _colours_hold(item: Item, output: RenderOutput, finished: Item, mask: np.ndarray, settings: RenderSettings,

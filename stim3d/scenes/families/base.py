@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 
 from stim3d.scenes.params_checks import check_ranges, reject_bools
 
-from ..model import AddedIn, Question, Scene, leave_out_added_defaults
+from ..model import AddedIn, Question, Scene, SceneObject, leave_out_added_defaults
 from ..visibility import VisibilityResult
 
 # The parameters several families share, their ranges stated once (each family gives its own default):
@@ -109,6 +109,11 @@ class Family:
     (render/batch/produce.py). In studio the same failures ask for one re-exposure of
     the family's rig (`_studio_colours` there).
 
+    `figure_of(obj)`, when given, names the figure an object is a part of (a label's
+    number, a letter), or None for an object that stands alone: the parts of one figure
+    are judged together by the contrast floor (scenes/look_contrast.py), since a dot's
+    neighbouring dots are its figure, not its surroundings.
+
     `recount(question, scene)`, when given, is the family's one rule for its gold
     answer after the scene changed: the add-on's Re-validate (blender_addon/validation.py)
     and the occlusion sweep (scenes/sweep/items.py) both call it, so an edited scene and
@@ -129,3 +134,4 @@ class Family:
     rendered_difficulty: Callable[[Any], dict[str, Any]] | None = None
     look_colour_check: Callable[[Any], tuple[dict[str, float], list[int]]] | None = None
     recount: Callable[[Question, Scene], Recount | None] | None = None
+    figure_of: Callable[[SceneObject], str | None] | None = None

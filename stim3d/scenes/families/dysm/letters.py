@@ -202,6 +202,13 @@ def compose(params: LettersParams, rng: np.random.Generator, frame: Frame) -> Co
     return Composed(scene=scene, questions=[question], truth=truth, difficulty=difficulty)
 
 
+def letter_figure(obj: SceneObject) -> str | None:
+    """The letter a dot spells ("letter 2": the string's second), None for an object that spells none (an
+    occluder a sweep added): the contrast floor judges a letter's dots together (Family.figure_of)."""
+    index = obj.attributes.get("letter_index")
+    return None if index is None else f"letter {index}"
+
+
 FAMILY = Family(
     name="letters",
     description="Read 1-5 letters (or digits) spelled by spheres, cubes or cylinders on a 5x7 dot matrix that "
@@ -211,4 +218,5 @@ FAMILY = Family(
     compose=compose,
     answer_types=("letters",),
     revision=2,
+    figure_of=letter_figure,
 )

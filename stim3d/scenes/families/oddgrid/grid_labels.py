@@ -68,3 +68,11 @@ def label_objects(first_id: int, anchors: list[tuple[str, int, np.ndarray]], rig
                 attributes={"label_axis": axis, "label_number": number, "digit": digit, "digit_index": digit_index},
             ))
     return objects
+
+
+def label_figure(obj: SceneObject) -> str | None:
+    """The number a label dot is part of ("row 3", "col 12"), None for a grid cell or the board: the contrast
+    floor judges a number's dots together (Family.figure_of)."""
+    if "label_axis" not in obj.attributes:
+        return None
+    return f"{obj.attributes['label_axis']} {obj.attributes['label_number']}"

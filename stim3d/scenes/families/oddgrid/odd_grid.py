@@ -56,6 +56,7 @@ from ..shared.counting import PLURAL
 from ..shared.grid_layout import cell_centre, centred_camera, order_preserved, view_direction
 from ..shared.rotation import AXISYMMETRIC, axis_angle_to, breaks_symmetry, object_axis, random_rotation
 from ..shared.stage import camera_distance, lights_around
+from .grid_labels import label_figure
 from .odd_attributes import (
     OddSpec,
     describe,
@@ -389,4 +390,5 @@ FAMILY = Family(
     #              against their neighbours and redrawn below a margin (two branches both took 6; 7 sets them apart)
     rendered_difficulty=measured_color_difference,
     look_colour_check=look_colour_check,
+    figure_of=label_figure,
 )
