@@ -165,7 +165,7 @@ def _colours_hold(item: Item, output: RenderOutput, finished: Item, mask: np.nda
     draw are recorded in the look."""
     assert item.scene.look is not None
     name = item.scene.look.name
-    measured, failures, low = _colour_check(finished)
+    measured, failures, low = colour_check(finished)
     attempt, draw = 0, Draw()
     while (failures or low) and attempt < MAX_REDRAWS:
         attempt += 1
@@ -174,7 +174,7 @@ def _colours_hold(item: Item, output: RenderOutput, finished: Item, mask: np.nda
         item = with_look(item, name, draw.index, draw.ev, redraws=attempt)
         output = render_with(settings, item, workdir)
         finished, mask = finish_item(item, output, settings, key, raycast_map)
-        measured, failures, low = _colour_check(finished)
+        measured, failures, low = colour_check(finished)
     if failures or measured or low:
         look = finished.scene.look.model_copy(update={"colour_failures": failures,  # type: ignore[union-attr]
                                                       "contrast_failures": low, "measured": measured})
@@ -203,7 +203,7 @@ def _studio_colours(item: Item, output: RenderOutput, finished: Item, mask: np.n
     once more with the rig and world scaled by it (scenes/looks.py `with_studio_exposure`); that render is kept if
     it fails fewer objects and puts none more under the contrast floor. The number of objects still failing is
     recorded as `difficulty.colour_failures`; an item whose colours hold is left exactly as it was."""
-    _, failures, low = _colour_check(finished)
+    _, failures, low = colour_check(finished)
     if not failures:
         return item, output, finished, mask
     step = exposure_correction(finished, measured_colours(finished))
@@ -211,7 +211,7 @@ def _studio_colours(item: Item, output: RenderOutput, finished: Item, mask: np.n
         bracketed = with_studio_exposure(item, step)
         bracketed_output = render_with(settings, bracketed, workdir)
         bracketed_finished, bracketed_mask = finish_item(bracketed, bracketed_output, settings, key, raycast_map)
-        _, still, bracketed_low = _colour_check(bracketed_finished)
+        _, still, bracketed_low = colour_check(bracketed_finished)
         if len(still) < len(failures) and len(bracketed_low) <= len(low):
             item, output, finished, mask = bracketed, bracketed_output, bracketed_finished, bracketed_mask
             failures = still
@@ -220,7 +220,7 @@ def _studio_colours(item: Item, output: RenderOutput, finished: Item, mask: np.n
     return item, output, finished, mask
 
 
-def _colour_check(finished: Item) -> tuple[dict[str, float], list[int], list[int]]:
+def colour_check(finished: Item) -> tuple[dict[str, float], list[int], list[int]]:
     """(the family's colour measures, sorted ids of the objects whose colour fails, sorted ids of the objects under
     the contrast floor) of a rendered item."""
     failures = set(colour_failures(finished, measured_colours(finished)))
