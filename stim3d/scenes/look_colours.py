@@ -96,12 +96,14 @@ def colour_failures(item: Item, measured: Mapping[int, tuple[float, float, float
 
 
 def exposure_correction(item: Item, measured: Mapping[int, tuple[float, float, float] | None],
-                        margin: float = MARGIN_DE) -> float | None:
+                        margin: float = MARGIN_DE, least: bool = False) -> float | None:
     """The exposure change, in stops within +-MAX_CORRECTION_EV, under which every judged object is predicted to
     name its colour by `margin`; None when none is (or nothing fails). The prediction scales each measured colour
     in linear light by 2**ev and clips it, as a render with every light scaled would; of the changes predicted to
-    pass it takes the one whose worst object clears the margin most. A channel the render clipped is first
-    restored from the object's own colour (`_unclipped`), or dimming would only darken the hue the clip gave."""
+    pass it takes the one whose worst object clears the margin most, or with `least` the smallest one (studio's
+    second bracket, render/batch/produce.py: it moves the rig as little as it can, which disturbs least what the
+    prediction does not see). A channel the render clipped is first restored from the object's own colour
+    (`_unclipped`), or dimming would only darken the hue the clip gave."""
     objects = judged(item, measured)
     names = [name for name, _colour in objects.values()]
     linear = srgb_to_linear(np.array([colour for _name, colour in objects.values()], dtype=float).reshape(-1, 3))
@@ -109,6 +111,9 @@ def exposure_correction(item: Item, measured: Mapping[int, tuple[float, float, f
         return None
     scaled = np.clip(_unclipped(linear, names)[None] * 2.0 ** CORRECTION_STEPS[:, None, None], 0.0, 1.0)
     worst = colour_margins(linear_to_srgb(scaled), names).min(axis=1)
+    if least:
+        passing = np.flatnonzero(worst >= margin)
+        return float(CORRECTION_STEPS[passing[np.argmin(np.abs(CORRECTION_STEPS[passing]))]]) if len(passing) else None
     best = int(np.argmax(worst))
     return float(CORRECTION_STEPS[best]) if worst[best] >= margin else None
 

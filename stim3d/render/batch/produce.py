@@ -201,20 +201,27 @@ def _studio_colours(item: Item, output: RenderOutput, finished: Item, mask: np.n
     OddGrid board's lower rows lit dimly: oranges read red). When the measured colours predict an exposure under
     which every judged object names its colour (scenes/look_colours.py `exposure_correction`), the item is rendered
     once more with the rig and world scaled by it (scenes/looks.py `with_studio_exposure`); that render is kept if
-    it fails fewer objects and puts none more under the contrast floor. The number of objects still failing is
-    recorded as `difficulty.colour_failures`; an item whose colours hold is left exactly as it was."""
+    it fails fewer objects and puts none more under the contrast floor. The first bracket takes the step that
+    clears the named colours by the most, which can overshoot what the prediction does not see (the family's own
+    check: a dark odd OddGrid cell that -2 stops blends into its black neighbours); while an object still fails,
+    a second bracket takes the smallest step predicted to pass (bench/studio_brackets.py measured both). The number
+    of objects still failing is recorded as `difficulty.colour_failures`; an item whose colours hold is left
+    exactly as it was."""
     _, failures, low = colour_check(finished)
     if not failures:
         return item, output, finished, mask
-    step = exposure_correction(finished, measured_colours(finished))
-    if step is not None and abs(step) >= MIN_CORRECTION_EV:
-        bracketed = with_studio_exposure(item, step)
+    drawn, measured = item, measured_colours(finished)
+    steps = [exposure_correction(finished, measured, least=least) for least in (False, True)]
+    for index, step in enumerate(steps):
+        if not failures or step is None or abs(step) < MIN_CORRECTION_EV or step in steps[:index]:
+            continue
+        bracketed = with_studio_exposure(drawn, step)
         bracketed_output = render_with(settings, bracketed, workdir)
         bracketed_finished, bracketed_mask = finish_item(bracketed, bracketed_output, settings, key, raycast_map)
         _, still, bracketed_low = colour_check(bracketed_finished)
         if len(still) < len(failures) and len(bracketed_low) <= len(low):
             item, output, finished, mask = bracketed, bracketed_output, bracketed_finished, bracketed_mask
-            failures = still
+            failures, low = still, bracketed_low
     if failures:
         finished = finished.model_copy(update={"difficulty": {**finished.difficulty, "colour_failures": len(failures)}})
     return item, output, finished, mask
