@@ -43,7 +43,8 @@ def drawn(item: Item) -> Item:
     """The item as composed: its kept bracket undone, the keys the bracket recorded removed."""
     ev = float(item.difficulty.get("exposure_correction_ev", 0.0))
     undone = with_studio_exposure(item, -ev) if ev else item
-    difficulty = {k: v for k, v in item.difficulty.items() if k not in ("exposure_correction_ev", "colour_failures")}
+    difficulty = {k: v for k, v in item.difficulty.items() if k not in ("exposure_correction_ev", "exposure_brackets",
+                                                                      "colour_failures")}
     return undone.model_copy(update={"difficulty": difficulty})
 
 

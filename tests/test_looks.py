@@ -294,6 +294,7 @@ def test_studio_takes_a_second_smaller_bracket_when_the_first_overshoots_what_th
     from stim3d.render.batch import produce
     from stim3d.render.batch.folder import load_item
     from stim3d.scenes.families import FAMILIES
+    from stim3d.scenes.looks import redraws
 
     item = _item("shape_color_count", "studio")
     target = next(o for o in item.scene.objects if item.ground_truth.of(o.id).visible_px >= 30)
@@ -313,12 +314,13 @@ def test_studio_takes_a_second_smaller_bracket_when_the_first_overshoots_what_th
     evs = [rendered.difficulty.get("exposure_correction_ev", 0.0) for rendered in calls]
     assert len(evs) == 3 and evs[0] == 0.0 and evs[1] > 1.0 >= evs[2] > 0.0
     assert done.difficulty["exposure_correction_ev"] == evs[2] and "colour_failures" not in done.difficulty
+    assert done.difficulty["exposure_brackets"] == 2 and redraws(done) == 2  # both renders are the item's cost
 
     calls.clear()  # without the family's check the first bracket holds: no second render
     monkeypatch.setattr(produce, "FAMILIES", {"shape_color_count": dataclasses.replace(family, look_colour_check=None)})
     done = load_item(produce.render_item(item, RenderSettings(width=64, height=48, samples=1), tmp_path / "out2",
                                          tmp_path / "work", key="k"))
-    assert len(calls) == 2 and done.difficulty["exposure_correction_ev"] > 1.0
+    assert len(calls) == 2 and done.difficulty["exposure_correction_ev"] > 1.0 and redraws(done) == 1
 
 
 def test_a_redraw_brackets_the_same_draw_when_an_exposure_is_predicted_to_pass_and_draws_afresh_otherwise():

@@ -402,7 +402,9 @@ def redraws(item: Item) -> int:
 
 def studio_redraws(difficulty: Mapping[str, object]) -> int:
     """A studio item's redraws, from its (or its records') difficulty: its ground's grey redraws for contrast
-    (scenes/look_contrast.py `with_studio_ground`, `ground_redraws`) and its one re-exposure for colour
-    (`with_studio_exposure`, `exposure_correction_ev`)."""
-    ground = difficulty.get("ground_redraws")
-    return (int(ground) if isinstance(ground, (int, float)) else 0) + ("exposure_correction_ev" in difficulty)
+    (scenes/look_contrast.py `with_studio_ground`, `ground_redraws`) and its re-exposures for colour, kept or not
+    (render/batch/produce.py `_studio_colours`, `exposure_brackets`; an item rendered before that key existed
+    took at most one, kept: `exposure_correction_ev`)."""
+    ground, brackets = difficulty.get("ground_redraws"), difficulty.get("exposure_brackets")
+    return ((int(ground) if isinstance(ground, (int, float)) else 0)
+            + (int(brackets) if isinstance(brackets, (int, float)) else int("exposure_correction_ev" in difficulty)))

@@ -204,17 +204,19 @@ def _studio_colours(item: Item, output: RenderOutput, finished: Item, mask: np.n
     it fails fewer objects and puts none more under the contrast floor. The first bracket takes the step that
     clears the named colours by the most, which can overshoot what the prediction does not see (the family's own
     check: a dark odd OddGrid cell that -2 stops blends into its black neighbours); while an object still fails,
-    a second bracket takes the smallest step predicted to pass (bench/studio_brackets.py measured both). The number
-    of objects still failing is recorded as `difficulty.colour_failures`; an item whose colours hold is left
-    exactly as it was."""
+    a second bracket takes the smallest step predicted to pass (bench/studio_brackets.py measured both). The
+    brackets rendered are counted in `difficulty.exposure_brackets` (kept or not: they are the item's cost), the
+    objects still failing in `difficulty.colour_failures`; an item whose colours hold is left exactly as it was."""
     _, failures, low = colour_check(finished)
     if not failures:
         return item, output, finished, mask
     drawn, measured = item, measured_colours(finished)
     steps = [exposure_correction(finished, measured, least=least) for least in (False, True)]
+    brackets = 0
     for index, step in enumerate(steps):
         if not failures or step is None or abs(step) < MIN_CORRECTION_EV or step in steps[:index]:
             continue
+        brackets += 1
         bracketed = with_studio_exposure(drawn, step)
         bracketed_output = render_with(settings, bracketed, workdir)
         bracketed_finished, bracketed_mask = finish_item(bracketed, bracketed_output, settings, key, raycast_map)
@@ -222,8 +224,11 @@ def _studio_colours(item: Item, output: RenderOutput, finished: Item, mask: np.n
         if len(still) < len(failures) and len(bracketed_low) <= len(low):
             item, output, finished, mask = bracketed, bracketed_output, bracketed_finished, bracketed_mask
             failures, low = still, bracketed_low
+    counts = {"exposure_brackets": brackets} if brackets else {}
     if failures:
-        finished = finished.model_copy(update={"difficulty": {**finished.difficulty, "colour_failures": len(failures)}})
+        counts["colour_failures"] = len(failures)
+    if counts:
+        finished = finished.model_copy(update={"difficulty": {**finished.difficulty, **counts}})
     return item, output, finished, mask
 
 
