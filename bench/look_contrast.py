@@ -8,7 +8,7 @@ judged (at least look_colours.MIN_VISIBLE_PX visible pixels), the least, 5th
 percentile and median contrast (CIEDE2000), the share of objects under the floor and
 under a few candidate floors (and the items holding such an object), the items whose look was redrawn and the items still
 holding an object under the floor; and the least contrasted objects with their colour.
-Studio draws no look: its redraws are its ground's grey (`difficulty.ground_redraws`) and its one re-exposure
+Studio draws no look: its redraws are its ground's grey (`difficulty.ground_redraws`) and its re-exposures
 for colour (scenes/looks.py `studio_redraws`).
 
     python -m bench.look_contrast [--quick] [--count 4] [--size 160x120] [--samples 4]

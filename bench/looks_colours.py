@@ -8,7 +8,7 @@ For each look, and for each look and family, it counts items whose look was redr
 (`scene.look.colour_failures`; its share of the items), and gives the median and p95
 CIEDE2000 between each judged object's measured colour and its named palette colour
 (judged as scenes/look_colours.py judges: at least MIN_VISIBLE_PX visible pixels, a
-palette colour, no print). Studio draws no look: its one colour redraw re-exposes its own rig
+palette colour, no print). Studio draws no look: its colour redraws re-expose its own rig
 (`difficulty.exposure_correction_ev`), and the same check (scenes/look_colours.py) is applied to
 its measured colours.
 

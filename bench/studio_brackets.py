@@ -1,7 +1,7 @@
 """Studio's items still failing a colour check, rendered again over a range of exposures.
 
-Studio takes one bracket for colour (render/batch/produce.py `_studio_colours`); an item
-that still fails after it is recorded in `difficulty.colour_failures`. This bench asks
+Studio takes up to two brackets for colour (render/batch/produce.py `_studio_colours`); an item
+that still fails after them is recorded in `difficulty.colour_failures`. This bench asks
 whether another exposure would have served: for every such item of a studio batch folder
 (or the `--items` named), it undoes the kept bracket, renders the item's own rig scaled by
 2**ev for each `--evs` step at the batch's settings (the item's own samples and denoiser),

@@ -8,7 +8,7 @@ geometric gold are the same in every look of one scene.
 - `studio`: today's look. Nothing is drawn and nothing is recorded (`scene.look` is
   None and absent from item.json), so studio items are byte-identical to items made
   before looks existed, unless a render failed a check: then the ground's grey
-  (contrast) or one re-exposure of the rig (colour, `with_studio_exposure`) is
+  (contrast) or a re-exposure of the rig (colour, `with_studio_exposure`, at most two) is
   recorded in the scene and `difficulty`.
 - `clevr`: CLEVR's two materials (rubber: diffuse; metal: metallic, low roughness),
   its key, fill and back area lights with uniform jitter of +-1 (scene units) per
@@ -366,7 +366,7 @@ def _exposed(look: Look, ev: float, world_strength: float) -> Look:
 
 def with_studio_exposure(item: Item, ev: float) -> Item:
     """A studio item with the family's lights and the stage's world scaled by 2**`ev`, the step recorded as
-    `difficulty.exposure_correction_ev`: studio draws no look, so its one colour redraw re-exposes the scene's own
+    `difficulty.exposure_correction_ev`: studio draws no look, so its colour redraws re-expose the scene's own
     rig (render/batch/produce.py), and item.json still renders as drawn."""
     gain = 2.0**ev
     scene = item.scene.model_copy(update={

@@ -211,10 +211,9 @@ def _studio_colours(item: Item, output: RenderOutput, finished: Item, mask: np.n
     if not failures:
         return item, output, finished, mask
     drawn, measured = item, measured_colours(finished)
-    steps = [exposure_correction(finished, measured, least=least) for least in (False, True)]
     brackets = 0
-    for index, step in enumerate(steps):
-        if not failures or step is None or abs(step) < MIN_CORRECTION_EV or step in steps[:index]:
+    for step in dict.fromkeys(exposure_correction(finished, measured, least=least) for least in (False, True)):
+        if not failures or step is None or abs(step) < MIN_CORRECTION_EV:  # dict.fromkeys: a step is rendered once
             continue
         brackets += 1
         bracketed = with_studio_exposure(drawn, step)

@@ -119,7 +119,7 @@ def look_counts(records: Iterable[Record]) -> dict[str, dict[str, int]]:
     less than the contrast floor, scenes/look_contrast.py), how many still fail the colour check after the last
     redraw and how many still hold an object under the contrast floor. Read from the records' difficulty (`look`,
     `look_redraws`, `look_colour_failures`, `min_contrast_de`, render/batch/records.py); an item without a look is
-    studio, whose redraws are its ground's grey for contrast and its one re-exposure for colour
+    studio, whose redraws are its ground's grey for contrast and its re-exposures for colour
     (scenes/looks.py `studio_redraws`), and whose objects still failing are `colour_failures`."""
     items: dict[str, dict[str, Any]] = {}
     for record in records:

@@ -106,7 +106,7 @@ class Family:
     whose colour difference no longer holds. Those count as colour failures like a
     named colour that reads as another (scenes/look_colours.py): the look is redrawn,
     and objects still failing are listed in `scene.look.colour_failures`
-    (render/batch/produce.py). In studio the same failures ask for one re-exposure of
+    (render/batch/produce.py). In studio the same failures ask for a re-exposure of
     the family's rig (`_studio_colours` there).
 
     `figure_of(obj)`, when given, names the figure an object is a part of (a label's
