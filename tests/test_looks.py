@@ -180,6 +180,16 @@ def _one_object_lit(item, target_id: int, gain_of, calls: list | None = None):
     return render
 
 
+def _studio_orange_lit(dim: float, calls: list):
+    """A studio item with one orange object and a stand-in renderer lighting it at `dim` of its light, scaled by
+    the rendered item's rig as Cycles would (a re-exposure by 2**ev lights it 2**ev times brighter)."""
+    item = _item("shape_color_count", "studio")
+    target = next(o for o in item.scene.objects if item.ground_truth.of(o.id).visible_px >= 30)
+    item = _with_orange(item, target.id)
+    return item, target, _one_object_lit(item, target.id, lambda rendered: dim * rendered.scene.lights[0].power_w
+                                         / item.scene.lights[0].power_w, calls)
+
+
 def test_exposure_correction_predicts_a_change_that_clears_every_judged_object_by_hand():
     """An orange measured clipped and yellow (issue 44's clevr ROSE grids) asks for less light, and a whole draw
     measured dark (its orange brown) for more, each predicted to clear the margin; an orange measured as named
@@ -256,17 +266,10 @@ def test_studio_re_exposes_its_own_rig_once_when_a_colour_reads_off_its_name(tmp
     from stim3d.render.batch.summary import look_counts
     from stim3d.scenes.looks import redraws
 
-    item = _item("shape_color_count", "studio")
-    target = next(o for o in item.scene.objects if item.ground_truth.of(o.id).visible_px >= 30)
-    item = _with_orange(item, target.id)
     calls: list = []
-
-    def fake_render(dim):  # the target's light follows the item's recorded rig
-        return _one_object_lit(item, target.id, lambda rendered: dim * rendered.scene.lights[0].power_w
-                               / item.scene.lights[0].power_w, calls)
-
+    item, _target, dim_render = _studio_orange_lit(0.3, calls)
     settings = RenderSettings(width=64, height=48, samples=1)
-    monkeypatch.setattr(produce, "render_with", fake_render(0.3))
+    monkeypatch.setattr(produce, "render_with", dim_render)
     done = load_item(produce.render_item(item, settings, tmp_path / "out", tmp_path / "work", key="k"))
     ev = done.difficulty["exposure_correction_ev"]
     assert len(calls) == 2 and ev > 1.0 and "colour_failures" not in done.difficulty and done.scene.look is None
@@ -277,7 +280,7 @@ def test_studio_re_exposes_its_own_rig_once_when_a_colour_reads_off_its_name(tmp
     assert look_counts(records_for(done, "image.png", "0" * 64))["studio"]["redrawn"] == 1
 
     calls.clear()
-    monkeypatch.setattr(produce, "render_with", fake_render(1.0))
+    monkeypatch.setattr(produce, "render_with", _studio_orange_lit(1.0, calls)[2])
     done = load_item(produce.render_item(item, settings, tmp_path / "out2", tmp_path / "work", key="k"))
     assert len(calls) == 1 and done.scene == item.scene and "exposure_correction_ev" not in done.difficulty
 
@@ -287,8 +290,9 @@ def test_studio_takes_a_second_smaller_bracket_when_the_first_overshoots_what_th
     """The first bracket clears the named colours by the most; a family's own check, which the prediction does not
     see, can fail under that big a step (odd_grid-t0-00343 in studio: at -2 stops its dark odd cell blends into its
     black neighbours; at -0.5 every check holds, bench/results/studio_brackets.json). A stand-in family check fails
-    above +1 stop (the orange lit at 0.3 names itself from about +0.8, by the most at +1.1): the big step is rendered and not kept, a second render at the smallest step predicted to pass
-    is kept, and nothing is recorded as failing."""
+    above +1 stop (the orange lit at 0.3 names itself from about +0.8, by the most at +1.1): the big step is
+    rendered and not kept, a second render at the smallest step predicted to pass is kept, and nothing is recorded
+    as failing."""
     import dataclasses
 
     from stim3d.render.batch import produce
@@ -296,13 +300,9 @@ def test_studio_takes_a_second_smaller_bracket_when_the_first_overshoots_what_th
     from stim3d.scenes.families import FAMILIES
     from stim3d.scenes.looks import redraws
 
-    item = _item("shape_color_count", "studio")
-    target = next(o for o in item.scene.objects if item.ground_truth.of(o.id).visible_px >= 30)
-    item = _with_orange(item, target.id)
     calls: list = []
-    monkeypatch.setattr(produce, "render_with", _one_object_lit(
-        item, target.id, lambda rendered: 0.3 * rendered.scene.lights[0].power_w / item.scene.lights[0].power_w,
-        calls))
+    item, target, dim_render = _studio_orange_lit(0.3, calls)
+    monkeypatch.setattr(produce, "render_with", dim_render)
 
     def own_check(finished):  # fails the target under more than +1 stop, as a dark odd cell blends under -2
         return {}, [target.id] if finished.difficulty.get("exposure_correction_ev", 0.0) > 1.0 else []
