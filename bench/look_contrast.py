@@ -8,8 +8,8 @@ judged (at least look_colours.MIN_VISIBLE_PX visible pixels), the least, 5th
 percentile and median contrast (CIEDE2000), the share of objects under the floor and
 under a few candidate floors (and the items holding such an object), the items whose look was redrawn and the items still
 holding an object under the floor; and the least contrasted objects with their colour.
-Studio draws no look: its redraws are its ground's grey (`difficulty.ground_redraws`) and its re-exposures
-for colour (scenes/looks.py `studio_redraws`).
+Studio draws no look: its redraws are its ground's grey and its re-exposures for colour
+(scenes/look_redraws.py `StudioRedraw`), counted in its look's `redraws` like the drawn looks'.
 
     python -m bench.look_contrast [--quick] [--count 4] [--size 160x120] [--samples 4]
         [--looks studio,clevr,photoreal] [--families shape_count,shape_color_count,ava_count]
@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 
 from stim3d.scenes.look_contrast import FLOOR_DE, min_contrast
-from stim3d.scenes.looks import look_name, redraws
 from stim3d.scenes.model import LOOK_NAMES, Item
 
 from .common import Run, name_list, parse_args, print_table
@@ -71,8 +70,8 @@ def _look_figures(items: list[Item]) -> dict[str, Any]:
         "share_under_floor": round(float(np.mean(values < FLOOR_DE)), 4) if len(values) else None,
         "share_under": {str(f): round(float(np.mean(values < f)), 4) if len(values) else None
                         for f in CANDIDATE_FLOORS},
-        "items_redrawn": sum(1 for item in items if redraws(item) > 0),
-        "redraws": sum(redraws(item) for item in items),
+        "items_redrawn": sum(1 for item in items if item.scene.look.redraws > 0),
+        "redraws": sum(item.scene.look.redraws for item in items),
         "items_under_floor": sum(1 for m in minima if m < FLOOR_DE),
         "items_under": {str(f): sum(1 for m in minima if m < f) for f in CANDIDATE_FLOORS},
         "lowest": [{"item": item.item_id, "object": t.id, "color": item.scene.object(t.id).color.name,
@@ -96,7 +95,7 @@ def main() -> None:
                                                        "families": families, "looks": looks, "floor_de": FLOOR_DE})
     with tempfile.TemporaryDirectory() as scratch:
         items = _render(config, Path(scratch))
-    per_look = {look: _look_figures([i for i in items if look_name(i) == look])
+    per_look = {look: _look_figures([i for i in items if i.scene.look.name == look])
                 for look in looks}
     print_table(f"object-to-ring contrast (CIEDE2000) per look, floor {FLOOR_DE:g}",
                 ["look", "items", "objects", "judged", "min", "p5", "median", "under floor", "share",

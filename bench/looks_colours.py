@@ -9,8 +9,7 @@ For each look, and for each look and family, it counts items whose look was redr
 CIEDE2000 between each judged object's measured colour and its named palette colour
 (judged as scenes/look_colours.py judges: at least MIN_VISIBLE_PX visible pixels, a
 palette colour, no print). Studio draws no look: its colour redraws re-expose its own rig
-(`difficulty.exposure_correction_ev`), and the same check (scenes/look_colours.py) is applied to
-its measured colours.
+(its look's `exposure_correction_ev`), counted in its look's `redraws` like the others'.
 
     python -m bench.looks_colours [--quick] [--count 6] [--size 160x120] [--samples 8] [--seed 26]
         [--looks studio,clevr,photoreal] [--families shape_color_count,ava_color] [--folder DIR --shard k/n]
@@ -48,10 +47,9 @@ import numpy as np
 from stim3d.render.batch.config import parse_config
 from stim3d.render.batch.plan import expand
 from stim3d.scenes.colors import PALETTE, delta_e_srgb, srgb_to_lab
-from stim3d.scenes.look_colours import colour_failures, judged, measured_colours
+from stim3d.scenes.look_colours import judged, measured_colours
 from stim3d.scenes.look_contrast import contrast_failures
-from stim3d.scenes.looks import look_name, redraws
-from stim3d.scenes.model import LOOK_NAMES, Item
+from stim3d.scenes.model import LOOK_NAMES, DrawnLook, Item
 
 from .common import Run, name_list, parse_args, print_table
 
@@ -97,11 +95,11 @@ def _params(text: str, families: tuple[str, ...]) -> dict[str, dict[str, Any]]:
 def judged_objects(item: Item) -> list[dict[str, Any]]:
     """One record per object the colour check judges: its name, material, environment and dE to its name."""
     look = item.scene.look
-    materials = {o.id: o.material for o in look.objects} if look is not None else {}
-    environment = look.environment.name if look is not None and look.environment is not None else None
+    materials = {o.id: o.material for o in look.objects} if isinstance(look, DrawnLook) else {}
+    environment = look.environment.name if isinstance(look, DrawnLook) and look.environment is not None else None
     records = []
     for object_id, (name, colour) in judged(item, measured_colours(item)).items():
-        records.append({"item": item.item_id, "redraws": redraws(item),
+        records.append({"item": item.item_id, "redraws": look.redraws,
                         "colour": name, "material": materials.get(object_id),
                         "environment": environment, "measured_srgb": list(colour),
                         "delta_e": round(float(delta_e_srgb(colour, PALETTE[name])), 3)})
@@ -127,15 +125,10 @@ def collect(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     for item_json in sorted((folder / "items").glob("*/item.json")):
         item = Item.model_validate_json(item_json.read_text())
         look = item.scene.look
-        if look is None:  # studio: the check on its measured colours, and the family's own (OddGrid's) as recorded
-            failing = bool(colour_failures(item, measured_colours(item)) or item.difficulty.get("colour_failures"))
-        else:
-            failing = bool(look.colour_failures)
-        name = look_name(item)
-        items.append({"look": name, "family": item.family, "item": item.item_id, "redraws": redraws(item),
-                      "exposure_correction_ev": (look.exposure_correction_ev if look is not None
-                                                   else item.difficulty.get("exposure_correction_ev", 0.0)),
-                      "still_failing": failing, "under_contrast_floor": bool(contrast_failures(item))})
+        name = look.name
+        items.append({"look": name, "family": item.family, "item": item.item_id, "redraws": look.redraws,
+                      "exposure_correction_ev": look.exposure_correction_ev,
+                      "still_failing": bool(look.colour_failures), "under_contrast_floor": bool(contrast_failures(item))})
         objects += [{"look": name, "family": item.family, **record} for record in judged_objects(item)]
     return items, objects
 

@@ -41,7 +41,7 @@ from stim3d.scenes.looks import (
     MATTE_SPECULAR,
     TARGET_IRRADIANCE,
 )
-from stim3d.scenes.model import Color, EnvironmentLook, Item, ObjectLook, Scene
+from stim3d.scenes.model import Color, DrawnLook, EnvironmentLook, Item, ObjectLook, Scene
 
 from .common import Run, parse_args, print_table, progress
 
@@ -76,7 +76,7 @@ def base_items(count: int, width: int, height: int) -> list[Item]:
 
 def grey_card_scene(scene: Scene, environment: str, rotation_deg: float) -> Scene:
     """`scene` with grey matte spheres for its objects, lit by `environment` alone as photoreal lights it."""
-    assert scene.look is not None
+    assert isinstance(scene.look, DrawnLook)
     grey = Color(name=GREY, srgb=PALETTE[GREY])
     objects = [obj.model_copy(update={"shape": "sphere", "dimensions": (obj.size,) * 3, "color": grey,
                                       "finish": "matte", "source": None, "attributes": {}})

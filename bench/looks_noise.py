@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from stim3d.render.settings import RenderSettings
-from stim3d.scenes.model import LOOK_NAMES, Scene
+from stim3d.scenes.model import LOOK_NAMES, DrawnLook, Scene
 
 from .common import Run, parse_args, print_table, progress
 from .looks_settings import scene_items
@@ -44,7 +44,7 @@ VARIANTS = ("as drawn", "light tree off", "light tree off, no environment", "lig
 def _look(scene: Scene, part: str, update: dict[str, Any] | None) -> Scene:
     """`scene` with its look's `part` updated (None: removed)."""
     look = scene.look
-    assert look is not None
+    assert isinstance(look, DrawnLook)
     value = None if update is None else getattr(look, part).model_copy(update=update)
     return scene.model_copy(update={"look": look.model_copy(update={part: value})})
 
@@ -59,7 +59,7 @@ def prepare(variant: str, scene: Scene, originals: dict[str, Any]) -> tuple[Scen
     blender_looks.set_environment = originals["environment"]
     blender_looks.ENVIRONMENT_MAP_RESOLUTION = originals["map"]
     fields: dict[str, Any] = {"light_tree": variant == "as drawn"}
-    if scene.look is None or scene.look.name != "photoreal":
+    if not isinstance(scene.look, DrawnLook) or scene.look.name != "photoreal":
         return scene, fields
     if variant.endswith("no environment"):
         scene = _look(scene, "environment", {"strength": 0.0})

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from stim3d.scenes.families.oddgrid.odd_measure import measured_color_difference
-from stim3d.scenes.model import LOOK_NAMES, Item
+from stim3d.scenes.model import LOOK_NAMES, DrawnLook, Item
 
 from .common import Run, parse_args, print_table
 
@@ -49,12 +49,11 @@ def main() -> None:
         for item_json in sorted((Path(scratch) / "out" / "items").glob("*/item.json")):
             item = Item.model_validate_json(item_json.read_text())
             look = item.scene.look
-            measured = look.measured if look is not None else measured_color_difference(item)
-            rows[look.name if look is not None else "studio"].append({
+            measured = look.measured if isinstance(look, DrawnLook) else measured_color_difference(item)
+            rows[look.name].append({
                 "item_id": item.item_id, "measured_delta_e": measured.get("measured_delta_e"),
                 "neighbour_delta_e": measured.get("neighbour_delta_e"), "margin": measured.get("delta_e_margin"),
-                "redraws": look.redraws if look is not None else None,
-                "still_failing": bool(look.colour_failures) if look is not None else None})
+                "redraws": look.redraws, "still_failing": bool(look.colour_failures)})
     table = []
     for look, entries in rows.items():
         for e in entries:

@@ -25,7 +25,7 @@ from stim3d.scenes.look_contrast import (
     object_contrasts,
     ring,
 )
-from stim3d.scenes.looks import CLEVR_GROUND, draw_look, redraws
+from stim3d.scenes.looks import CLEVR_GROUND, draw_look
 from stim3d.scenes.visibility import measure
 
 GREY, RED, BLUE = (128, 128, 128), (204, 20, 20), (26, 66, 219)
@@ -108,11 +108,13 @@ def test_records_carry_the_least_contrast_and_studio_redraws_only_its_ground(tmp
     flat = _fake_render(lambda rendered, obj: PALETTE["gray"], background=grey)
     monkeypatch.setattr(produce, "render_with", lambda s, r, w: calls.append(r.scene.stage.ground_srgb) or flat(s, r, w))
     done = load_item(produce.render_item(item, settings, tmp_path / "o", tmp_path / "w", key="k"))
-    assert len(calls) == 1 + len(STUDIO_REDRAW_GROUNDS) and len(set(calls)) == len(calls) and done.scene.look is None
+    assert len(calls) == 1 + len(STUDIO_REDRAW_GROUNDS) and len(set(calls)) == len(calls)
+    assert done.scene.look.name == "studio" and done.scene.look.contrast_failures == judged  # still under it, recorded
     assert {t.id for t in done.ground_truth.objects if t.contrast_de is not None} == set(judged)
     (record, *_) = records_for(done, "image.png", "0" * 64)
     assert record.difficulty["min_contrast_de"] == pytest.approx(0.0, abs=1e-6)
-    assert record.difficulty["ground_redraws"] == len(STUDIO_REDRAW_GROUNDS)
+    assert record.difficulty["look_redraws"] == len(STUDIO_REDRAW_GROUNDS) == done.scene.look.ground_redraws
+    assert record.difficulty["look_contrast_failures"] == len(judged) and "look" not in record.difficulty
 
     def on_stage(settings, rendered, workdir):  # the ground is drawn in the stage's own grey
         background = tuple(round(v * 255) for v in rendered.scene.stage.ground_srgb)
@@ -120,8 +122,9 @@ def test_records_carry_the_least_contrast_and_studio_redraws_only_its_ground(tmp
 
     monkeypatch.setattr(produce, "render_with", on_stage)
     done = load_item(produce.render_item(item, settings, tmp_path / "o1", tmp_path / "w", key="k"))
-    assert done.difficulty["ground_redraws"] == 1 and done.scene.stage.ground_srgb != item.scene.stage.ground_srgb
-    assert redraws(done) == 1  # what `stim3d sweep look`'s looks.json and the looks benches report for it
+    assert done.scene.look.ground_redraws == 1 and done.scene.stage.ground_srgb != item.scene.stage.ground_srgb
+    assert done.scene.look.redraws == 1  # what `stim3d sweep look`'s looks.json and the looks benches report for it
+    assert json.loads(done.to_json())["scene"]["look"]["name"] == "studio"  # a redrawn studio item records it
     assert min(t.contrast_de for t in done.ground_truth.objects if t.contrast_de is not None) >= FLOOR_DE
 
     monkeypatch.setattr(produce, "render_with", _fake_render(lambda rendered, obj: obj.color.srgb))
@@ -130,7 +133,8 @@ def test_records_carry_the_least_contrast_and_studio_redraws_only_its_ground(tmp
     contrasts = [t.contrast_de for t in done.ground_truth.objects if t.contrast_de is not None]
     (record, *_) = records_for(done, "image.png", "0" * 64)
     assert record.difficulty["min_contrast_de"] == min(contrasts) >= FLOOR_DE
-    assert "ground_redraws" not in record.difficulty and done.scene.stage == item.scene.stage and redraws(done) == 0
+    assert "look_redraws" not in record.difficulty and done.scene.stage == item.scene.stage
+    assert "look" not in json.loads(done.to_json())["scene"]  # studio at its defaults: item.json as before looks
     assert "contrast_de" not in json.dumps(make_item("shape_color_count", {}, [2026, 0, 1], "scc",
                                                      Frame(96, 72)).model_dump(mode="json"))  # composed: absent
 
@@ -143,7 +147,7 @@ def test_a_look_redraws_while_an_object_is_under_the_floor_and_records_it_apart_
     calls = []
 
     def vanishing(settings, rendered, workdir):
-        calls.append(rendered.scene.look.redraws)
+        calls.append(rendered.scene.look.environment)
         return _fake_render(lambda r, obj: obj.color.srgb,
                             background=tuple(np.round(np.asarray(target.color.srgb) * 255)))(settings, rendered, workdir)
 
@@ -151,7 +155,7 @@ def test_a_look_redraws_while_an_object_is_under_the_floor_and_records_it_apart_
     folder = produce.render_item(item, RenderSettings(width=96, height=72, samples=1, look="photoreal"),
                                  tmp_path / "o", tmp_path / "w", key="k")
     look = json.loads((folder / "item.json").read_text())["scene"]["look"]
-    assert calls == [0, 1, 2, 3] and look["redraws"] == 3
+    assert len(calls) == 4 and len({c.model_dump_json() for c in calls}) > 1 and look["redraws"] == 3
     assert target.id in look["contrast_failures"] and target.id not in look["colour_failures"]
 
 
@@ -203,7 +207,7 @@ def test_grey_objects_on_clevr_grey_come_out_above_the_floor_after_a_ground_redr
     settings = RenderSettings(width=96, height=72, samples=4, look="clevr")
     folder = produce.render_item(item, settings, tmp_path / "o", tmp_path / "w", key="k")
     done = load_item(folder)
-    assert done.scene.look is not None and done.scene.look.redraws >= 1
+    assert done.scene.look.name == "clevr" and done.scene.look.redraws >= 1
     assert done.scene.look.ground.srgb != CLEVR_GROUND and done.scene.look.contrast_failures == []
     judged = [t.contrast_de for t in done.ground_truth.objects if t.contrast_de is not None]
     assert judged and min(judged) >= FLOOR_DE
@@ -220,7 +224,7 @@ def test_grey_objects_on_studio_ground_come_out_above_the_floor_on_a_redrawn_gro
     folder = produce.render_item(item, RenderSettings(width=96, height=72, samples=4), tmp_path / "o", tmp_path / "w",
                                  key="k")
     done = load_item(folder)
-    assert done.scene.look is None and done.difficulty["ground_redraws"] >= 1
+    assert done.scene.look.name == "studio" and done.scene.look.ground_redraws >= 1
     assert done.scene.stage.ground_srgb in {(t, t, t) for t in STUDIO_REDRAW_GROUNDS}
     judged = [t.contrast_de for t in done.ground_truth.objects if t.contrast_de is not None]
     assert judged and min(judged) >= FLOOR_DE

@@ -20,7 +20,7 @@ from stim3d.scenes.items import make_item
 
 # The keys docs/looks.md names, as paths into item.json ("*" any list index, a trailing "*" any key suffix).
 LOOK_KEYS = (
-    "scene.look",  # absent for studio: environment, lights, ground, objects, redraws, colour/contrast failures
+    "scene.look",  # absent for studio unless redrawn: environment, lights, ground, objects, redraws, failures
     "difficulty.look",  # absent for studio
     "ground_truth.objects.*.measured_srgb",
     "ground_truth.objects.*.contrast_de",
@@ -28,7 +28,8 @@ LOOK_KEYS = (
     "difficulty.measured_de_*", "difficulty.measured_nearest", "difficulty.measured_margin_de",
     "difficulty.measured_ambiguous",  # ava_color
     "difficulty.measured_delta_e", "difficulty.neighbour_delta_e",  # odd_grid
-    "scene.stage.ground_srgb", "difficulty.ground_redraws",  # studio's contrast redraw, when it needed one
+    "scene.stage.ground_srgb",  # studio's contrast redraw, when it needed one
+    "scene.lights.*.power_w", "scene.stage.world_strength",  # studio's colour re-exposure, when it needed one
 )
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "looks.md"
 

@@ -23,7 +23,8 @@ from stim3d.scenes.look_colours import (
     exposure_correction,
     next_draw,
 )
-from stim3d.scenes.looks import ENVIRONMENTS, GROUND_MATERIALS, OBJECT_MATERIALS, PER_OBJECT_FAMILIES
+from stim3d.scenes.families import FAMILIES
+from stim3d.scenes.looks import ENVIRONMENTS, GROUND_MATERIALS, OBJECT_MATERIALS
 
 FRAME = Frame(64, 48)
 ENTROPY = [2026, 0, 0]
@@ -48,7 +49,7 @@ def test_studio_item_json_has_no_look_and_equals_an_item_made_without_one():
 @pytest.mark.parametrize("family", ["shape_color_count", "rose_grid", "odd_grid", "letters"])
 def test_a_look_adds_one_key_and_changes_nothing_else(family, look):
     studio, drawn = _item(family, "studio"), _item(family, look)
-    assert drawn.scene.look is not None and drawn.scene.look.name == look
+    assert drawn.scene.look.name == look
     assert drawn.scene.model_dump(exclude={"look"}) == studio.scene.model_dump()
     assert drawn.ground_truth == studio.ground_truth and drawn.questions == studio.questions
     assert {k: v for k, v in drawn.difficulty.items() if k != "look"} == studio.difficulty
@@ -86,7 +87,7 @@ def test_photoreal_exposure_gives_every_environment_the_same_upward_irradiance()
 
 def test_objects_sharing_a_finish_share_a_material_outside_scatter_families():
     """An odd cell or an exception must not be singled out by its material: one material per finish."""
-    assert "rose_grid" not in PER_OBJECT_FAMILIES and "odd_grid" not in PER_OBJECT_FAMILIES
+    assert not FAMILIES["rose_grid"].per_object_materials and not FAMILIES["odd_grid"].per_object_materials
     for i in range(6):
         item = _item("rose_grid", "photoreal", [3, 0, i], {"exception": "finish"}, Frame(160, 120))
         by_finish: dict[str, set] = {}
@@ -264,25 +265,25 @@ def test_studio_re_exposes_its_own_rig_once_when_a_colour_reads_off_its_name(tmp
     from stim3d.render.batch.folder import load_item
     from stim3d.render.batch.records import records_for
     from stim3d.render.batch.summary import look_counts
-    from stim3d.scenes.looks import redraws
 
     calls: list = []
     item, _target, dim_render = _studio_orange_lit(0.3, calls)
     settings = RenderSettings(width=64, height=48, samples=1)
     monkeypatch.setattr(produce, "render_with", dim_render)
     done = load_item(produce.render_item(item, settings, tmp_path / "out", tmp_path / "work", key="k"))
-    ev = done.difficulty["exposure_correction_ev"]
-    assert len(calls) == 2 and ev > 1.0 and "colour_failures" not in done.difficulty and done.scene.look is None
+    look = done.scene.look
+    ev = look.exposure_correction_ev
+    assert len(calls) == 2 and ev > 1.0 and look.name == "studio" and look.colour_failures == []
     assert [light.power_w for light in done.scene.lights] == pytest.approx(
         [light.power_w * 2.0**ev for light in item.scene.lights], rel=1e-4)
     assert done.scene.stage.world_strength == pytest.approx(item.scene.stage.world_strength * 2.0**ev, rel=1e-4)
-    assert redraws(done) == 1
+    assert look.redraws == 1 and json.loads(done.to_json())["scene"]["look"]["exposure_correction_ev"] == ev
     assert look_counts(records_for(done, "image.png", "0" * 64))["studio"]["redrawn"] == 1
 
     calls.clear()
     monkeypatch.setattr(produce, "render_with", _studio_orange_lit(1.0, calls)[2])
     done = load_item(produce.render_item(item, settings, tmp_path / "out2", tmp_path / "work", key="k"))
-    assert len(calls) == 1 and done.scene == item.scene and "exposure_correction_ev" not in done.difficulty
+    assert len(calls) == 1 and done.scene == item.scene and "look" not in json.loads(done.to_json())["scene"]
 
 
 def test_studio_takes_a_second_smaller_bracket_when_the_first_overshoots_what_the_prediction_cannot_see(
@@ -297,30 +298,31 @@ def test_studio_takes_a_second_smaller_bracket_when_the_first_overshoots_what_th
 
     from stim3d.render.batch import produce
     from stim3d.render.batch.folder import load_item
+    from stim3d.scenes import look_redraws
     from stim3d.scenes.families import FAMILIES
-    from stim3d.scenes.looks import redraws
 
     calls: list = []
     item, target, dim_render = _studio_orange_lit(0.3, calls)
     monkeypatch.setattr(produce, "render_with", dim_render)
 
     def own_check(finished):  # fails the target under more than +1 stop, as a dark odd cell blends under -2
-        return {}, [target.id] if finished.difficulty.get("exposure_correction_ev", 0.0) > 1.0 else []
+        return {}, [target.id] if finished.scene.look.exposure_correction_ev > 1.0 else []
 
     family = dataclasses.replace(FAMILIES["shape_color_count"], look_colour_check=own_check)
-    monkeypatch.setattr(produce, "FAMILIES", {"shape_color_count": family})
+    monkeypatch.setattr(look_redraws, "FAMILIES", {"shape_color_count": family})
     done = load_item(produce.render_item(item, RenderSettings(width=64, height=48, samples=1), tmp_path / "out",
                                          tmp_path / "work", key="k"))
-    evs = [rendered.difficulty.get("exposure_correction_ev", 0.0) for rendered in calls]
+    evs = [rendered.scene.look.exposure_correction_ev for rendered in calls]
     assert len(evs) == 3 and evs[0] == 0.0 and evs[1] > 1.0 >= evs[2] > 0.0
-    assert done.difficulty["exposure_correction_ev"] == evs[2] and "colour_failures" not in done.difficulty
-    assert done.difficulty["exposure_brackets"] == 2 and redraws(done) == 2  # both renders are the item's cost
+    assert done.scene.look.exposure_correction_ev == evs[2] and done.scene.look.colour_failures == []
+    assert done.scene.look.redraws == 2  # both renders are the item's cost
 
     calls.clear()  # without the family's check the first bracket holds: no second render
-    monkeypatch.setattr(produce, "FAMILIES", {"shape_color_count": dataclasses.replace(family, look_colour_check=None)})
+    monkeypatch.setattr(look_redraws, "FAMILIES",
+                        {"shape_color_count": dataclasses.replace(family, look_colour_check=None)})
     done = load_item(produce.render_item(item, RenderSettings(width=64, height=48, samples=1), tmp_path / "out2",
                                          tmp_path / "work", key="k"))
-    assert len(calls) == 2 and done.difficulty["exposure_correction_ev"] > 1.0 and redraws(done) == 1
+    assert len(calls) == 2 and done.scene.look.exposure_correction_ev > 1.0 and done.scene.look.redraws == 1
 
 
 def test_a_redraw_brackets_the_same_draw_when_an_exposure_is_predicted_to_pass_and_draws_afresh_otherwise():
@@ -479,7 +481,7 @@ def test_a_look_whose_colour_reads_as_another_is_redrawn_then_recorded(tmp_path,
     calls = []
 
     def fake_render(settings, rendered, workdir):
-        calls.append(rendered.scene.look.redraws)
+        calls.append(rendered.scene.look.name)
         image = np.full((*instance_map.shape, 3), 255, np.uint8)  # white: no object under the contrast floor
         for obj in rendered.scene.objects:
             srgb = PALETTE[wrong] if obj.id == target.id and len(calls) <= wrong_renders else obj.color.srgb
@@ -491,7 +493,7 @@ def test_a_look_whose_colour_reads_as_another_is_redrawn_then_recorded(tmp_path,
     settings = RenderSettings(width=64, height=48, samples=1, look="photoreal")
     folder = produce.render_item(item, settings, tmp_path / "out", tmp_path / "work", key="k")
     look = json.loads((folder / "item.json").read_text())["scene"]["look"]
-    assert calls == list(range(redraws + 1)) and look["redraws"] == redraws
+    assert calls == ["photoreal"] * (redraws + 1) and look["redraws"] == redraws
     assert look["colour_failures"] == ([target.id] if still_failing else [])
 
 

@@ -54,15 +54,30 @@ def test_measured_delta_e_under_photoreal_is_read_back_from_the_image(tmp_path):
 
 
 def test_studio_items_record_no_look_measures(tmp_path, monkeypatch):
-    """Studio draws no look, so nothing is checked or recorded: item.json keeps its bytes."""
+    """Studio draws no look, so the family's measures are not recorded: a board whose colours hold keeps item.json's
+    bytes (no look key), and a board rendered all black records its redraws and failures, never `measured`."""
     item = _odd_item("studio")
     instance_map = measure(item.scene, 1).instance_map
-    monkeypatch.setattr(produce, "render_with", lambda settings, rendered, workdir: RenderOutput(
-        image=np.zeros((*instance_map.shape, 3), np.uint8), instance_map=instance_map, depth=None,
-        blender_version="stand-in", render_seconds=0.0))
-    folder = produce.render_item(item, RenderSettings(width=96, height=72, samples=1), tmp_path / "o", tmp_path / "w",
-                                 key="k")
-    assert "look" not in json.loads((folder / "item.json").read_text())["scene"]
+
+    def painted(black: bool):
+        def render(settings, rendered, workdir):
+            image = np.full((*instance_map.shape, 3), 0 if black else 255, np.uint8)
+            if not black:
+                for obj in rendered.scene.objects:
+                    image[instance_map == obj.id] = np.round(np.asarray(obj.color.srgb) * 255)
+            return RenderOutput(image=image, instance_map=instance_map, depth=None, blender_version="stand-in",
+                                render_seconds=0.0)
+        return render
+
+    for black in (False, True):
+        monkeypatch.setattr(produce, "render_with", painted(black))
+        folder = produce.render_item(item, RenderSettings(width=96, height=72, samples=1), tmp_path / f"o{black}",
+                                     tmp_path / "w", key="k")
+        scene = json.loads((folder / "item.json").read_text())["scene"]
+        if black:
+            assert scene["look"]["name"] == "studio" and scene["look"]["redraws"] >= 1 and "measured" not in scene["look"]
+        else:
+            assert "look" not in scene
 
 
 @pytest.mark.parametrize("flat_renders, redraws, still_failing", [(1, 1, False), (9, 3, True)])
@@ -78,7 +93,7 @@ def test_an_odd_colour_that_renders_like_its_neighbours_is_redrawn_then_flagged(
     calls = []
 
     def fake_render(settings, rendered, workdir):
-        calls.append(rendered.scene.look.redraws)
+        calls.append(rendered.scene.look.name)
         image = np.full((*instance_map.shape, 3), 255, np.uint8)  # white: no object under the contrast floor
         for obj in rendered.scene.objects:
             flat = obj.id == odd.id and len(calls) <= flat_renders
@@ -90,7 +105,7 @@ def test_an_odd_colour_that_renders_like_its_neighbours_is_redrawn_then_flagged(
     settings = RenderSettings(width=96, height=72, samples=1, look="photoreal")
     folder = produce.render_item(item, settings, tmp_path / "out", tmp_path / "work", key="k")
     look = json.loads((folder / "item.json").read_text())["scene"]["look"]
-    assert calls == list(range(redraws + 1)) and look["redraws"] == redraws
+    assert len(calls) == redraws + 1 and look["redraws"] == redraws
     assert look["colour_failures"] == ([odd.id] if still_failing else [])
     nominal = float(delta_e_srgb(np.round(np.asarray(odd.color.srgb) * 255) / 255,
                                  np.round(np.asarray(majority.color.srgb) * 255) / 255))

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from stim3d.render.backends.readback import ReadbackError, read_scene
 from stim3d.render.batch.folder import DEPTH, IMAGE, ITEM_JSON
 from stim3d.scenes.families import FAMILIES
-from stim3d.scenes.looks import look_name
+from stim3d.scenes.model import StudioLook
 from stim3d.scenes.placement import InfeasibleError
 
 from . import display, jobs, session
@@ -100,7 +100,7 @@ class STIM3D_OT_open_item(bpy.types.Operator):
                 settings.denoise = item.provenance.denoise
             settings.device = item.provenance.device if item.provenance.device in ("cpu", "gpu") else "cpu"
         settings.depth = (path.parent / DEPTH).is_file()
-        settings.look = look_name(item)
+        settings.look = item.scene.look.name
         if (out := _batch_folder(path)) is not None:
             settings.save_dir = str(out)
         self.report({"INFO"}, f"opened {item.item_id} ({item.family}, {len(item.scene.objects)} objects)")
@@ -180,7 +180,7 @@ class STIM3D_OT_apply_look(bpy.types.Operator):
         if settings.color_by_visibility:
             display.apply_visibility_colors(context.scene, looked)
         look = looked.scene.look
-        drawn = "" if look is None else (
+        drawn = "" if isinstance(look, StudioLook) else (
             f": {', '.join(sorted({m.material for m in look.objects}))}"
             + (f" under {look.environment.name}" if look.environment is not None else "")
             + (f" on {look.ground.material}" if look.ground.material != "plain" else ""))
@@ -206,7 +206,7 @@ class STIM3D_OT_render_save(bpy.types.Operator):
         if validation is None:
             return False
         out = Path(bpy.path.abspath(settings.save_dir))
-        edited = session.in_look(validation.item, look_name(validation.item))  # a duplicate gets its look material
+        edited = session.in_look(validation.item, validation.item.scene.look.name)  # a duplicate gets its look material
         item = jobs.renamed(edited, jobs.edited_item_id(edited.item_id, out))
         try:
             render = session.render_settings(item, settings.engine, settings.samples, settings.denoise,

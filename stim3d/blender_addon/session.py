@@ -25,8 +25,8 @@ from stim3d.render.settings import RenderSettings
 from stim3d.scenes.camera import blender_lens
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
-from stim3d.scenes.looks import look_name, with_look
-from stim3d.scenes.model import SCHEMA_VERSION, Item, LookName
+from stim3d.scenes.looks import with_look
+from stim3d.scenes.model import SCHEMA_VERSION, Item, LookName, StudioLook
 
 BUILT_KEY = "stim3d_built"  # custom property on every object (and the world) the add-on built
 
@@ -101,7 +101,7 @@ def render_settings(item: Item, engine: str, samples: int, denoise: bool, device
     camera = item.scene.camera
     return RenderSettings(
         engine=engine, width=camera.width, height=camera.height, samples=samples, denoise=denoise,
-        device=device, depth=depth, rays_per_pixel=item.ground_truth.rays_per_pixel, look=look_name(item),
+        device=device, depth=depth, rays_per_pixel=item.ground_truth.rays_per_pixel, look=item.scene.look.name,
     )
 
 
@@ -111,7 +111,8 @@ def in_look(item: Item, name: LookName) -> Item:
     edit added objects the look has no material for (a duplicate), so every object can be built; a look kept
     as it is (a batch item's, perhaps redrawn for colour) is not drawn again."""
     look = item.scene.look
-    if name == look_name(item) and (look is None or {m.id for m in look.objects} == {o.id for o in item.scene.objects}):
+    if name == look.name and (isinstance(look, StudioLook)
+                              or {m.id for m in look.objects} == {o.id for o in item.scene.objects}):
         return item
     return with_look(item, name)
 

@@ -32,7 +32,7 @@ import trimesh
 
 from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.meshes import object_mesh, object_world_vertices
-from stim3d.scenes.model import GroundTruth, Item, Scene, SceneObject
+from stim3d.scenes.model import GroundTruth, Item, Scene, SceneObject, StudioLook
 from stim3d.scenes.placement import Layout, mesh_distance
 from stim3d.scenes.primitives import TORUS_TUBE, quat_to_matrix, unit_mesh
 from stim3d.scenes.visibility import VisibilityResult, measure
@@ -256,7 +256,7 @@ def _difficulty(item: Item, truth: VisibilityResult, violations: list[Violation]
 def _with_look(difficulty: dict[str, Any], scene: Scene) -> dict[str, Any]:
     """`difficulty.look` names the edited scene's look (the add-on's Apply Look may have changed it), none in studio."""
     kept = {k: v for k, v in difficulty.items() if k != "look"}
-    return kept if scene.look is None else {**kept, "look": scene.look.name}
+    return kept if isinstance(scene.look, StudioLook) else {**kept, "look": scene.look.name}
 
 
 def revalidate(original: Item, scene: Scene, sources: dict[int, int | None] | None = None) -> Validation:

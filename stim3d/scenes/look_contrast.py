@@ -26,7 +26,7 @@ FLOOR_DE is the floor an object must clear; `contrast_failures` lists the judged
 objects under it, and produce.py redraws the look while any remain. Studio draws no
 look, so there the redraw changes only the stage's ground to a lighter or darker grey
 (`with_studio_ground`, STUDIO_REDRAW_GROUNDS), recorded in item.json's
-`scene.stage.ground_srgb` and `difficulty.ground_redraws`; an item that clears the
+`scene.stage.ground_srgb` and the studio look's `ground_redraws`; an item that clears the
 floor keeps the ground it always had. Both clevr and studio rank their redraw tones by
 `ground_tone`. The floor and its justification: docs/looks.md "Contrast floor",
 measured by bench/look_contrast.py.
@@ -139,7 +139,8 @@ def ground_tone(scene: Scene, tones: tuple[float, ...], attempt: int) -> tuple[f
 
 
 def with_studio_ground(item: Item, attempt: int) -> Item:
-    """A studio item whose stage ground is redraw `attempt`'s grey, the attempt recorded as `ground_redraws`."""
+    """A studio item whose stage ground is redraw `attempt`'s grey, the attempt recorded as its look's
+    `ground_redraws`."""
     stage = item.scene.stage.model_copy(update={"ground_srgb": ground_tone(item.scene, STUDIO_REDRAW_GROUNDS, attempt)})
-    return item.model_copy(update={"scene": item.scene.model_copy(update={"stage": stage}),
-                                   "difficulty": {**item.difficulty, "ground_redraws": attempt}})
+    look = item.scene.look.model_copy(update={"ground_redraws": attempt})
+    return item.model_copy(update={"scene": item.scene.model_copy(update={"stage": stage, "look": look})})

@@ -5,11 +5,12 @@ Blender backend builds into datablocks (render/backends/blender_looks.py); the
 scene's geometry, camera and ground truth are never touched, so masks and every
 geometric gold are the same in every look of one scene.
 
-- `studio`: today's look. Nothing is drawn and nothing is recorded (`scene.look` is
-  None and absent from item.json), so studio items are byte-identical to items made
-  before looks existed, unless a render failed a check: then the ground's grey
-  (contrast) or a re-exposure of the rig (colour, `with_studio_exposure`, at most two) is
-  recorded in the scene and `difficulty`.
+- `studio`: the family's own rig and grey stage. Nothing is drawn: `scene.look` is a
+  `StudioLook` at its defaults, left out of item.json, so studio items are
+  byte-identical to items made before looks existed, unless a render failed a check:
+  then the ground's grey (contrast, scenes/look_contrast.py `with_studio_ground`) or a
+  re-exposure of the rig (colour, `with_studio_exposure`, at most two) changes the scene
+  and is recorded in the `StudioLook`.
 - `clevr`: CLEVR's two materials (rubber: diffuse; metal: metallic, low roughness),
   its key, fill and back area lights with uniform jitter of +-1 (scene units) per
   coordinate, and a plain grey ground under a dim grey world. The ground is CLEVR's 0.5 grey;
@@ -35,7 +36,7 @@ look index, attempt])`, a stream of its own, so drawing a look never changes a
 geometry draw, and the look is independent of every gold answer by construction.
 
 Materials and finishes: in families whose objects are independent draws
-(PER_OBJECT_FAMILIES, the scatter families) every object draws its own material.
+(`Family.per_object_materials`, the scatter families) every object draws its own material.
 Everywhere else (grids, groups, letters and any plug-in family) objects that share
 a `finish` share one material, so a material can never single out an odd cell or an
 exception. When a scene holds both finishes (ROSE's glossy exception), matte objects
@@ -45,13 +46,13 @@ ones (painted metal, ceramic): the finish stays the visible difference it was in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from .look_contrast import ground_tone
 from .model import (
+    DrawnLook,
     EnvironmentLook,
     GroundLook,
     Item,
@@ -60,6 +61,7 @@ from .model import (
     LookName,
     ObjectLook,
     Scene,
+    StudioLook,
     SunLook,
     round6,
 )
@@ -96,13 +98,6 @@ SUN_ANGLE_DEG = 2.0  # angular diameter: crisp but not aliased shadows
 
 REFERENCE_DISTANCE = 9.7  # camera-to-scene distance of the counting families (scenes/families/shared/stage.py)
 REFERENCE_SIZE = 0.9  # median object size there (metres)
-
-# Families whose objects are independent draws: each object draws its own material.
-PER_OBJECT_FAMILIES = frozenset({
-    "shape_count", "shape_color_count", "ava_count", "ava_color", "ava_depth_absolute", "ava_depth_relative",
-    "ava_localize", "ava_orientation", "ava_spatial", "ava_texture", "ava_ocr",
-})
-
 
 @dataclass(frozen=True)
 class GroundMaterial:
@@ -228,9 +223,12 @@ def _uniform(rng: np.random.Generator, bounds: tuple[float, float]) -> float:
 
 def _object_looks(scene: Scene, family: str, library: dict[str, ObjectMaterial],
                   rng: np.random.Generator) -> list[ObjectLook]:
-    """One material per object (PER_OBJECT_FAMILIES) or per finish (everywhere else); see the module docstring."""
+    """One material per object (`Family.per_object_materials`) or per finish (everywhere else, plug-ins too);
+    see the module docstring."""
+    from .families import FAMILIES
+
     both = len({obj.finish for obj in scene.objects}) > 1
-    per_object = family in PER_OBJECT_FAMILIES
+    per_object = family in FAMILIES and FAMILIES[family].per_object_materials
 
     def draw(finish: str) -> tuple[str, float]:
         names = [n for n, m in library.items() if finish in m.finishes and (m.rough or not both or finish != "matte")]
@@ -257,7 +255,7 @@ def _clevr_ground(scene: Scene, attempt: int) -> tuple[float, float, float]:
     return CLEVR_GROUND if attempt == 0 else ground_tone(scene, CLEVR_REDRAW_GROUNDS, attempt)
 
 
-def _clevr(scene: Scene, family: str, rng: np.random.Generator, attempt: int = 0) -> Look:
+def _clevr(scene: Scene, family: str, rng: np.random.Generator, attempt: int = 0) -> DrawnLook:
     centre, scale, right, toward = scene_frame(scene)
     # Aimed at the objects' middle, not their foot, and raised with their height: an OddGrid board stands up to 9.5 m
     # tall, and the rig set on the ground lit its top row up to 12 times brighter than its bottom one (issue 44).
@@ -271,10 +269,10 @@ def _clevr(scene: Scene, family: str, rng: np.random.Generator, attempt: int = 0
         lights.append(Light(location=tuple(round6(v) for v in location), rotation_quat=_aim(location, centre),
                             size=round6(size * scale), power_w=round6(power * scale * scale)))
     ground = GroundLook(material="plain", srgb=_clevr_ground(scene, attempt), roughness=0.6, scale_m=1.0)
-    return Look(name="clevr", lights=lights, ground=ground, objects=_object_looks(scene, family, CLEVR_MATERIALS, rng))
+    return DrawnLook(name="clevr", lights=lights, ground=ground, objects=_object_looks(scene, family, CLEVR_MATERIALS, rng))
 
 
-def _photoreal(scene: Scene, family: str, rng: np.random.Generator) -> Look:
+def _photoreal(scene: Scene, family: str, rng: np.random.Generator) -> DrawnLook:
     centre, _scale, _right, _toward = scene_frame(scene)
     environment_name = ENVIRONMENTS[int(rng.integers(len(ENVIRONMENTS)))]
     exposure = _uniform(rng, EXPOSURE_EV)
@@ -308,7 +306,7 @@ def _photoreal(scene: Scene, family: str, rng: np.random.Generator) -> Look:
         params[name] = float(values[int(rng.integers(len(values)))])
     sizes = {obj.id: obj.size for obj in scene.objects}
     objects = [look.model_copy(update={"params": _wear(look, sizes[look.id], rng)}) for look in objects]
-    return Look(name="photoreal", environment=environment, sun=sun,
+    return DrawnLook(name="photoreal", environment=environment, sun=sun,
                 ground=ground.model_copy(update={"params": params}), objects=objects)
 
 
@@ -323,23 +321,22 @@ def _wear(look: ObjectLook, size: float, rng: np.random.Generator) -> dict[str, 
 
 
 def draw_look(name: LookName, scene: Scene, family: str, entropy: list[int], attempt: int = 0,
-              exposure_correction_ev: float = 0.0, redraws: int | None = None) -> Look | None:
-    """The look `name` drawn for a scene of `family` from the item's `entropy`; None for studio.
+              exposure_correction_ev: float = 0.0) -> Look:
+    """The look `name` drawn for a scene of `family` from the item's `entropy` (studio: nothing to draw).
 
     `attempt` > 0 draws again from a fresh stream (a colour or contrast check asked for
     it; clevr also changes its ground's grey); `exposure_correction_ev` scales every
     light of the draw by 2**ev (scenes/look_colours.py `next_draw`: the failing colours
     were measured too bright or too dark). The draws themselves do not depend on it, so
-    attempt k uncorrected is what it always was. `redraws` (default: `attempt`) is how
-    many renders came before this one. The result is a pure function of the arguments.
+    attempt k uncorrected is what it always was. How many renders an item took is recorded
+    on the kept render by render/batch/produce.py (scenes/look_redraws.py `recorded`).
+    The result is a pure function of the arguments.
     """
     if name == "studio":
-        return None
+        return StudioLook()
     rng = look_rng(entropy, name, attempt)
     look = _clevr(scene, family, rng, attempt) if name == "clevr" else _photoreal(scene, family, rng)
-    if exposure_correction_ev:
-        look = _exposed(look, exposure_correction_ev, scene.stage.world_strength)
-    return look.model_copy(update={"redraws": attempt if redraws is None else redraws})
+    return _exposed(look, exposure_correction_ev, scene.stage.world_strength) if exposure_correction_ev else look
 
 
 def _scaled(lights: list[Light], gain: float) -> list[Light]:
@@ -347,7 +344,7 @@ def _scaled(lights: list[Light], gain: float) -> list[Light]:
     return [light.model_copy(update={"power_w": round6(light.power_w * gain)}) for light in lights]
 
 
-def _exposed(look: Look, ev: float, world_strength: float) -> Look:
+def _exposed(look: DrawnLook, ev: float, world_strength: float) -> DrawnLook:
     """`look` with every light scaled by 2**`ev`: clevr's area lights and the stage's world (`world_strength`) that
     fills their shadows, or photoreal's environment and sun; a correction that left the ambient light alone would
     brighten lit faces and not shaded ones."""
@@ -365,46 +362,26 @@ def _exposed(look: Look, ev: float, world_strength: float) -> Look:
 
 
 def with_studio_exposure(item: Item, ev: float) -> Item:
-    """A studio item with the family's lights and the stage's world scaled by 2**`ev`, the step recorded as
-    `difficulty.exposure_correction_ev`: studio draws no look, so its colour redraws re-expose the scene's own
-    rig (render/batch/produce.py), and item.json still renders as drawn."""
+    """A studio item with the family's lights and the stage's world scaled by 2**`ev`, the step recorded in its
+    `StudioLook`: studio draws no look, so its colour redraws re-expose the scene's own rig (render/batch/produce.py),
+    and item.json still renders as drawn."""
     gain = 2.0**ev
+    look = item.scene.look
+    assert isinstance(look, StudioLook)
     scene = item.scene.model_copy(update={
         "lights": _scaled(item.scene.lights, gain),
-        "stage": item.scene.stage.model_copy(update={"world_strength": round6(item.scene.stage.world_strength * gain)})})
-    return item.model_copy(update={"scene": scene, "difficulty": {**item.difficulty, "exposure_correction_ev": round6(ev)}})
+        "stage": item.scene.stage.model_copy(update={"world_strength": round6(item.scene.stage.world_strength * gain)}),
+        "look": look.model_copy(update={"exposure_correction_ev": round6(ev)})})
+    return item.model_copy(update={"scene": scene})
 
 
-def with_look(item: Item, name: LookName, attempt: int = 0, exposure_correction_ev: float = 0.0,
-              redraws: int | None = None) -> Item:
-    """`item` in look `name`: the scene gains the drawn look (studio: the item unchanged, no look key)."""
-    look = draw_look(name, item.scene, item.family, item.seed_entropy, attempt, exposure_correction_ev, redraws)
-    if look is None and item.scene.look is None:
+def with_look(item: Item, name: LookName, attempt: int = 0, exposure_correction_ev: float = 0.0) -> Item:
+    """`item` in look `name`: the scene gains the drawn look (studio: the family's rig; an item already in studio
+    is returned unchanged, whatever its redraws changed)."""
+    if name == "studio" and isinstance(item.scene.look, StudioLook):
         return item
+    look = draw_look(name, item.scene, item.family, item.seed_entropy, attempt, exposure_correction_ev)
     difficulty = {key: value for key, value in item.difficulty.items() if key != "look"}
-    if look is not None:  # `stim3d score --by look` groups by it; studio items keep their difficulty as it was
+    if isinstance(look, DrawnLook):  # `stim3d score --by look` groups by it; studio items keep their difficulty
         difficulty["look"] = look.name
     return item.model_copy(update={"scene": item.scene.model_copy(update={"look": look}), "difficulty": difficulty})
-
-
-def look_name(item: Item) -> LookName:
-    """The look an item was drawn in (studio when it records none)."""
-    return item.scene.look.name if item.scene.look is not None else "studio"
-
-
-def redraws(item: Item) -> int:
-    """How often a rendered item was drawn again for colour or contrast: its look's redraws, or in studio (no look
-    to draw) `studio_redraws` of its difficulty."""
-    if item.scene.look is not None:
-        return item.scene.look.redraws
-    return studio_redraws(item.difficulty)
-
-
-def studio_redraws(difficulty: Mapping[str, object]) -> int:
-    """A studio item's redraws, from its (or its records') difficulty: its ground's grey redraws for contrast
-    (scenes/look_contrast.py `with_studio_ground`, `ground_redraws`) and its re-exposures for colour, kept or not
-    (render/batch/produce.py `_studio_colours`, `exposure_brackets`; an item rendered before that key existed
-    took at most one, kept: `exposure_correction_ev`)."""
-    ground, brackets = difficulty.get("ground_redraws"), difficulty.get("exposure_brackets")
-    return ((int(ground) if isinstance(ground, (int, float)) else 0)
-            + (int(brackets) if isinstance(brackets, (int, float)) else int("exposure_correction_ev" in difficulty)))

@@ -256,8 +256,32 @@ class SunLook(Strict):
     angle_deg: float = Field(ge=0)
 
 
-class Look(Strict):
-    """Everything a non-studio look drew for an item (scenes/looks.py); absent from item.json for studio.
+class StudioLook(Strict):
+    """Studio: the family's own rig (`Scene.lights`) and grey stage (`Scene.stage`); nothing is drawn.
+
+    The default look, left out of item.json while it holds its defaults, so a studio
+    item that rendered right the first time keeps the bytes it had before looks existed.
+    When a render failed a check, studio changes only what it owns and records it here,
+    as the drawn looks do: a lighter or darker ground grey for the contrast floor
+    (`ground_redraws`, scenes/look_contrast.py `with_studio_ground`; the grey itself is
+    `Scene.stage.ground_srgb`) and a re-exposure of the rig for colour
+    (`exposure_correction_ev`, already applied to `Scene.lights` and the stage's world,
+    scenes/looks.py `with_studio_exposure`). `redraws` counts every render after the
+    first, kept or not (they are the item's cost).
+    """
+
+    name: Literal["studio"] = "studio"
+    redraws: int = Field(0, ge=0)
+    ground_redraws: int = Field(0, ge=0, description="which of the contrast floor's ground greys the stage took")
+    exposure_correction_ev: float = Field(0.0, description="stops the kept render's rig and world were scaled by")
+    colour_failures: list[int] = Field(
+        default_factory=list, description="objects whose named colour still failed the check after the last redraw")
+    contrast_failures: list[int] = Field(
+        default_factory=list, description="objects still under the contrast floor after the last redraw")
+
+
+class DrawnLook(Strict):
+    """Everything clevr or photoreal drew for an item (scenes/looks.py).
 
     Appearance only: under a look, `lights` replaces the scene's lights, `ground` and
     `environment` replace the stage's colours, and each object gets `objects[id]`'s
@@ -299,12 +323,17 @@ class Look(Strict):
         raise KeyError(f"look has no material for object {object_id}")
 
 
+Look = Annotated[Union[StudioLook, DrawnLook], Field(discriminator="name")]
+"""The look an item is rendered in (scenes/looks.py): studio, or a drawn clevr or photoreal look."""
+
+
 class Scene(Strict):
     camera: Camera
     lights: list[Light]
     stage: Stage = Field(default_factory=Stage)
     objects: list[SceneObject]
-    look: Annotated[Look | None, ADDED] = Field(None, description="the drawn look; absent for studio (scenes/looks.py)")
+    look: Annotated[Look, ADDED] = Field(default_factory=StudioLook,
+                                        description="the look; absent for studio at its defaults (scenes/looks.py)")
 
     def object(self, object_id: int) -> SceneObject:
         for obj in self.objects:

@@ -70,7 +70,7 @@ from stim3d.render.backends.output import RenderOutput
 from stim3d.render.files import log_tail
 from stim3d.render.settings import RenderSettings
 from stim3d.scenes.interchange import normals_to_camera
-from stim3d.scenes.model import Scene
+from stim3d.scenes.model import DrawnLook, Scene
 
 ENGINES = {"cycles": "CYCLES", "workbench": "BLENDER_WORKBENCH"}
 PASSES_NAME = "passes"
@@ -364,7 +364,7 @@ def render_scene(scene: Scene, settings: RenderSettings, seed: int, workdir: Pat
             _colour_management(scene_bpy)
             if cycles:
                 _cycles(bpy, scene_bpy, settings, seed)
-                if scene.look is not None:
+                if isinstance(scene.look, DrawnLook):
                     blender_scene.blender_looks.set_cycles(scene_bpy.cycles)
             else:
                 _workbench(scene_bpy)

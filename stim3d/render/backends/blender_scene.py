@@ -21,7 +21,7 @@ from stim3d.render.backends import blender_looks, blender_textures
 from stim3d.scenes.camera import blender_lens
 from stim3d.scenes.colors import srgb_to_linear
 from stim3d.scenes.meshes import mesh_key, object_mesh
-from stim3d.scenes.model import Camera, Light, Look, Scene, SceneObject, Stage
+from stim3d.scenes.model import Camera, Light, Look, Scene, SceneObject, Stage, StudioLook
 from stim3d.scenes.primitives import PrimitiveMesh
 
 ROUGHNESS = {"matte": 0.5, "glossy": 0.15}
@@ -125,14 +125,14 @@ def _link(scene_bpy, obj) -> None:
     scene_bpy.collection.objects.link(obj)
 
 
-def add_object(scene_bpy, obj: SceneObject, look: Look | None = None):
-    """The object with its studio material, or with its look's material when `look` is given."""
+def add_object(scene_bpy, obj: SceneObject, look: Look):
+    """The object with its studio material, or with its drawn look's material."""
     name = object_name(obj)
     mesh = _new_mesh(name, *_object_arrays(obj))
     surface = blender_textures.surface_material(name, obj)  # a sign's texture or text, in every look
     if surface is not None:
         mesh.materials.append(surface)
-    elif look is None:
+    elif isinstance(look, StudioLook):
         mesh.materials.append(_principled_material(name, obj.color.srgb, ROUGHNESS[obj.finish]))
     else:
         mesh.materials.append(blender_looks.object_material(name, obj, look.of(obj.id)))
@@ -145,13 +145,13 @@ def add_object(scene_bpy, obj: SceneObject, look: Look | None = None):
     return blender_obj
 
 
-def add_ground(scene_bpy, stage: Stage, look: Look | None = None):
+def add_ground(scene_bpy, stage: Stage, look: Look):
     half = stage.ground_size / 2.0
     coords = np.array([[-half, -half, 0], [half, -half, 0], [half, half, 0], [-half, half, 0]], np.float32).ravel()
     mesh = _new_mesh(
         "ground", coords, np.arange(4, dtype=np.int32), np.zeros(1, np.int32), np.zeros(1, bool)
     )
-    if look is None:
+    if isinstance(look, StudioLook):
         mesh.materials.append(_principled_material("ground", stage.ground_srgb, GROUND_ROUGHNESS))
     else:
         mesh.materials.append(blender_looks.ground_material(look.ground))
@@ -217,20 +217,27 @@ def add_camera(scene_bpy, camera: Camera, clip: tuple[float, float] = (CLIP_STAR
 def build(scene_bpy, scene: Scene) -> None:
     """Populate an empty Blender scene with `scene`'s camera, stage, lights and objects.
 
-    Under a look (`scene.look`, scenes/looks.py) the look's world, ground material,
-    lights, sun and object materials replace the studio ones (render/backends/blender_looks.py);
-    meshes, transforms and pass indices are the same in every look.
+    Studio builds the stage's world and ground, the scene's lights and each object's
+    plain material; a drawn look (`scene.look`, scenes/looks.py) replaces them with its
+    world, ground material, lights, sun and object materials (render/backends/blender_looks.py).
+    Meshes, transforms and pass indices are the same in every look.
     """
-    look = scene.look
     add_camera(scene_bpy, scene.camera, clip_range(scene))
-    if look is not None and look.environment is not None:
-        blender_looks.set_environment(scene_bpy, look.environment)
-    else:  # studio, or clevr (whose world a correction scales: Look.world_strength)
-        set_world(scene_bpy, scene.stage, look.world_strength if look is not None else None)
-    add_ground(scene_bpy, scene.stage, look)
-    for index, light in enumerate(scene.lights if look is None else look.lights):
+    look = scene.look
+    if isinstance(look, StudioLook):
+        set_world(scene_bpy, scene.stage)
+        add_ground(scene_bpy, scene.stage, look)
+        lights, sun = scene.lights, None
+    else:
+        if look.environment is not None:
+            blender_looks.set_environment(scene_bpy, look.environment)
+        else:  # clevr, whose world a correction scales (DrawnLook.world_strength)
+            set_world(scene_bpy, scene.stage, look.world_strength)
+        add_ground(scene_bpy, scene.stage, look)
+        lights, sun = look.lights, look.sun
+    for index, light in enumerate(lights):
         add_light(scene_bpy, light, index)
-    if look is not None and look.sun is not None:
-        blender_looks.add_sun(scene_bpy, look.sun)
+    if sun is not None:
+        blender_looks.add_sun(scene_bpy, sun)
     for obj in scene.objects:
         add_object(scene_bpy, obj, look)

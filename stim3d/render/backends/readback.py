@@ -44,7 +44,7 @@ from stim3d.errors import Stim3dError
 from stim3d.render.backends.blender_scene import ROUGHNESS, object_name
 from stim3d.scenes.colors import PALETTE, delta_e_srgb, linear_to_srgb, named, nearest_palette_color
 from stim3d.scenes.meshes import object_mesh
-from stim3d.scenes.model import Color, ObjectSource, Scene, SceneObject, round6
+from stim3d.scenes.model import Color, DrawnLook, ObjectSource, Scene, SceneObject, round6
 from stim3d.scenes.primitives import unit_dimensions, unit_mesh
 from stim3d.scenes.surfaces import carries_print
 
@@ -327,7 +327,7 @@ def read_scene(
         keeps[index] = group[0]
         fresh.extend((c, source) for c in group[1:])
 
-    look_roughness = {m.id: m.roughness for m in base.look.objects} if base.look is not None else {}
+    look_roughness = {m.id: m.roughness for m in base.look.objects} if isinstance(base.look, DrawnLook) else {}
     scene_objects: list[SceneObject] = []
     names: dict[int, str] = {}
     sources: dict[int, int | None] = {}

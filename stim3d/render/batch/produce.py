@@ -26,17 +26,8 @@ from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.interchange import with_interchange
 from stim3d.scenes.items import make_item
-from stim3d.scenes.look_colours import (
-    MAX_REDRAWS,
-    MIN_CORRECTION_EV,
-    Draw,
-    colour_failures,
-    exposure_correction,
-    measured_colours,
-    next_draw,
-)
-from stim3d.scenes.look_contrast import STUDIO_REDRAW_GROUNDS, contrast_failures, object_contrasts, with_studio_ground
-from stim3d.scenes.looks import with_look, with_studio_exposure
+from stim3d.scenes.look_contrast import object_contrasts
+from stim3d.scenes.look_redraws import check, recorded, redraw_for
 from stim3d.scenes.model import Item, Provenance, round6
 from stim3d.scenes.visibility import measure
 from stim3d.version import __version__
@@ -123,12 +114,8 @@ def render_item(item: Item, settings: RenderSettings, out: Path, workdir: Path, 
         started = time.perf_counter()
         output = render_with(settings, item, workdir)
         finished, mask = finish_item(item, output, settings, key, raycast_map)
-        if item.scene.look is not None and settings.engine == "cycles":  # colour golds and contrast must hold
-            item, output, finished, mask = _colours_hold(item, output, finished, mask, settings, workdir, key, raycast_map)
-        elif settings.engine == "cycles":  # studio: only its ground and its exposure can change
-            if contrast_failures(finished):
-                item, output, finished, mask = _ground_stands_out(item, finished, settings, workdir, key, raycast_map)
-            item, output, finished, mask = _studio_colours(item, output, finished, mask, settings, workdir, key,
+        if settings.engine == "cycles":  # colour golds and contrast must hold in the rendered image
+            item, output, finished, mask = _until_it_holds(item, output, finished, mask, settings, workdir, key,
                                                            raycast_map)
         elapsed = time.perf_counter() - started
         finished, marked = annotate(finished, output.image)
@@ -155,92 +142,22 @@ def _figures(item: Item) -> dict[int, str]:
     return {object_id: figure for object_id, figure in named.items() if figure is not None}
 
 
-def _colours_hold(item: Item, output: RenderOutput, finished: Item, mask: np.ndarray, settings: RenderSettings,
-                  workdir: Path, key: str | None, raycast_map: np.ndarray | None):
-    """Render again (up to MAX_REDRAWS times; the same draw with its exposure corrected, or a fresh draw:
-    scenes/look_colours.py `next_draw`) while a named colour is not the nearest palette colour in the
-    image (scenes/look_colours.py), the family's own colour check fails (`Family.look_colour_check`: OddGrid's
-    measured dE) or an object stands out from its surroundings by less than the contrast floor
-    (scenes/look_contrast.py); the family's measures and the objects still failing each check after the last
-    draw are recorded in the look."""
-    assert item.scene.look is not None
-    name = item.scene.look.name
-    measured, failures, low = colour_check(finished)
-    attempt, draw = 0, Draw()
-    while (failures or low) and attempt < MAX_REDRAWS:
-        attempt += 1
-        # an object under the contrast floor needs another ground or material, which only a fresh draw gives
-        draw = next_draw(draw, None if low else exposure_correction(finished, measured_colours(finished)))
-        item = with_look(item, name, draw.index, draw.ev, redraws=attempt)
-        output = render_with(settings, item, workdir)
-        finished, mask = finish_item(item, output, settings, key, raycast_map)
-        measured, failures, low = colour_check(finished)
-    if failures or measured or low:
-        look = finished.scene.look.model_copy(update={"colour_failures": failures,  # type: ignore[union-attr]
-                                                      "contrast_failures": low, "measured": measured})
-        finished = finished.model_copy(update={"scene": finished.scene.model_copy(update={"look": look})})
-    return item, output, finished, mask
-
-
-def _ground_stands_out(item: Item, finished: Item, settings: RenderSettings, workdir: Path, key: str | None,
-                       raycast_map: np.ndarray | None):
-    """Studio under the contrast floor: render again on each of STUDIO_REDRAW_GROUNDS' greys (ranked for the
-    scene, scenes/look_contrast.py) until every judged object clears it; the last draw is kept either way."""
-    for attempt in range(1, len(STUDIO_REDRAW_GROUNDS) + 1):
-        item = with_studio_ground(item, attempt)
-        output = render_with(settings, item, workdir)
-        finished, mask = finish_item(item, output, settings, key, raycast_map)
-        if not contrast_failures(finished):
-            break
-    return item, output, finished, mask
-
-
-def _studio_colours(item: Item, output: RenderOutput, finished: Item, mask: np.ndarray, settings: RenderSettings,
+def _until_it_holds(item: Item, output: RenderOutput, finished: Item, mask: np.ndarray, settings: RenderSettings,
                     workdir: Path, key: str | None, raycast_map: np.ndarray | None):
-    """Studio's colour redraw. Studio draws no look, but its rig can still push a colour off its name (a standing
-    OddGrid board's lower rows lit dimly: oranges read red). When the measured colours predict an exposure under
-    which every judged object names its colour (scenes/look_colours.py `exposure_correction`), the item is rendered
-    once more with the rig and world scaled by it (scenes/looks.py `with_studio_exposure`); that render is kept if
-    it fails fewer objects and puts none more under the contrast floor. The first bracket takes the step that
-    clears the named colours by the most, which can overshoot what the prediction does not see (the family's own
-    check: a dark odd OddGrid cell that -2 stops blends into its black neighbours); while an object still fails,
-    a second bracket takes the smallest step predicted to pass (bench/studio_brackets.py measured both). The
-    brackets rendered are counted in `difficulty.exposure_brackets` (kept or not: they are the item's cost), the
-    objects still failing in `difficulty.colour_failures`; an item whose colours hold is left exactly as it was."""
-    _, failures, low = colour_check(finished)
-    if not failures:
-        return item, output, finished, mask
-    drawn, measured = item, measured_colours(finished)
-    brackets = 0
-    for step in dict.fromkeys(exposure_correction(finished, measured, least=least) for least in (False, True)):
-        if not failures or step is None or abs(step) < MIN_CORRECTION_EV:  # dict.fromkeys: a step is rendered once
-            continue
-        brackets += 1
-        bracketed = with_studio_exposure(drawn, step)
-        bracketed_output = render_with(settings, bracketed, workdir)
-        bracketed_finished, bracketed_mask = finish_item(bracketed, bracketed_output, settings, key, raycast_map)
-        _, still, bracketed_low = colour_check(bracketed_finished)
-        if len(still) < len(failures) and len(bracketed_low) <= len(low):
-            item, output, finished, mask = bracketed, bracketed_output, bracketed_finished, bracketed_mask
-            failures, low = still, bracketed_low
-    counts = {"exposure_brackets": brackets} if brackets else {}
-    if failures:
-        counts["colour_failures"] = len(failures)
-    if counts:
-        finished = finished.model_copy(update={"difficulty": {**finished.difficulty, **counts}})
-    return item, output, finished, mask
-
-
-def colour_check(finished: Item) -> tuple[dict[str, float], list[int], list[int]]:
-    """(the family's colour measures, sorted ids of the objects whose colour fails, sorted ids of the objects under
-    the contrast floor) of a rendered item."""
-    failures = set(colour_failures(finished, measured_colours(finished)))
-    measured: dict[str, float] = {}
-    family = FAMILIES.get(finished.family)
-    if family is not None and family.look_colour_check is not None:
-        measured, failing = family.look_colour_check(finished)
-        failures.update(failing)
-    return measured, sorted(failures), contrast_failures(finished)
+    """Render again while an object fails a colour or contrast check (scenes/look_redraws.py: the checks, and the
+    look's own step that says what to render next and whether the new render is kept); the kept render's look
+    records how many renders came after the first and the objects still failing."""
+    redraw = redraw_for(item.scene.look)
+    checked, redraws = check(finished), 0
+    while checked.fails and (candidate := redraw.next(item, finished, checked)) is not None:
+        redraws += 1
+        candidate_output = render_with(settings, candidate, workdir)
+        candidate_finished, candidate_mask = finish_item(candidate, candidate_output, settings, key, raycast_map)
+        candidate_checked = check(candidate_finished)
+        if redraw.keeps(checked, candidate_checked):
+            item, output, finished, mask = candidate, candidate_output, candidate_finished, candidate_mask
+            checked = candidate_checked
+    return item, output, recorded(finished, checked, redraws), mask
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.look_contrast import min_contrast
-from stim3d.scenes.model import Item
+from stim3d.scenes.model import DrawnLook, Item, StudioLook
 from stim3d.scoring.records import DEFAULT_RULE, PROTOCOL, Answer, ImageRef, Record, RecordProvenance, Scalar, Scoring
 from stim3d.scoring.rules import REGION_PARAMS, STRICT_CLICKS
 
@@ -39,7 +39,7 @@ def difficulty_of(item: Item) -> dict[str, Scalar]:
         merged.update(flatten(family.rendered_difficulty(item)))
     for key, value in flatten(item.params).items():
         merged.setdefault(key, value)
-    if item.scene.look is not None:  # how often the look was redrawn for colour, and what still fails (summary.json)
+    if item.scene.look != StudioLook():  # how often the look was redrawn, and what still fails (summary.json)
         merged["look_redraws"] = item.scene.look.redraws
         merged["look_colour_failures"] = len(item.scene.look.colour_failures)
         merged["look_contrast_failures"] = len(item.scene.look.contrast_failures)
@@ -62,7 +62,7 @@ def material_of(item: Item, subject: Mapping[str, Any]) -> str | None:
     (scenes/looks.py). Several distinct materials read "mixed".
     """
     look = item.scene.look
-    if look is None:
+    if not isinstance(look, DrawnLook):
         return None
     named = [subject[k] for k in ("object_id", "red_object_id", "blue_object_id") if isinstance(subject.get(k), int)]
     ids = [i for i in named if any(m.id == i for m in look.objects)] or [m.id for m in look.objects]

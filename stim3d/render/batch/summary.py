@@ -11,7 +11,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from stim3d.scenes.look_contrast import FLOOR_DE
-from stim3d.scenes.looks import studio_redraws
 from stim3d.scoring.records import Record
 
 
@@ -118,9 +117,9 @@ def look_counts(records: Iterable[Record]) -> dict[str, dict[str, int]]:
     nearest palette colour in the image, scenes/look_colours.py, or an object stood out from its surroundings by
     less than the contrast floor, scenes/look_contrast.py), how many still fail the colour check after the last
     redraw and how many still hold an object under the contrast floor. Read from the records' difficulty (`look`,
-    `look_redraws`, `look_colour_failures`, `min_contrast_de`, render/batch/records.py); an item without a look is
-    studio, whose redraws are its ground's grey for contrast and its re-exposures for colour
-    (scenes/looks.py `studio_redraws`), and whose objects still failing are `colour_failures`."""
+    `look_redraws`, `look_colour_failures`, `min_contrast_de`, render/batch/records.py); an item without `look` is
+    studio, whose redraw keys are there only when it was redrawn (its ground's grey for contrast, its re-exposures
+    for colour: scenes/look_redraws.py)."""
     items: dict[str, dict[str, Any]] = {}
     for record in records:
         items.setdefault(record.item_id, record.difficulty)
@@ -129,12 +128,12 @@ def look_counts(records: Iterable[Record]) -> dict[str, dict[str, int]]:
         look = str(difficulty.get("look", "studio"))
         row = counts.setdefault(look, {"items": 0, "redrawn": 0, "redraws": 0, "still_failing": 0,
                                        "under_contrast_floor": 0})
-        redraws = int(difficulty.get("look_redraws") or 0) if "look" in difficulty else studio_redraws(difficulty)
+        redraws = int(difficulty.get("look_redraws") or 0)
         least = difficulty.get("min_contrast_de")
         row["items"] += 1
         row["redrawn"] += redraws > 0
         row["redraws"] += redraws
-        row["still_failing"] += bool(difficulty.get("look_colour_failures") or difficulty.get("colour_failures"))
+        row["still_failing"] += bool(difficulty.get("look_colour_failures"))
         row["under_contrast_floor"] += isinstance(least, (int, float)) and least < FLOOR_DE
     return dict(sorted(counts.items()))
 

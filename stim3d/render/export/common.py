@@ -21,7 +21,7 @@ from stim3d.render.batch.config import ConfigError
 from stim3d.render.batch.folder import IMAGE, MASK, BatchFolder, is_link
 from stim3d.render.batch.item_folder import load_item
 from stim3d.render.files import OutsideDestination, atomic_folder, file_sha256, inside
-from stim3d.scenes.model import Item
+from stim3d.scenes.model import DrawnLook, Item
 from stim3d.scenes.names import check_name
 from stim3d.scoring.records import Record
 
@@ -188,9 +188,9 @@ def export_folder(dest: Path) -> Iterator[Path]:
 
 
 def look_name(item: Item | None, record: Record | None = None) -> str:
-    """The look an exported item was rendered in: its item.json's, else its record's (studio when neither
-    names one: studio items record no look, docs/looks.md)."""
-    if item is not None and item.scene.look is not None:
+    """The look an exported item was rendered in: its item.json's, else its record's (studio when the record names
+    none: studio items record no look in their difficulty, docs/looks.md)."""
+    if item is not None:
         return item.scene.look.name
     value = record.difficulty.get("look") if record is not None else None
     return value if isinstance(value, str) else "studio"
@@ -198,7 +198,7 @@ def look_name(item: Item | None, record: Record | None = None) -> str:
 
 def object_materials(item: Item | None) -> dict[int, str]:
     """Object id -> the look's material for it (scenes/looks.py); empty in studio, whose objects have none."""
-    if item is None or item.scene.look is None:
+    if item is None or not isinstance(item.scene.look, DrawnLook):
         return {}
     return {material.id: material.material for material in item.scene.look.objects}
 

@@ -32,7 +32,7 @@ from stim3d.render.batch.keys import level_key
 from stim3d.render.batch.lock import folder_lock
 from stim3d.render.sweep.run import SweepRunReport, refuse_batch_folder
 from stim3d.render.sweep.sources import load_sources
-from stim3d.scenes.looks import redraws, with_look
+from stim3d.scenes.looks import with_look
 from stim3d.scenes.model import LOOK_NAMES, Item, LookName
 from stim3d.scenes.names import check_name
 from stim3d.scenes.sweep import SweepError
@@ -132,7 +132,7 @@ def run_look_sweep(sources: Sequence[Path], out: Path, looks: Sequence[LookName]
 def _look_entry(item: Item, run: ComposedReport, folder: BatchFolder, report: LookSweepReport) -> dict[str, Any]:
     """looks.json's row of one look item: rendered or skipped with its redraws and colour and contrast failures,
     or failed."""
-    look = item.scene.look.name if item.scene.look is not None else "studio"
+    look = item.scene.look.name
     state = run.status[item.item_id]
     if state == "failed":
         report.failed_sources[item.item_id] = run.reasons[item.item_id]
@@ -141,9 +141,8 @@ def _look_entry(item: Item, run: ComposedReport, folder: BatchFolder, report: Lo
     report.skipped += state == "skipped"
     rendered = load_item(folder.item_dir(item.item_id))
     drawn = rendered.scene.look
-    return {"look": look, "item_id": item.item_id, "status": state, "redraws": redraws(rendered),
-            "colour_failures": list(drawn.colour_failures) if drawn else [],
-            "contrast_failures": list(drawn.contrast_failures) if drawn else []}
+    return {"look": look, "item_id": item.item_id, "status": state, "redraws": drawn.redraws,
+            "colour_failures": list(drawn.colour_failures), "contrast_failures": list(drawn.contrast_failures)}
 
 
 def look_strip(sweep: dict, folder: BatchFolder, path: Path, label_px: int = 18) -> Path:

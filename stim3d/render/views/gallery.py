@@ -39,8 +39,7 @@ from stim3d.render.batch.item_folder import load_item, load_mask
 from stim3d.render.files import atomic_path, inside, write_text_atomic
 from stim3d.render.views.gallery_page import THUMB_WIDTH, GalleryEntry, render_index
 from stim3d.render.views.overlays import LAYERS, OVERLAY_STYLE, OVERLAYS_DIR, grid_cells, overlay_paths, write_overlays
-from stim3d.scenes.looks import look_name
-from stim3d.scenes.model import Item
+from stim3d.scenes.model import Item, StudioLook
 from stim3d.scenes.names import NAME_LIMIT, check_name
 
 GALLERY_DIR = "gallery"
@@ -134,24 +133,24 @@ def _values_equal(actual: Any, parsed: Any, wanted: str) -> bool:
 
 
 def _lookup(item: Item, key: str) -> tuple[bool, Any]:
-    """A filter key names a difficulty value first, then a family parameter; `look` is studio for an item that
-    records none (studio items carry no look, docs/looks.md)."""
+    """A filter key names a difficulty value first, then a family parameter, then `look` (studio items carry no
+    `look` in their difficulty, docs/looks.md)."""
     if key in item.difficulty:
         return True, item.difficulty[key]
     if key in item.params:
         return True, item.params[key]
     if key == "look":
-        return True, look_name(item)
+        return True, item.scene.look.name
     return False, None
 
 
 def with_studio_look(items: list[Item]) -> list[Item]:
     """When any item has a look, studio items show `look: studio` too (in memory, for the page only), so the
     page's look filter can pick them; a studio-only gallery is left as it was."""
-    if all(item.scene.look is None for item in items):
+    if all(isinstance(item.scene.look, StudioLook) for item in items):
         return items
     return [item if "look" in item.difficulty else
-            item.model_copy(update={"difficulty": {**item.difficulty, "look": look_name(item)}}) for item in items]
+            item.model_copy(update={"difficulty": {**item.difficulty, "look": item.scene.look.name}}) for item in items]
 
 
 def select_items(items: list[Item], family: str | None, filters: dict[str, str]) -> list[Item]:

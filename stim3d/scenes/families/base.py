@@ -106,13 +106,18 @@ class Family:
     whose colour difference no longer holds. Those count as colour failures like a
     named colour that reads as another (scenes/look_colours.py): the look is redrawn,
     and objects still failing are listed in `scene.look.colour_failures`
-    (render/batch/produce.py). In studio the same failures ask for a re-exposure of
-    the family's rig (`_studio_colours` there).
+    (scenes/look_redraws.py). In studio the same failures ask for a re-exposure of
+    the family's rig (`StudioRedraw` there).
 
     `figure_of(obj)`, when given, names the figure an object is a part of (a label's
     number, a letter), or None for an object that stands alone: the parts of one figure
     are judged together by the contrast floor (scenes/look_contrast.py), since a dot's
     neighbouring dots are its figure, not its surroundings.
+
+    `per_object_materials`: the family's objects are independent draws (a scatter of
+    counted or asked-about objects), so under a drawn look each draws its own material;
+    otherwise objects sharing a finish share one material, so a material can never single
+    out an odd cell, an exception or a letter's dot (scenes/looks.py).
 
     `recount(question, scene)`, when given, is the family's one rule for its gold
     answer after the scene changed: the add-on's Re-validate (blender_addon/validation.py)
@@ -135,3 +140,4 @@ class Family:
     look_colour_check: Callable[[Any], tuple[dict[str, float], list[int]]] | None = None
     recount: Callable[[Question, Scene], Recount | None] | None = None
     figure_of: Callable[[SceneObject], str | None] | None = None
+    per_object_materials: bool = False

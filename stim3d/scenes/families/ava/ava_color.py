@@ -128,6 +128,7 @@ def compose(params: AvaColorParams, rng: np.random.Generator, frame: Frame) -> C
 
 FAMILY = Family(
     name="ava_color",
+    per_object_materials=True,
     description="AVA-3D colour: name the palette colour of the boxed object; nominally ambiguous colours "
     "(CIEDE2000) are never drawn; measured rendered colour and its distances recorded after rendering.",
     params_model=AvaColorParams,

@@ -168,6 +168,7 @@ def compose_objects(params: AvaCountParams, pool: list[str], count: int, rng: np
 
 FAMILY = Family(
     name="ava_count",
+    per_object_materials=True,
     description="AVA-3D counting: 1-40 instances of one (shape, colour) among distractors sharing its shape or "
     "colour, or of one library object among others (objects, target_object); count and target balanced by the "
     "grid; every object at a visibility floor.",

@@ -129,6 +129,7 @@ def compose_relative(params: AvaDepthRelativeParams, rng: np.random.Generator, f
 
 FAMILY_ABSOLUTE = Family(
     name="ava_depth_absolute",
+    per_object_materials=True,
     description="AVA-3D absolute depth: metres to the nearest visible point of the red-boxed object (ray cast "
     "depth_min; centroid depth recorded too).",
     params_model=AvaDepthAbsoluteParams,
@@ -137,6 +138,7 @@ FAMILY_ABSOLUTE = Family(
 )
 FAMILY_RELATIVE = Family(
     name="ava_depth_relative",
+    per_object_materials=True,
     description="AVA-3D relative depth: which of a red- and a blue-boxed object is closer (nearest depths >= 0.5 m "
     "apart, boxes apart); red/blue balanced.",
     params_model=AvaDepthRelativeParams,

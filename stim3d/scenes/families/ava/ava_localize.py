@@ -64,6 +64,7 @@ def compose(params: AvaLocalizeParams, rng: np.random.Generator, frame: Frame) -
 
 FAMILY = Family(
     name="ava_localize",
+    per_object_materials=True,
     description="AVA-3D localisation: the visible box (xyxy pixels, ray cast) of the one (shape, colour) instance "
     "among distractors; box area 0.2-50 % of the image.",
     params_model=AvaLocalizeParams,

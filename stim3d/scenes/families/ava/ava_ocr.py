@@ -152,6 +152,7 @@ def compose(params: AvaOcrParams, rng: np.random.Generator, frame: Frame) -> Com
 
 FAMILY = Family(
     name="ava_ocr",
+    per_object_materials=True,
     description="AVA-3D text recognition: read the word or random string on the boxed sign (shipped DejaVu "
     "font); every character whole on the image; ANLS and exact match.",
     params_model=AvaOcrParams,

@@ -147,6 +147,7 @@ def compose(params: AvaOrientationParams, rng: np.random.Generator, frame: Frame
 
 FAMILY = Family(
     name="ava_orientation",
+    per_object_materials=True,
     description="AVA-3D orientation: a toy car assembled from primitives seen from one of nine sides (front, back, "
     "left, right, top and the four diagonals), yaw/pitch jitter recorded; classes balanced.",
     params_model=AvaOrientationParams,

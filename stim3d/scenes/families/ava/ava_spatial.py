@@ -133,6 +133,7 @@ def compose(params: AvaSpatialParams, rng: np.random.Generator, frame: Frame) ->
 
 FAMILY = Family(
     name="ava_spatial",
+    per_object_materials=True,
     description="AVA-3D spatial relations: red-boxed vs blue-boxed object, left/right, above/below or in front/behind, "
     "asked only where a recorded margin makes it unambiguous; answers balanced.",
     params_model=AvaSpatialParams,

@@ -117,6 +117,7 @@ def compose(params: AvaTextureParams, rng: np.random.Generator, frame: Frame) ->
 
 FAMILY = Family(
     name="ava_texture",
+    per_object_materials=True,
     description="AVA-3D texture: name the procedural texture (six DTD classes, exact by construction) on the boxed "
     "sign; period at least min_period of the image width, contrast and viewing angle recorded.",
     params_model=AvaTextureParams,

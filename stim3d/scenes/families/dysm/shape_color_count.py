@@ -89,6 +89,7 @@ def compose(params: ShapeColorCountParams, rng: np.random.Generator, frame: Fram
 
 FAMILY = Family(
     name="shape_color_count",
+    per_object_materials=True,
     description="Count one (colour, shape) pair among 1-5 shape types in the 8 palette colours "
     "(DYSM 3D joint shape-colour discrimination); visibility floor and band as in shape_count.",
     params_model=ShapeColorCountParams,

@@ -69,6 +69,7 @@ def compose(params: ShapeCountParams, rng: np.random.Generator, frame: Frame) ->
 
 FAMILY = Family(
     name="shape_count",
+    per_object_materials=True,
     description="Count one shape type among 1-5 types (DYSM 3D shape discrimination); "
     "every object at least min_visibility visible, the least visible one within the band above it.",
     params_model=ShapeCountParams,
