@@ -12,6 +12,7 @@ from stim3d.render.batch.config import BatchConfig, ConfigError, parse_config
 from stim3d.render.batch.plan import expand
 from stim3d.render.settings import RenderSettings
 from stim3d.scenes.colors import PALETTE, linear_to_srgb, srgb_to_linear
+from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.look_colours import (
@@ -23,8 +24,8 @@ from stim3d.scenes.look_colours import (
     exposure_correction,
     next_draw,
 )
-from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.looks import ENVIRONMENTS, GROUND_MATERIALS, OBJECT_MATERIALS
+from stim3d.scenes.model import LADDER
 
 FRAME = Frame(64, 48)
 ENTROPY = [2026, 0, 0]
@@ -385,20 +386,28 @@ def test_the_environments_are_found_through_blender_and_match_the_table():
 @pytest.mark.bpy
 @pytest.mark.parametrize("family", ["shape_color_count", "rose_grid"])
 def test_object_index_pass_is_identical_in_every_look(tmp_path, family):
-    """Blender's own object-index pass (the mask) of one scene is the same in studio, clevr and photoreal."""
+    """Blender's own object-index pass (the mask) of one scene is the same on every rung of the realism ladder
+    (clevr, studio, photoreal_raw, photoreal with its camera pipeline), and so are its ground truth and golds;
+    photoreal's image is developed from the linear render (produce.render_with), photoreal_raw's is Blender's."""
     pytest.importorskip("bpy")
-    from stim3d.render.backends import blender
+    from stim3d.render.batch import produce
 
     params = {"exception": "finish"} if family == "rose_grid" else {}
-    maps = {}
-    for look in ("studio", "clevr", "photoreal"):
-        item = _item(family, look, params=params)
+    maps, images, items = {}, {}, {}
+    for look in LADDER:
+        item = items[look] = _item(family, look, params=params)
         settings = RenderSettings(width=64, height=48, samples=2, denoise=False, threads=1, look=look)
-        out = blender.render_scene(item.scene, settings, item.seed, tmp_path / look)
-        maps[look] = out.instance_map
+        out = produce.render_with(settings, item, tmp_path / look)
+        maps[look], images[look] = out.instance_map, out.image
         assert out.image.mean() > 10  # something rendered, not a black frame
-    assert np.array_equal(maps["studio"], maps["clevr"]) and np.array_equal(maps["studio"], maps["photoreal"])
+        assert (out.linear is not None) == (look == "photoreal")
+    assert all(np.array_equal(maps["studio"], maps[look]) for look in LADDER)
     assert len(np.unique(maps["studio"])) > 2
+    assert all(items[look].ground_truth == items["studio"].ground_truth and items[look].questions ==
+               items["studio"].questions and items[look].scene.objects == items["studio"].scene.objects for look in LADDER)
+    raw, developed = items["photoreal_raw"].scene.look, items["photoreal"].scene.look
+    assert raw.model_copy(update={"name": "photoreal", "pipeline": developed.pipeline}) == developed  # one draw
+    assert not np.array_equal(images["photoreal_raw"], images["photoreal"])
 
 
 @pytest.mark.bpy

@@ -1,7 +1,7 @@
 """`stim3d sweep look` (docs/sweeps.md): one scene in every look, one item folder per look and a strip.
 
-One shape_color_count item from a config at 64x48, Cycles at 4 samples, in all three looks:
-a few seconds on 2 cores. The same output folder is then reused by a rerun (nothing renders again).
+One shape_color_count item from a config at 64x48, Cycles at 4 samples, on every rung of the realism
+ladder (clevr, studio, photoreal_raw, photoreal): a few seconds on 2 cores. The same output folder is then reused by a rerun (nothing renders again).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ tasks:
   - family: shape_color_count
     count: 1
 """
-LOOKS = ("studio", "clevr", "photoreal")
+LOOKS = ("clevr", "studio", "photoreal_raw", "photoreal")  # the default --looks: the ladder, in strip order
 
 
 def _cli(*argv: str) -> tuple[int, str, str]:
@@ -51,10 +51,11 @@ def test_every_look_is_an_item_folder_with_the_same_mask_and_golds(swept):
     folders = {look: items / f"{source}-{look}" for look in LOOKS}
     recorded = {look: json.loads((folder / "item.json").read_text()) for look, folder in folders.items()}
     assert "look" not in recorded["studio"]["scene"]
-    assert {look: recorded[look]["scene"]["look"]["name"] for look in ("clevr", "photoreal")} == \
-        {"clevr": "clevr", "photoreal": "photoreal"}
+    drawn = [look for look in LOOKS if look != "studio"]
+    assert {look: recorded[look]["scene"]["look"]["name"] for look in drawn} == {look: look for look in drawn}
+    assert "pipeline" in recorded["photoreal"]["scene"]["look"] and "pipeline" not in recorded["photoreal_raw"]["scene"]["look"]
     masks = {look: np.asarray(Image.open(folder / "mask.png")) for look, folder in folders.items()}
-    assert np.array_equal(masks["studio"], masks["clevr"]) and np.array_equal(masks["studio"], masks["photoreal"])
+    assert all(np.array_equal(masks["studio"], masks[look]) for look in LOOKS)
     assert len({json.dumps([q["gold"] for q in item["questions"]]) for item in recorded.values()}) == 1
     records = [json.loads(line) for line in (base / "out" / "records.jsonl").read_text().splitlines()]
     assert {r["scene_id"] for r in records} == {source}  # paired in a score report
@@ -63,24 +64,24 @@ def test_every_look_is_an_item_folder_with_the_same_mask_and_golds(swept):
 
 @pytest.mark.bpy
 def test_the_strip_shows_each_look_left_to_right(swept):
-    """The strip is the three 64x48 renders side by side under an 18-pixel label band, in --looks order."""
+    """The strip is the four 64x48 renders side by side under an 18-pixel label band, in --looks order."""
     base, printed = swept
     strip = np.asarray(Image.open(base / "out" / "strip-shape_color_count-t0-00000.png").convert("RGB"))
-    assert strip.shape == (48 + 18, 3 * 64, 3)
+    assert strip.shape == (48 + 18, len(LOOKS) * 64, 3)
     for i, look in enumerate(LOOKS):
         image = np.asarray(Image.open(base / "out" / "items" / f"shape_color_count-t0-00000-{look}" / "image.png")
                            .convert("RGB"))
         assert np.array_equal(strip[18:, i * 64:(i + 1) * 64], image)
     summary = json.loads((base / "out" / "looks.json").read_text())
     assert [e["look"] for e in summary["sweeps"][0]["looks"]] == list(LOOKS)
-    assert "look items rendered: 3  skipped (already done): 0  records: 3" in printed
+    assert "look items rendered: 4  skipped (already done): 0  records: 4" in printed
 
 
 @pytest.mark.bpy
 def test_a_rerun_skips_every_look_already_rendered(swept):
     base, _ = swept
     code, printed, _ = _cli("sweep", "look", str(base / "c.yaml"), "--out", str(base / "out"), "--quiet")
-    assert code == 0 and "look items rendered: 0  skipped (already done): 3  records: 3" in printed
+    assert code == 0 and "look items rendered: 0  skipped (already done): 4  records: 4" in printed
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -174,7 +174,9 @@ _SETTINGS_ANNOTATIONS: dict[str, Any] = {
         description="Appearance to apply to the open item (Apply Look); drawn from the item's own seed (docs/looks.md)",
         items=[("studio", "Studio", "the families' area lights, grey ground, plain materials"),
                ("clevr", "CLEVR", "CLEVR's rubber and metal, key/fill/back lights, grey ground"),
-               ("photoreal", "Photoreal", "HDRI light, a procedural ground, library materials (Cycles)")],
+               ("photoreal", "Photoreal", "HDRI light, a procedural ground, library materials and a camera's "
+                "tone curve, glare, noise, vignetting, aberration and JPEG (Cycles)"),
+               ("photoreal_raw", "Photoreal (raw)", "photoreal's scene without the camera after the sensor")],
         default="studio",
     ),
     "samples": IntProperty(name="Samples", default=64, min=1, max=65536),

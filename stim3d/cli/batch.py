@@ -22,6 +22,7 @@ from stim3d.cli.common import (
 )
 from stim3d.cli.rendering import require_renderer, run_batch_call, with_overrides
 from stim3d.render.batch.folder import ITEM_JSON
+from stim3d.scenes.model import LOOK_NAMES
 
 if TYPE_CHECKING:
     from stim3d.render.batch.config import BatchConfig
@@ -249,7 +250,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--depth", action="store_true", help="also write depth.npy")
     p.add_argument("--normals", action="store_true", help="also write normals.npy (camera-space normals; Cycles)")
     p.add_argument("--device", choices=["cpu", "gpu"], help="override render.device (Cycles on the CPU or the GPU)")
-    p.add_argument("--look", choices=["studio", "clevr", "photoreal"],
+    p.add_argument("--look", choices=LOOK_NAMES,
                    help="override render.look (a task's or variant's own look still wins; docs/looks.md)")
     p.add_argument("--presets", metavar="NAME,...",
                    help="with `all`: render only these seed presets (comma-separated), each into OUT/<preset>/")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from stim3d.cli.common import CliParser, UsageError, samples, whole, workers
 from stim3d.render.batch.folder import ITEM_JSON
+from stim3d.scenes.model import LADDER
 
 MAX_LEVELS = 1001  # levels lie in [0, 1] and differ by at least 0.001
 
@@ -169,14 +170,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the JSON 'stim3d score' wrote for these records: adds accuracy vs visibility to the plot")
     _run_options(p, "levels")
     p.set_defaults(func=cmd_sweep)
-    p = sweeps.add_parser("look", help="one scene in every look (studio, clevr, photoreal): one item per look and a strip",
+    p = sweeps.add_parser("look", help="one scene on every rung of the realism ladder (clevr, studio, photoreal_raw, "
+                          "photoreal): one item per look and a strip",
                           description="Exit code: 0 when every look of every item was rendered, 1 when some item "
                                       "could not be made, 2 for bad input.")
     p.add_argument("sources", nargs="+", metavar="SOURCE",
                    help="item folders or configs (a config gives every item it plans)")
     p.add_argument("--out", required=True, help="folder for the look items, records.jsonl, looks.json and the strips")
-    p.add_argument("--looks", default="studio,clevr,photoreal", metavar="LIST",
-                   help="the looks, in strip order (default: studio,clevr,photoreal)")
+    p.add_argument("--looks", default=",".join(LADDER), metavar="LIST",
+                   help=f"the looks, in strip order (default: the realism ladder, {','.join(LADDER)})")
     p.add_argument("--engine", choices=["cycles", "workbench", "raster"],
                    help="override the render engine (only Cycles shows a look fully; docs/looks.md)")
     p.add_argument("--samples", type=samples, help="override the render samples (1 to 65536)")

@@ -36,7 +36,7 @@ class RenderSettings(Strict):
         False, description="also write masks/<id>_visible.png and masks/<id>_amodal.png per object (exact amodal "
         "silhouettes from the ray cast, render/object_masks.py)")
     rays_per_pixel: int = Field(1, ge=1, le=8, description="s: visibility casts s x s rays per pixel")
-    look: Annotated[LookName, ADDED] = Field("studio", description="appearance: studio, clevr or photoreal (docs/looks.md)")
+    look: Annotated[LookName, ADDED] = Field("studio", description="appearance: studio, clevr, photoreal or photoreal_raw (docs/looks.md)")
 
     @field_validator("normals")
     @classmethod

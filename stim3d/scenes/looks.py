@@ -65,6 +65,7 @@ from .model import (
     SunLook,
     round6,
 )
+from .pipeline import draw_pipeline
 
 LOOK_TAG = 0x100C  # marks the look's own SeedSequence stream (item entropy + [LOOK_TAG, look, attempt])
 
@@ -334,8 +335,12 @@ def draw_look(name: LookName, scene: Scene, family: str, entropy: list[int], att
     """
     if name == "studio":
         return StudioLook()
-    rng = look_rng(entropy, name, attempt)
-    look = _clevr(scene, family, rng, attempt) if name == "clevr" else _photoreal(scene, family, rng)
+    if name == "clevr":
+        look = _clevr(scene, family, look_rng(entropy, name, attempt), attempt)
+    else:  # photoreal_raw is photoreal's very draw without the camera after the sensor (scenes/pipeline.py)
+        look = _photoreal(scene, family, look_rng(entropy, "photoreal", attempt))
+        look = look.model_copy(update={"pipeline": draw_pipeline(entropy, attempt)} if name == "photoreal"
+                               else {"name": name})
     return _exposed(look, exposure_correction_ev, scene.stage.world_strength) if exposure_correction_ev else look
 
 

@@ -35,9 +35,12 @@ Shape = Literal["sphere", "cube", "cone", "cylinder", "torus", "tile", "composed
 SHAPES: tuple[Shape, ...] = ("sphere", "cube", "cone", "cylinder", "torus")
 PrimitiveShape = Literal["sphere", "cube", "cone", "cylinder", "torus", "tile"]
 Finish = Literal["matte", "glossy"]
-LookName = Literal["studio", "clevr", "photoreal"]
-# The appearances an item can be rendered in (scenes/looks.py draws them, docs/looks.md shows them).
-LOOK_NAMES: tuple[LookName, ...] = ("studio", "clevr", "photoreal")
+LookName = Literal["studio", "clevr", "photoreal", "photoreal_raw"]
+# The appearances an item can be rendered in (scenes/looks.py draws them, docs/looks.md shows them). photoreal_raw is
+# photoreal's very draw without the camera pipeline after the sensor: the realism ladder's rung between the two.
+LOOK_NAMES: tuple[LookName, ...] = ("studio", "clevr", "photoreal", "photoreal_raw")
+# The realism ladder, least to most photographic: one scene in each rung (`stim3d sweep look`, docs/looks.md).
+LADDER: tuple[LookName, ...] = ("clevr", "studio", "photoreal_raw", "photoreal")
 
 Vec3 = tuple[float, float, float]
 Quat = tuple[float, float, float, float]  # (w, x, y, z), Blender's order
@@ -280,6 +283,30 @@ class StudioLook(Strict):
         default_factory=list, description="objects still under the contrast floor after the last redraw")
 
 
+class PipelineLook(Strict):
+    """Photoreal's camera after the sensor (render/camera_pipeline.py), applied to the linear render; no step moves
+    a pixel's geometry, so masks, boxes and golds are studio's.
+
+    In the order a camera applies them: lateral chromatic aberration (red and blue scaled about the image centre
+    by +-`aberration_px` at the corners, under a pixel), vignetting (the corners darkened by `vignetting`, a share),
+    veiling glare (`flare` times the frame's mean added to every pixel, which lifts the blacks as a lens does),
+    sensor noise at `iso` (signal-dependent, seeded by `seed`; None: none), the tone curve (linear up to `knee`,
+    then a hue-preserving shoulder that reaches `peak`, the display's white level, at `white` times the
+    exposure's white: highlights roll off instead of clipping), the sRGB encoding and, when `jpeg_quality` is
+    set, a JPEG round trip at that quality.
+    """
+
+    aberration_px: float = Field(ge=0, le=1)
+    vignetting: float = Field(ge=0, lt=1)
+    flare: float = Field(ge=0, le=0.05)
+    iso: int | None = Field(None, ge=50, le=12800)
+    seed: int = Field(ge=0)
+    knee: float = Field(gt=0, lt=1)
+    white: float = Field(gt=1)
+    peak: float = Field(gt=0, le=1)
+    jpeg_quality: int | None = Field(None, ge=50, le=100)
+
+
 class DrawnLook(Strict):
     """Everything clevr or photoreal drew for an item (scenes/looks.py).
 
@@ -294,7 +321,7 @@ class DrawnLook(Strict):
     already applied to the strengths recorded here.
     """
 
-    name: Literal["clevr", "photoreal"]
+    name: Literal["clevr", "photoreal", "photoreal_raw"]
     lights: list[Light] = Field(default_factory=list)
     environment: EnvironmentLook | None = None
     sun: SunLook | None = None
@@ -315,6 +342,9 @@ class DrawnLook(Strict):
     exposure_correction_ev: Annotated[float, ADDED] = Field(
         0.0, description="stops this draw's lights were scaled by because the objects failing the colour check were "
         "measured too bright or too dark (scenes/look_colours.py next_draw); absent when 0")
+    pipeline: Annotated[PipelineLook | None, ADDED] = Field(
+        None, description="photoreal's camera after the sensor (tone curve, glare, noise, vignetting, aberration, "
+        "JPEG); absent: the render as Blender's Standard view transform shows it (clevr, photoreal_raw, older items)")
 
     def of(self, object_id: int) -> ObjectLook:
         for material in self.objects:

@@ -15,7 +15,10 @@ returns a `RenderOutput`:
   writes one part with both layers. The Render Layers "Depth" socket exists only
   while the view layer's Z pass is on. With `settings.normals` (Cycles) the
   "Normal" pass (world-space shading normals of the same first hit) is written too,
-  as a 3-channel layer, and turned into camera space (scenes/interchange.py).
+  as a 3-channel layer, and turned into camera space (scenes/interchange.py). Under a
+  look with a camera pipeline (photoreal) the Combined pass ("Image", denoised,
+  scene-linear) is written too and returned as `RenderOutput.linear`, which
+  render/camera_pipeline.py develops into the final image.
   Both EXR and PNG rows come back top-to-bottom (row 0 = image top); tests check it
   with an asymmetric scene.
 
@@ -80,6 +83,7 @@ BACKGROUND_DEPTH = 1e9  # Cycles writes 1e10 where a ray hits nothing
 # Blender 4.x names the Render Layers node's object-index socket "IndexOB" (5.0: "Object Index").
 RENDER_LAYER_SOCKETS_4X = {"Object Index": "IndexOB"}
 VECTOR_PASSES = {"Normal"}  # written and read back as three channels (X, Y, Z)
+COLOUR_PASSES = {"Image"}  # written and read back as colour channels (R, G, B; the alpha is dropped)
 GPU_KINDS = ("OPTIX", "CUDA")
 GPU_ERROR = "GPU requested but no CUDA/OptiX device found"
 
@@ -253,7 +257,8 @@ def _file_output(tree, workdir: Path, names: list[str], frame: int) -> tuple[Any
         out.format.media_type = "MULTI_LAYER_IMAGE"  # before file_format
         _float_exr(out.format)
         for name in names:
-            out.file_output_items.new("VECTOR" if name in VECTOR_PASSES else "FLOAT", name)
+            kind = "VECTOR" if name in VECTOR_PASSES else "RGBA" if name in COLOUR_PASSES else "FLOAT"
+            out.file_output_items.new(kind, name)
         return out, workdir / f"{PASSES_NAME}.exr"
     out.base_path = str(workdir / PASSES_NAME)  # Blender 4.x
     _float_exr(out.format)
@@ -270,13 +275,14 @@ def _float_exr(image_format) -> None:
 
 
 def _pass_tree(bpy, scene_bpy, workdir: Path, object_index: bool, depth: bool,
-               normals: bool = False) -> tuple[list[str], Path | None]:
+               normals: bool = False, linear: bool = False) -> tuple[list[str], Path | None]:
     """Compositor: Render Layers -> File Output (multilayer EXR, 32-bit float). Returns the pass names and the EXR path."""
     layer = scene_bpy.view_layers[0]
     layer.use_pass_object_index = object_index
     layer.use_pass_z = depth
     layer.use_pass_normal = normals
-    names = (["Object Index"] if object_index else []) + (["Depth"] if depth else []) + (["Normal"] if normals else [])
+    names = (["Object Index"] if object_index else []) + (["Depth"] if depth else []) + (["Normal"] if normals else []) \
+        + (["Image"] if linear else [])
     if not names:
         return names, None
     tree = _compositor_tree(bpy, scene_bpy)
@@ -304,6 +310,9 @@ def _read_passes(path: Path, names: list[str], shape: tuple[int, int]) -> dict[s
         if layer in VECTOR_PASSES:  # (H, W, 3) from the X, Y, Z channels
             if set(parts) >= {"X", "Y", "Z"}:
                 found[layer] = np.stack([parts["X"], parts["Y"], parts["Z"]], axis=-1)
+        elif layer in COLOUR_PASSES:  # (H, W, 3) from the R, G, B channels
+            if set(parts) >= {"R", "G", "B"}:
+                found[layer] = np.stack([parts["R"], parts["G"], parts["B"]], axis=-1)
         else:
             found[layer] = next(iter(parts.values()))
     missing = [name for name in names if name not in found]
@@ -368,8 +377,9 @@ def render_scene(scene: Scene, settings: RenderSettings, seed: int, workdir: Pat
                     blender_scene.blender_looks.set_cycles(scene_bpy.cycles)
             else:
                 _workbench(scene_bpy)
+            developed = cycles and isinstance(scene.look, DrawnLook) and scene.look.pipeline is not None
             names, passes_path = _pass_tree(bpy, scene_bpy, workdir, object_index=cycles, depth=want_depth,
-                                            normals=cycles and settings.normals)
+                                            normals=cycles and settings.normals, linear=developed)
             start = time.perf_counter()
             bpy.ops.render.render()
             seconds = time.perf_counter() - start
@@ -401,4 +411,5 @@ def render_scene(scene: Scene, settings: RenderSettings, seed: int, workdir: Pat
         blender_version=bpy.app.version_string,
         render_seconds=seconds,
         normals=normals,
+        linear=passes["Image"].astype(np.float32) if "Image" in passes else None,
     )

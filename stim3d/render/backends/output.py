@@ -21,6 +21,8 @@ class RenderOutput:
     - `normals`: (H, W, 3) float32 unit normals in camera space, OpenCV axes (x right,
       y down, z forward: a surface facing the camera has z < 0), NaN where nothing is
       hit; None unless the normals pass was asked for (Cycles only).
+    - `linear`: (H, W, 3) float32 scene-linear RGB (the Combined pass), for a look whose
+      camera pipeline develops it into `image` (render/camera_pipeline.py); None otherwise.
     - `blender_version`: e.g. "5.0.1"; None for non-Blender backends.
     - `render_seconds`: wall time of the renderer's own render call only (not scene
       building, not reading the files back).
@@ -32,6 +34,7 @@ class RenderOutput:
     blender_version: str | None
     render_seconds: float
     normals: np.ndarray | None = None
+    linear: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.image.ndim != 3 or self.image.shape[2] != 3 or self.image.dtype != np.uint8:
@@ -47,3 +50,5 @@ class RenderOutput:
             raise ValueError(f"depth must be ({height}, {width}) float32, got {self.depth.shape} {self.depth.dtype}")
         if self.normals is not None and (self.normals.shape != (height, width, 3) or self.normals.dtype != np.float32):
             raise ValueError(f"normals must be ({height}, {width}, 3) float32, got {self.normals.shape} {self.normals.dtype}")
+        if self.linear is not None and (self.linear.shape != (height, width, 3) or self.linear.dtype != np.float32):
+            raise ValueError(f"linear must be ({height}, {width}, 3) float32, got {self.linear.shape} {self.linear.dtype}")

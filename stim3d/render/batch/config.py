@@ -125,7 +125,7 @@ class TaskConfig(BaseModel):
         "uses the item's seed, so the scenes differ only by what the overrides change (they share a scene_id)",
     )
     look: Annotated[LookName | None, ADDED] = Field(
-        None, description="the task's look (studio, clevr, photoreal); default: render.look. A variant may set "
+        None, description="the task's look (studio, clevr, photoreal, photoreal_raw); default: render.look. A variant may set "
         "`look:` among its overrides, so one scene renders in several looks with a shared scene_id")
     render: Annotated[TaskRender | None, ADDED] = Field(
         None, description="the task's own samples, denoise, denoise_quality, light_tree and adaptive_sampling "

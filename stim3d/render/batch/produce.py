@@ -18,6 +18,7 @@ import numpy as np
 from stim3d.render.backends.output import RenderOutput
 from stim3d.render.batch.item_folder import write_item_folder
 from stim3d.render.batch.plan import ItemPlan
+from stim3d.render.camera_pipeline import develop
 from stim3d.render.markers import RAW_IMAGE, annotate
 from stim3d.render.object_masks import object_masks
 from stim3d.render.provenance import family_revisions, library_versions
@@ -28,20 +29,25 @@ from stim3d.scenes.interchange import with_interchange
 from stim3d.scenes.items import make_item
 from stim3d.scenes.look_contrast import object_contrasts
 from stim3d.scenes.look_redraws import check, recorded, redraw_for
-from stim3d.scenes.model import Item, Provenance, round6
+from stim3d.scenes.model import DrawnLook, Item, Provenance, round6
 from stim3d.scenes.visibility import measure
 from stim3d.version import __version__
 
 
 def render_with(settings: RenderSettings, item: Item, workdir: Path) -> RenderOutput:
-    """Dispatch to the backend named by settings.engine (imported lazily: bpy is heavy)."""
+    """Dispatch to the backend named by settings.engine (imported lazily: bpy is heavy); under a look with a camera
+    pipeline, the linear render developed by it (render/camera_pipeline.py) is the image."""
     if settings.engine == "raster":
         from stim3d.render.backends import raster
 
         return raster.render_scene(item.scene, settings, item.seed, workdir)
     from stim3d.render.backends import blender
 
-    return blender.render_scene(item.scene, settings, item.seed, workdir)
+    output = blender.render_scene(item.scene, settings, item.seed, workdir)
+    look = item.scene.look
+    if output.linear is not None and isinstance(look, DrawnLook) and look.pipeline is not None:
+        output = replace(output, image=develop(output.linear, look.pipeline))
+    return output
 
 
 def measured_colors(image: np.ndarray, mask: np.ndarray, object_ids: list[int]) -> dict[int, tuple[float, float, float] | None]:

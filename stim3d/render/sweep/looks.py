@@ -33,7 +33,7 @@ from stim3d.render.batch.lock import folder_lock
 from stim3d.render.sweep.run import SweepRunReport, refuse_batch_folder
 from stim3d.render.sweep.sources import load_sources
 from stim3d.scenes.looks import with_look
-from stim3d.scenes.model import LOOK_NAMES, Item, LookName
+from stim3d.scenes.model import LADDER, LOOK_NAMES, Item, LookName
 from stim3d.scenes.names import check_name
 from stim3d.scenes.sweep import SweepError
 
@@ -92,7 +92,7 @@ class LookSweepReport(SweepRunReport):
         return lines
 
 
-def run_look_sweep(sources: Sequence[Path], out: Path, looks: Sequence[LookName] = LOOK_NAMES, *,
+def run_look_sweep(sources: Sequence[Path], out: Path, looks: Sequence[LookName] = LADDER, *,
                    engine: str | None = None, samples: int | None = None, progress: ProgressFn | None = None,
                    workers: int = 1, executor: Executor = "local", address: str | None = None) -> LookSweepReport:
     """Render every source item in every look of `looks` into `out`; write records, looks.json and the strips.
