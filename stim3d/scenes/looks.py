@@ -50,6 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .lens import draw_lens
 from .look_contrast import ground_tone
 from .model import (
     DrawnLook,
@@ -339,8 +340,9 @@ def draw_look(name: LookName, scene: Scene, family: str, entropy: list[int], att
         look = _clevr(scene, family, look_rng(entropy, name, attempt), attempt)
     else:  # photoreal_raw is photoreal's very draw without the camera after the sensor (scenes/pipeline.py)
         look = _photoreal(scene, family, look_rng(entropy, "photoreal", attempt))
-        look = look.model_copy(update={"pipeline": draw_pipeline(entropy, attempt)} if name == "photoreal"
-                               else {"name": name})
+        look = look.model_copy(update={"lens": draw_lens(scene, entropy, attempt),
+                                       **({"pipeline": draw_pipeline(entropy, attempt)} if name == "photoreal"
+                                          else {"name": name})})
     return _exposed(look, exposure_correction_ev, scene.stage.world_strength) if exposure_correction_ev else look
 
 

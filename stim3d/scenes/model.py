@@ -307,6 +307,20 @@ class PipelineLook(Strict):
     jpeg_quality: int | None = Field(None, ge=50, le=100)
 
 
+class LensLook(Strict):
+    """Photoreal's physical camera (scenes/lens.py): the sensor width and focal length that give the family's
+    pinhole field of view, the f-number, the focus distance along the view axis (scene metres), the miniature's
+    scale (physical metres per scene metre) and the largest circle of confusion of any object vertex in pixels
+    (under one by construction: every object is sharp, the setting behind them is not)."""
+
+    sensor_mm: float = Field(gt=0)
+    focal_mm: float = Field(gt=0)
+    f_number: float = Field(gt=0)
+    focus_m: float = Field(gt=0)
+    scale: float = Field(gt=0)
+    coc_px: float = Field(ge=0)
+
+
 class DrawnLook(Strict):
     """Everything clevr or photoreal drew for an item (scenes/looks.py).
 
@@ -342,6 +356,8 @@ class DrawnLook(Strict):
     exposure_correction_ev: Annotated[float, ADDED] = Field(
         0.0, description="stops this draw's lights were scaled by because the objects failing the colour check were "
         "measured too bright or too dark (scenes/look_colours.py next_draw); absent when 0")
+    lens: Annotated[LensLook | None, ADDED] = Field(
+        None, description="photoreal's physical camera for depth of field; absent: a pinhole (clevr, older items)")
     pipeline: Annotated[PipelineLook | None, ADDED] = Field(
         None, description="photoreal's camera after the sensor (tone curve, glare, noise, vignetting, aberration, "
         "JPEG); absent: the render as Blender's Standard view transform shows it (clevr, photoreal_raw, older items)")

@@ -20,8 +20,9 @@ import numpy as np
 from stim3d.render.backends import blender_looks, blender_textures
 from stim3d.scenes.camera import blender_lens
 from stim3d.scenes.colors import srgb_to_linear
+from stim3d.scenes.lens import aperture_m
 from stim3d.scenes.meshes import mesh_key, object_mesh
-from stim3d.scenes.model import Camera, Light, Look, Scene, SceneObject, Stage, StudioLook
+from stim3d.scenes.model import Camera, DrawnLook, LensLook, Light, Look, Scene, SceneObject, Stage, StudioLook
 from stim3d.scenes.primitives import PrimitiveMesh
 
 ROUGHNESS = {"matte": 0.5, "glossy": 0.15}
@@ -189,7 +190,11 @@ def add_light(scene_bpy, light: Light, index: int):
     return obj
 
 
-def add_camera(scene_bpy, camera: Camera, clip: tuple[float, float] = (CLIP_START, CLIP_END)):
+def add_camera(scene_bpy, camera: Camera, clip: tuple[float, float] = (CLIP_START, CLIP_END),
+               lens_look: LensLook | None = None):
+    """The family's pinhole camera; with `lens_look` (photoreal) Cycles' depth of field too: focused at its
+    distance, the aperture's diameter its focal length over f-number times the miniature's scale, in scene metres
+    (scenes/lens.py), which Blender takes as an f-number of its own lens."""
     lens = blender_lens(camera)
     data = bpy.data.cameras.new("camera")
     data.type = "PERSP"
@@ -199,6 +204,10 @@ def add_camera(scene_bpy, camera: Camera, clip: tuple[float, float] = (CLIP_STAR
     data.shift_x = lens["shift_x"]
     data.shift_y = lens["shift_y"]
     data.clip_start, data.clip_end = clip
+    if lens_look is not None:
+        data.dof.use_dof = True
+        data.dof.focus_distance = lens_look.focus_m
+        data.dof.aperture_fstop = data.lens * 1e-3 / aperture_m(lens_look)
     obj = bpy.data.objects.new("camera", data)
     obj.rotation_mode = "QUATERNION"
     obj.rotation_quaternion = camera.rotation_quat
@@ -222,8 +231,8 @@ def build(scene_bpy, scene: Scene) -> None:
     world, ground material, lights, sun and object materials (render/backends/blender_looks.py).
     Meshes, transforms and pass indices are the same in every look.
     """
-    add_camera(scene_bpy, scene.camera, clip_range(scene))
     look = scene.look
+    add_camera(scene_bpy, scene.camera, clip_range(scene), look.lens if isinstance(look, DrawnLook) else None)
     if isinstance(look, StudioLook):
         set_world(scene_bpy, scene.stage)
         add_ground(scene_bpy, scene.stage, look)
