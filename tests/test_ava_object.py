@@ -77,6 +77,56 @@ def test_open_answers_are_scored_through_the_synonym_lists():
     assert parse_choice("It is a coffee cup.", options).value is None  # without the synonyms: no option named
 
 
+# Open answers as people and models write them, per library object; each row names another object's synonym as a
+# colour ("light" is the lamp's), a shape ("cone" is the traffic cone's) or a modifier of the head noun.
+PHRASINGS = {
+    "mug": ["a light blue mug", "A light-gray coffee cup.", "It's a tea cup on a table.", "a cone-shaped mug",
+            "The object is a white mug with a handle."],
+    "table": ["a light-gray table", "A light wooden desk.", "a dining table", "It is a pine table.",
+              "a small table with a lamp on it"],
+    "chair": ["light brown chair", "a desk chair", "It looks like a dark-gray chair.", "a car seat",
+              "A chair next to a table."],
+    "lamp": ["a table lamp", "a desk lamp", "It is a light.", "a light-colored floor lamp", "A small light on a desk."],
+    "snowman": ["a snowman", "A light-gray snow man.", "a snowman with a cone-shaped nose", "a snow figure"],
+    "car": ["a light blue car", "A toy car.", "It is a vehicle, maybe a car.", "a house-shaped car",
+            "The object in the box is an automobile."],
+    "house": ["a light-yellow house", "a tree house", "It's a small cottage.", "a mushroom-shaped house",
+              "A building with a cone-shaped roof."],
+    "tree": ["a cone-shaped tree", "a christmas tree", "A light-green pine tree.", "It's a fir."],
+    "rocket": ["a light-gray rocket", "a cone-shaped rocket", "It is a space rocket.", "a rocket-shaped rocket",
+               "a toy missile"],
+    "mushroom": ["a light brown mushroom", "A toadstool.", "It's a cone-shaped mushroom.", "a tree mushroom"],
+    "dumbbell": ["a light-gray dumbbell", "a light weight", "A barbell.", "a set of weights", "a chair-shaped dumbbell"],
+    "traffic cone": ["a traffic cone", "A light-orange cone.", "It's a safety cone on a road.", "an orange pylon",
+                     "a mug-shaped road cone"],
+}
+
+
+def test_open_answers_name_the_head_noun_not_a_modifier_that_is_another_objects_synonym():
+    """"a light-gray table" is table (not the lamp's "light"), "a cone-shaped tree" tree (not the traffic cone's
+    "cone"), "a table lamp" lamp: an open answer is read through the record's synonyms at its noun phrase's head."""
+    from stim3d.scoring.records import Answer, Record
+
+    options = [n.replace("_", " ") for n in object_names()]
+    assert sorted(PHRASINGS) == sorted(options)
+    subject = {"synonyms": ava_object.synonyms_text(), "form": "open"}
+    for gold, phrasings in PHRASINGS.items():
+        record = Record.model_construct(answer=Answer(type="choice", gold=gold, options=options), subject=subject)
+        read = {phrase: parse_choice(phrase, options, record.choice_synonyms()).value for phrase in phrasings}
+        assert read == dict.fromkeys(phrasings, gold), gold
+
+
+def test_names_in_separate_phrases_keep_the_first_and_a_bare_shape_or_shade_names_nothing():
+    """Two objects in two phrases ("a mug next to a lamp") still read as the first named, as before; a name used only
+    to describe a look ("It is cone-shaped.", "light gray") names no object."""
+    synonyms = {n.replace("_", " "): synonyms_of(n) for n in object_names()}
+    options = list(synonyms)
+    assert parse_choice("A mug next to a lamp.", options, synonyms).value == "mug"
+    assert parse_choice("a lamp, or maybe a table", options, synonyms).value == "lamp"
+    assert parse_choice("It is cone-shaped.", options, synonyms).value is None
+    assert parse_choice("light gray", options, synonyms).value is None
+
+
 def test_viewpoint_is_the_cameras_azimuth_from_the_front_and_its_elevation():
     from stim3d.scenes.colors import named
     from stim3d.scenes.object_library import library_object

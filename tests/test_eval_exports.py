@@ -28,7 +28,7 @@ from PIL import Image
 from stim3d.cli import main
 from stim3d.render.export.vlmevalkit import tsv_row
 from stim3d.scoring.records import answer_text, read_records
-from tests.helpers import family_records
+from tests.helpers import family_records, run_cli
 
 
 @pytest.fixture
@@ -115,3 +115,56 @@ def test_lmms_eval_task_loads_its_dataset_and_its_hooks_score_like_stim3d(batch,
         assert config["process_results"](doc, [target]) == {"exact_match": 1.0, "score": 1.0}
         wrong = config["process_results"](doc, [str(record.answer.gold + 2)])
         assert wrong["exact_match"] == 0.0 and wrong["score"] == pytest.approx(1 / 3)  # count SOFT: 1 / (1 + 2)
+
+
+SPLIT_CONFIG = """\
+seed: 4
+render: {engine: workbench, width: 64, height: 48}
+tasks:
+  - family: shape_count
+    splits: {train: 2, test: 3}
+    params: {n_shape_types: 2, max_instances: 2}
+"""
+
+
+@pytest.mark.bpy
+def test_a_batch_made_with_splits_exports_to_lmms_eval_whole_or_by_split(tmp_path):
+    """A batch made with `splits:` exports to lmms-eval as one task per split over one dataset, or, with
+    `--split NAME`, as one task of that split alone; every format takes --split, and an unknown split is refused in
+    one line naming the batch's splits."""
+    from datasets import load_dataset
+
+    from tests.batch_support import stim3d
+
+    (tmp_path / "c.yaml").write_text(SPLIT_CONFIG)
+    done = stim3d("render", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "b"), "--quiet")
+    assert done.returncode == 0, done.stderr
+    batch = tmp_path / "b"
+    per_split = {s: sum(r.split == s for r in read_records(batch / "records.jsonl")) for s in ("train", "test")}
+    assert per_split["train"] > 0 and per_split["test"] > 0
+
+    def task(dest: Path, name: str) -> tuple[dict, object]:
+        loader = type("Loader", (LmmsLoader,), {})
+        loader.add_constructor("!function", lambda ld, node: ld.construct_scalar(node))
+        config = yaml.load((dest / f"{name}.yaml").read_text(), Loader=loader)
+        return config, load_dataset(config["dataset_path"], **config["dataset_kwargs"])
+
+    code, _, err = run_cli("export", "lmms-eval", str(batch), "--to", str(tmp_path / "all"))
+    assert code == 0, err
+    assert sorted(p.name for p in (tmp_path / "all").glob("*.yaml")) == ["stim3d_test.yaml", "stim3d_train.yaml"]
+    for split in ("train", "test"):
+        config, dataset = task(tmp_path / "all", f"stim3d_{split}")
+        assert config["task"] == f"stim3d_{split}" and config["test_split"] == split
+        assert len(dataset[split]) == per_split[split]
+
+    code, _, err = run_cli("export", "lmms-eval", str(batch), "--split", "test", "--to", str(tmp_path / "test"))
+    assert code == 0, err
+    assert [p.name for p in (tmp_path / "test").glob("*.yaml")] == ["stim3d.yaml"]
+    config, dataset = task(tmp_path / "test", "stim3d")
+    assert config["test_split"] == "test" and list(dataset) == ["test"] and len(dataset["test"]) == per_split["test"]
+
+    code, out, err = run_cli("export", "coco", str(batch), "--split", "train", "--to", str(tmp_path / "coco"))
+    assert code == 0 and "2 images" in out, err
+    code, out, err = run_cli("export", "bop", str(batch), "--split", "val", "--to", str(tmp_path / "bop"))
+    assert code == 2 and not (tmp_path / "bop").exists()
+    assert err.strip().splitlines()[-1].endswith("no item of split 'val': the batches hold test, train")

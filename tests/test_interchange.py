@@ -158,7 +158,7 @@ def test_rendered_items_export_to_bop_and_read_back(rendered, tmp_path):
             model = ply_vertices(tmp_path / "bop" / "models" / f"obj_{gt['obj_id']:06d}.ply")
             in_camera = model @ np.array(gt["cam_R_m2c"]).reshape(3, 3).T + np.array(gt["cam_t_m2c"])
             pixels = in_camera @ K.T
-            # BOP's pixel centres sit on integers: pixel i spans [i - 0.5, i + 0.5).
+            # cam_K is stim3d's K, as bop_toolkit's renderers read it: pixel i spans [i, i + 1).
             x0, y0, x1, y1 = projected_box(pixels[:, :2].T / pixels[:, 2])
             bx, by, bw, bh = info["bbox_obj"]  # bop_toolkit's boxes: w = x_max - x_min (pixel indices)
             if bw >= 0:

@@ -174,3 +174,50 @@ def test_bad_mesh_files_are_one_line_errors(tmp_path, monkeypatch, case, message
 def test_composed_source_names_unknown_objects():
     with pytest.raises(Stim3dError, match="unknown library object 'spaceship'; known: car"):
         composed_source("spaceship")
+
+
+def _gltf_with_buffers(folder, mesh, name="thing.gltf") -> None:
+    """`mesh` as a .gltf whose geometry lives in external .bin buffers beside it (trimesh's glTF export)."""
+    for file_name, data in trimesh.exchange.gltf.export_gltf(mesh).items():
+        (folder / (name if file_name == "model.gltf" else file_name)).write_bytes(data)
+
+
+def test_a_gltfs_hash_covers_its_external_buffers_and_a_changed_bin_is_caught(tmp_path):
+    """The recorded hash is of every byte the mesh reads: a .bin rewritten under an unchanged .gltf changes it, so
+    the item is found changed (a batch renders it again) and is refused at render time, never drawn from the new
+    triangles under the old ground truth."""
+    from stim3d.scenes.mesh_files import changed_mesh_files, normalised_file_mesh
+
+    _gltf_with_buffers(tmp_path, trimesh.creation.box((0.5, 3.0, 1.0)))
+    gltf = (tmp_path / "thing.gltf").read_bytes()
+    source = mesh_source("thing.gltf", [tmp_path])
+    assert source.sha256 != hashlib.sha256(gltf).hexdigest()
+    scene = _scene([resting_source_object(1, source, 1.0, 0.0, 0.0, 0.0, named("red"))])
+    assert changed_mesh_files(scene) == []
+    normalised_file_mesh(source)  # unchanged files: read
+
+    other = tmp_path / "other"
+    other.mkdir()
+    _gltf_with_buffers(other, trimesh.creation.box((3.0, 0.5, 1.0)))  # same sizes, other vertices
+    for bin_file in other.glob("*.bin"):
+        (tmp_path / bin_file.name).write_bytes(bin_file.read_bytes())
+    assert (tmp_path / "thing.gltf").read_bytes() == gltf  # only the buffer changed
+    assert mesh_source("thing.gltf", [tmp_path]).sha256 != source.sha256
+    assert changed_mesh_files(scene) == ["thing.gltf"]
+    with pytest.raises(MeshFileError, match="changed since the item was composed"):
+        normalised_file_mesh(source)
+
+
+def test_a_self_contained_mesh_keeps_its_plain_hash_and_a_buffer_outside_the_roots_is_refused(tmp_path):
+    """A file that reads no other file is hashed as itself (item.json of existing items unchanged); a glTF whose
+    buffer lies outside the allowed folders is refused in one line, as the file itself would be."""
+    path = _obj_file(tmp_path, "plain.obj")
+    assert mesh_source("plain.obj", [tmp_path]).sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    inner = tmp_path / "meshes"
+    inner.mkdir()
+    _gltf_with_buffers(inner, trimesh.creation.box())
+    text = (inner / "thing.gltf").read_text().replace('"uri":"gltf_buffer_0.bin"', '"uri":"../gltf_buffer_0.bin"')
+    (inner / "thing.gltf").write_text(text)
+    (tmp_path / "gltf_buffer_0.bin").write_bytes((inner / "gltf_buffer_0.bin").read_bytes())
+    with pytest.raises(MeshFileError, match=r"reads \.\./gltf_buffer_0\.bin, outside the allowed folders"):
+        mesh_source("thing.gltf", [inner])

@@ -85,3 +85,23 @@ def test_a_changed_mesh_file_undoes_its_item(tmp_path, mesh_family):
     trimesh.creation.icosphere().export(tmp_path / "meshes" / "thing.obj")
     state = BatchFolder(out).state(item.item_id, None)
     assert not state.done and state.reason == "mesh file changed since it was rendered: thing.obj"
+
+
+def test_a_changed_gltf_buffer_undoes_its_item(tmp_path, mesh_family):
+    """A glTF's geometry in an external .bin: rewriting the .bin (the .gltf unchanged) makes the rendered item
+    not done, so resuming renders it again."""
+    pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not installed")
+    config = _config(tmp_path, "    params: {mesh: meshes/thing.gltf}\n")
+    files = trimesh.exchange.gltf.export_gltf(trimesh.creation.box((0.5, 1.5, 1.0)))
+    for name, data in files.items():
+        (tmp_path / "meshes" / ("thing.gltf" if name == "model.gltf" else name)).write_bytes(data)
+    item = compose_item(expand(config)[0], config.seed, config.render).item
+    out = tmp_path / "out"
+    render_items([item], out, RenderSettings(engine="workbench", width=64, height=48))
+    assert BatchFolder(out).state(item.item_id, None).done
+    moved = trimesh.exchange.gltf.export_gltf(trimesh.creation.box((1.5, 0.5, 1.0)))
+    for name, data in moved.items():
+        if name.endswith(".bin"):
+            (tmp_path / "meshes" / name).write_bytes(data)
+    state = BatchFolder(out).state(item.item_id, None)
+    assert not state.done and state.reason == "mesh file changed since it was rendered: thing.gltf"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from stim3d.cli.common import UsageError
@@ -13,7 +14,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from stim3d.render.export.bop import export_bop
     from stim3d.render.export.clevr import export_clevr
     from stim3d.render.export.coco import export_coco
-    from stim3d.render.export.common import ExportError, default_destination
+    from stim3d.render.export.common import ExportError, ExportReport, default_destination
     from stim3d.render.export.imagefolder import export_imagefolder
     from stim3d.render.export.lmms_eval import export_lmms_eval
     from stim3d.render.export.vlmevalkit import export_vlmevalkit
@@ -21,19 +22,22 @@ def cmd_export(args: argparse.Namespace) -> int:
     batches = [Path(b) for b in args.batches]
     if args.to is None and len(batches) > 1:
         raise UsageError("several batch folders: say where the merged export goes with --to DIR")
-    export = {"imagefolder": export_imagefolder, "coco": export_coco, "clevr": export_clevr,
-              "bop": export_bop, "vlmevalkit": export_vlmevalkit,
-              "lmms-eval": export_lmms_eval}[args.format]
+    exports: dict[str, Callable[..., ExportReport]] = {
+        "imagefolder": export_imagefolder, "coco": export_coco, "clevr": export_clevr, "bop": export_bop,
+        "vlmevalkit": export_vlmevalkit, "lmms-eval": export_lmms_eval}
+    export = exports[args.format]
     try:
         dest = Path(args.to) if args.to else default_destination(batches[0], args.format)
-        report = export(batches, dest)
+        report = export(batches, dest, split=args.split)
     except ExportError as exc:
         raise UsageError(str(exc)) from None
     for where, reason in sorted(report.skipped.items()):
         print(f"skipped {where}: {reason}", file=sys.stderr)
+    for where, reason in sorted(report.omitted.items()):
+        print(f"left out {where}: {reason}", file=sys.stderr)
     print(f"{args.format}: {report.summary()}")
     print(f"wrote {dest}")
-    return 1 if report.skipped else 0  # the export is complete but for the items named above
+    return 1 if report.skipped else 0  # complete but for the torn items named above (left-out ones are by design)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,4 +47,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("format", choices=["imagefolder", "coco", "clevr", "bop", "vlmevalkit", "lmms-eval"])
     p.add_argument("batches", nargs="+", metavar="OUT", help="batch folder(s); several are merged")
     p.add_argument("--to", help="destination folder, new or empty (default: OUT/exports/FORMAT for one batch)")
+    p.add_argument("--split", metavar="NAME", help="export only this split's items and questions (a batch made "
+                   "with `splits:` holds several; default: all)")
     p.set_defaults(func=cmd_export)

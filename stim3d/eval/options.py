@@ -33,7 +33,8 @@ MAX_EXTRA_BODY = 100_000  # characters of the extra body as JSON
 # The flag each field is set by: errors name what the user typed
 FLAGS = {"image_scale": "--downscale", "base_url": "--base-url", "max_tokens": "--max-tokens",
          "extra_body": "--extra-body", "api_key_env": "--api-key-env", "filters": "--filter"}
-SECRET_FIELDS = ("api_key_env",)  # never echoed: a key given there by mistake must not reach a terminal
+SECRET_FIELDS = ("api_key_env", "base_url")  # never echoed: a key given there (by mistake, or in the URL) must not
+# reach a terminal
 
 
 class EvalError(Stim3dError, ValueError):

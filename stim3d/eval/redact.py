@@ -1,11 +1,14 @@
 """The API key: read from the variable the user names, and kept out of everything stim3d writes or prints.
 
 The key goes into one place, the Authorization header. A server may echo it back
-anywhere (an error body, a 200 body, a header), so everything the client passes on
-from a response goes through `Redactor`, which replaces the key and its `Bearer`
-form by `[redacted]` before any message is clipped (a clip could otherwise cut the
-key in half and leave a recognisable prefix). A key pasted as the *name* of the
-variable (`--api-key-env sk-...`) is refused without being echoed.
+anywhere (an error body, a 200 body, a header) and in any form: JSON-escaped
+(`\\u0073k-...`, `\\/`), upper- or lower-cased, or in part (`sk-live-****1f2e`). So
+everything the client passes on from a response goes through `Redactor`, which
+replaces the key and its `Bearer` form in any case and escaping, and then any run of
+key characters sharing PARTIAL characters in a row with the key, by `[redacted]`,
+before any message is clipped (a clip could otherwise cut the key in half and leave a
+recognisable prefix). A key pasted as the *name* of the variable (`--api-key-env
+sk-...`) is refused without being echoed.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ MARK = "[redacted]"
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 KEY_PREFIXES = ("sk-", "sk_", "hf_", "gsk_", "xai-", "pk-", "rk-", "AIza", "Bearer")
 MAX_DEPTH = 64  # a JSON answer nested deeper is not an answer (client.py refuses it before this walks it)
+PARTIAL = 8  # a run of key characters holding this many of the key's characters in a row is an echo of it
+KEY_RUN = re.compile(rf"[A-Za-z0-9_\-.~+/=]{{{PARTIAL},}}")  # runs of what keys are made of (base64, URL-safe)
 
 
 class ApiKeyError(ValueError):
@@ -62,13 +67,28 @@ def api_key(name: str | None) -> str | None:
     return value.strip()
 
 
+def echo_pattern(secret: str) -> str:
+    """A regex for `secret` as a server may echo it (compiled case-insensitively): each character as itself or as
+    a JSON \\uXXXX escape, '/' also as '\\/'."""
+    parts = []
+    for char in secret:
+        forms = [re.escape(char), re.escape(f"\\u{ord(char):04x}")]
+        if char == "/":
+            forms.append(re.escape("\\/"))
+        parts.append(f"(?:{'|'.join(forms)})")
+    return "".join(parts)
+
+
 class Redactor:
-    """Replaces each secret (and its Bearer form) in text and in decoded JSON."""
+    """Replaces each secret (and its Bearer form), echoed whole in any case and JSON escaping or in part, in text and
+    in decoded JSON."""
 
     def __init__(self, secrets: Iterable[str | None] = ()) -> None:
         found = {s for s in secrets if s and len(s) >= 4}  # a 1-3 character "key" would redact ordinary words
         bearer = {f"Bearer {s}" for s in found}
         self.secrets = sorted(found | bearer, key=len, reverse=True)  # the Bearer form first
+        self._whole = re.compile("|".join(map(echo_pattern, self.secrets)), re.IGNORECASE) if found else None
+        self._pieces = {s.lower()[i:i + PARTIAL] for s in found for i in range(len(s) - PARTIAL + 1)}
 
     @classmethod
     def of_headers(cls, headers: dict[str, str]) -> Redactor:
@@ -80,10 +100,16 @@ class Redactor:
         return bool(self.secrets)
 
     def text(self, value: str) -> str:
-        for secret in self.secrets:
-            if secret in value:
-                value = value.replace(secret, MARK)
-        return value
+        """`value` with every echo of a secret replaced by MARK: whole (any case, JSON-escaped), then any run of key
+        characters that holds PARTIAL of a secret's characters in a row (a prefix, a suffix, a masked middle)."""
+        if self._whole is None:
+            return value
+        value = self._whole.sub(MARK, value)
+        return KEY_RUN.sub(self._partial, value) if self._pieces else value
+
+    def _partial(self, run: re.Match[str]) -> str:
+        word = run.group().lower()
+        return MARK if any(word[i:i + PARTIAL] in self._pieces for i in range(len(word) - PARTIAL + 1)) else run.group()
 
     def json(self, value: Any, depth: int = 0) -> Any:
         """A copy of decoded JSON with every string (keys too) redacted; ValueError past MAX_DEPTH levels."""

@@ -10,17 +10,24 @@ file's own units are recorded, not used: `size` decides the scale.
 
 A path is resolved (symbolic links followed) and refused unless it lies inside one of
 the allowed roots (the config's folder and its `mesh_roots`, or what a caller passes),
-so a config cannot make stim3d read an arbitrary file. The file's sha256 goes into
-item.json; when the file on disk no longer has that hash at render time, the item is
-refused (`MeshFileError`) rather than rendered from different triangles than its ground
-truth was measured on.
+so a config cannot make stim3d read an arbitrary file; so must every file it reads with it
+(a glTF's external buffers and images, an OBJ's material libraries and their textures:
+`referenced_files`). The hash of every byte read (`mesh_sha256`: the file's own sha256
+when it reads no other file) goes into item.json; when the files on disk no longer have
+that hash at render time, the item is refused (`MeshFileError`) rather than rendered from
+different triangles than its ground truth was measured on, and a batch renders it again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import re
+import struct
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import unquote
 
 import numpy as np
 
@@ -60,6 +67,74 @@ def resolve_mesh_path(path: str | Path, roots: Sequence[str | Path]) -> Path:
 
 def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _gltf_json(path: Path) -> dict:
+    """The JSON of a .gltf, or of a .glb's first chunk (12-byte header, then chunk length, type "JSON", data: only
+    those bytes are read, not the binary chunk after them)."""
+    if path.suffix.lower() == ".glb":
+        with path.open("rb") as f:
+            length, kind = struct.unpack("<I4s", f.read(20)[12:])
+            if kind != b"JSON":
+                raise ValueError("no JSON chunk")
+            data = f.read(length)
+    else:
+        data = path.read_bytes()
+    loaded = json.loads(data)
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _references(path: Path) -> list[str]:
+    """The other files `path` names, as written (relative to its folder): external glTF buffers and images (a `uri`
+    that is not `data:`), an OBJ's `mtllib` files and the texture maps those name (`map_Kd` ..., the last word)."""
+    fmt = SUFFIXES[path.suffix.lower()]
+    if fmt in Y_UP_FORMATS:
+        gltf = _gltf_json(path)
+        entries = [e for key in ("buffers", "images") for e in gltf.get(key) or [] if isinstance(e, dict)]
+        return [unquote(e["uri"]) for e in entries if isinstance(e.get("uri"), str) and not e["uri"].startswith("data:")]
+    if fmt != "obj":
+        return []
+    names: list[str] = []
+    for library in re.findall(r"^[ \t]*mtllib[ \t]+(.+?)[ \t]*$", path.read_text(errors="replace"), re.MULTILINE):
+        names.append(library)
+        mtl = path.parent / library
+        if mtl.is_file():
+            names += [m.split()[-1] for m in re.findall(r"^[ \t]*(?:map_\w+|bump|disp|decal)[ \t]+(.+?)[ \t]*$",
+                                                         mtl.read_text(errors="replace"), re.MULTILINE)]
+    return names
+
+
+def referenced_files(path: Path) -> list[Path]:
+    """Every other file the mesh file `path` names (`_references`), resolved against its folder, in the order
+    named, without repeats; [] for a self-contained file or one whose references cannot be read (then trimesh's
+    own read says what is wrong)."""
+    try:
+        names = _references(path)
+    except (OSError, ValueError, UnicodeDecodeError, struct.error):
+        return []
+    return list(dict.fromkeys((path.parent / name).resolve() for name in names))
+
+
+def read_files(path: Path) -> list[Path]:
+    """The files trimesh reads for the mesh `path`: itself, then those it names that exist (a missing material
+    library is skipped by trimesh, a missing buffer fails its read; either way its bytes are not read)."""
+    return [path, *(other for other in referenced_files(path) if other.is_file())]
+
+
+def mesh_sha256(path: Path) -> str:
+    """The hash of every byte the mesh reads (`read_files`): the file's sha256 when it reads no other file (so a
+    self-contained file's recorded hash is its plain sha256), else the sha256 of one line "<sha256> <name>" per
+    file, the mesh file first, then each other by its path relative to the mesh's folder."""
+    files = read_files(path)
+    if len(files) == 1:
+        return file_sha256(path)
+    lines = [f"{file_sha256(f)} {_relative(f, path.parent)}" for f in files]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def _relative(other: Path, folder: Path) -> str:
+    """`other` as a path relative to `folder` (with '..' when outside), the same wherever the batch lives."""
+    return Path(os.path.relpath(other, folder)).as_posix()
 
 
 def _read_triangles(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -108,9 +183,14 @@ def mesh_source(path: str | Path, roots: Sequence[str | Path], units: str = "m",
     resolved = resolve_mesh_path(path, roots)
     fmt = SUFFIXES[resolved.suffix.lower()]
     axis = up or ("y" if fmt in Y_UP_FORMATS else "z")
+    allowed = [Path(root).resolve() for root in roots]
+    for other in referenced_files(resolved):  # what trimesh reads with it is bound by the same roots
+        if not any(other.is_relative_to(root) for root in allowed):
+            raise MeshFileError(f"mesh {path}: it reads {_relative(other, resolved.parent)}, outside the allowed "
+                                "folders; keep a mesh's buffers, materials and images beside it")
     vertices, faces = _read_triangles(resolved)
     _checked(resolved.name, vertices, faces)
-    return ObjectSource(kind="mesh", name=resolved.name, path=resolved.as_posix(), sha256=file_sha256(resolved),
+    return ObjectSource(kind="mesh", name=resolved.name, path=resolved.as_posix(), sha256=mesh_sha256(resolved),
                         units=units, up=axis, faces=len(faces))
 
 
@@ -121,16 +201,17 @@ def normalised_file_mesh(source: ObjectSource) -> PrimitiveMesh:
     path = Path(source.path)
     if not path.is_file():
         raise MeshFileError(f"mesh {source.path}: no such file (the item was composed with it)")
-    if file_sha256(path) != source.sha256:
-        raise MeshFileError(f"mesh {source.path}: the file changed since the item was composed (sha256 differs); "
-                            "compose the item again")
+    if mesh_sha256(path) != source.sha256:
+        raise MeshFileError(f"mesh {source.path}: the file or a file it reads changed since the item was composed "
+                            "(sha256 differs); compose the item again")
     vertices, faces = _read_triangles(path)
     _checked(path.name, vertices, faces)
     return normalise(vertices, faces, source.up or "z")
 
 
 def changed_mesh_files(scene: Scene) -> list[str]:
-    """Names of the scene's mesh files that no longer have the sha256 its item recorded (missing ones too).
+    """Names of the scene's mesh files whose bytes (with every file each reads) no longer have the sha256 its item
+    recorded (missing ones too).
 
     A batch folder's item is done only while this is empty (render/batch/folder.py `state`): a changed
     file renders the item again even where the resume key, made from the config, did not change.
@@ -150,15 +231,27 @@ def changed_mesh_files(scene: Scene) -> list[str]:
     return sorted(set(changed))
 
 
-_hashes: dict[tuple[str, int, int], str] = {}
+_hashes: dict[tuple[tuple[str, int, int], ...], str] = {}
+_referenced: dict[tuple[str, int, int], list[Path]] = {}
+
+
+def _stamp(path: Path) -> tuple[str, int, int]:
+    stat = path.stat()
+    return str(path), stat.st_mtime_ns, stat.st_size
 
 
 def _hash_by_stamp(path: Path) -> str:
-    """sha256 of `path`, read again only when its modification time or size changed (a batch checks many items)."""
-    stat = path.stat()
-    stamp = (str(path), stat.st_mtime_ns, stat.st_size)
+    """`mesh_sha256` of `path`, read again only when the modification time or size of it or of a file it reads
+    changed (a batch checks many items; the names it reads are parsed again only when the mesh file changed).
+    OSError when the mesh file is gone."""
+    own = _stamp(path)
+    if own not in _referenced:
+        if len(_referenced) > 256:
+            _referenced.clear()
+        _referenced[own] = referenced_files(path)
+    stamp = (own, *(_stamp(other) for other in _referenced[own] if other.is_file()))
     if stamp not in _hashes:
         if len(_hashes) > 256:
             _hashes.clear()
-        _hashes[stamp] = file_sha256(path)
+        _hashes[stamp] = mesh_sha256(path)
     return _hashes[stamp]

@@ -149,21 +149,62 @@ def _choice_text(text: str) -> str:
     return text
 
 
-def _options_in(text: str, options: list[str], synonyms: Mapping[str, Sequence[str]] | None = None) -> list[tuple[int, str]]:
-    """(position, option) of every option named in `text`, by its name or one of its `synonyms`; longer names first
-    ("front left" before "front", "desk lamp" before "desk"), so a name inside a longer one is not read twice."""
-    text = _choice_text(text)
+# Words that end a noun phrase: between two names they make the names two phrases ("a mug next to a lamp"),
+# not a modifier and its head ("a light gray table").
+_PHRASE_BREAKS = frozenset(
+    "a an the this that these those one some its their his her my your our it i which who what "
+    "and or but nor not no rather instead than as is are was were be been looks look seems seem appears appear "
+    "stands stand sits sit has have there of to on in at by with without next near beside behind under over "
+    "above below into onto for from like between among inside atop against around across along".split())
+# Colour words: a name before one is a shade ("light gray", "light-brown"), not the object.
+_COLOUR_WORDS = frozenset(
+    "red green blue orange purple violet black gray white yellow brown pink tan beige cream silver gold golden "
+    "teal cyan magenta maroon navy olive".split())
+# A name before one of these describes another thing's look ("cone-shaped", "light-coloured"), not the object.
+_LOOK_SUFFIXES = r"shaped|colou?red|tinted|toned"
+
+
+def _names_in(text: str, options: list[str], synonyms: Mapping[str, Sequence[str]] | None) -> list[tuple[int, int, str]]:
+    """(start, end, option) of every option named in `text` (`_choice_text` already applied), by its name or one of
+    its `synonyms`; longer names first ("front left" before "front", "desk lamp" before "desk"), so a name inside a
+    longer one is not read twice."""
     names = [(option, option) for option in options]
     names += [(word, option) for option in options for word in (synonyms or {}).get(option, ())]
-    taken: list[tuple[int, int]] = []
-    found = []
+    found: list[tuple[int, int, str]] = []
     for name, option in sorted(names, key=lambda pair: len(pair[0]), reverse=True):
         pattern = r"(?<![a-z])" + re.escape(_choice_text(name)).replace(r"\ ", r"\s+") + r"(?![a-z])"
         for m in re.finditer(pattern, text):
-            if all(m.end() <= a or m.start() >= b for a, b in taken):
-                taken.append((m.start(), m.end()))
-                found.append((m.start(), option))
+            if all(m.end() <= start or m.start() >= end for start, end, _ in found):
+                found.append((m.start(), m.end(), option))
     return sorted(found)
+
+
+def _modifies(text: str, end: int, next_start: int | None) -> bool:
+    """Whether the name ending at `end` describes something else rather than naming the answer: it is followed by a
+    colour ("light gray") or a look suffix ("cone-shaped"), or by the next name `next_start` within the same noun
+    phrase, whose head that one is ("a light wooden table", "a table lamp")."""
+    rest = text[end:]
+    after = re.match(r"\s*([a-z]+)", rest)
+    if after and (after.group(1) in _COLOUR_WORDS or re.fullmatch(_LOOK_SUFFIXES, after.group(1))):
+        return True
+    if next_start is None:
+        return False
+    between = text[end:next_start]
+    return not re.search(r"[^a-z\s']", between) and not _PHRASE_BREAKS.intersection(between.split())
+
+
+def _options_in(text: str, options: list[str], synonyms: Mapping[str, Sequence[str]] | None = None) -> list[tuple[int, str]]:
+    """(position, option) of every option `text` names as a noun phrase's head, by its name or one of its `synonyms`.
+
+    Only the head counts: a name used as a modifier of a later one in the same phrase, of a colour or of a shape
+    is left out, so "a light-gray table" is table (not the lamp's "light"), "a table lamp" is lamp and "a
+    cone-shaped tree" is tree (not the traffic cone's "cone").
+    """
+    text = _choice_text(text)
+    names = _names_in(text, options, synonyms)
+    starts = [start for start, _, _ in names[1:]] + [None]
+    return [(start, option) for (start, end, option), next_start in zip(names, starts)
+            if not _modifies(text, end, next_start)]
 
 
 def parse_choice(response: str, options: list[str], synonyms: Mapping[str, Sequence[str]] | None = None) -> Parsed:

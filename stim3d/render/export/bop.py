@@ -22,8 +22,12 @@ with a depth (all of them when the batch has no depth); `px_count_visib` mask_vi
 pixels; `visib_fract = px_count_visib / px_count_all`; boxes are [x, y, w, h] with
 w = x_max - x_min (misc.calc_2d_bbox: pixel indices, so a one-pixel box has w = 0),
 bbox_obj not clipped to the frame, both [-1, -1, -1, -1] when nothing is visible.
-BOP's cameras are OpenCV's and its pixel centres sit on integers, so `cam_K`'s
-principal point is stim3d's cx, cy minus 0.5 (scenes/interchange.py). Depth beyond
+`cam_K` is stim3d's K unchanged (scenes/interchange.py), because bop_toolkit's renderers read K so:
+their OpenGL projection (renderer_vispy.py `_calc_calib_proj`) puts a point at window coordinate
+u = fx x / z + cx and rasterises pixel i where its centre i + 0.5 is covered, so K's origin is the
+top-left corner of the top-left pixel, as stim3d's (a K with pixel centres on integers, cx - 0.5,
+put every mask half a pixel off under calc_gt_masks). `visib_fract` is at most 1: the visible mask is
+the rendered mask.png, the amodal count a ray cast, and the two can differ by an edge pixel. Depth beyond
 what 16 bits hold (65.535 m at depth_scale 1) and background are 0: BOP's "no depth".
 """
 
@@ -62,14 +66,6 @@ TARGETS_SPLIT = "test"
 IM = "000000"  # every BOP scene here holds one image, id 0
 
 
-def bop_intrinsics(item: Item) -> np.ndarray:
-    """K with BOP's (OpenCV's) pixel-centre convention: stim3d's principal point minus half a pixel."""
-    k = intrinsics(item.scene.camera)
-    k[0, 2] -= 0.5
-    k[1, 2] -= 0.5
-    return k
-
-
 def bop_box(xs: np.ndarray, ys: np.ndarray) -> list[int]:
     """bop_toolkit's misc.calc_2d_bbox: [x_min, y_min, x_max - x_min, y_max - y_min]; [-1]*4 for no pixels."""
     if len(xs) == 0:
@@ -103,7 +99,7 @@ def scene_camera(item: Item) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
     """The scene_camera.json entry of one item, and its world-to-camera rotation and translation (metres)."""
     world_to_camera = np.linalg.inv(camera_to_world(item.scene.camera, "opencv"))
     rotation, translation = world_to_camera[:3, :3], world_to_camera[:3, 3]
-    camera = {"cam_K": bop_intrinsics(item).flatten().tolist(), "cam_R_w2c": rotation.flatten().tolist(),
+    camera = {"cam_K": intrinsics(item.scene.camera).flatten().tolist(), "cam_R_w2c": rotation.flatten().tolist(),
               "cam_t_w2c": (translation * MM).tolist(), "depth_scale": DEPTH_SCALE}
     return camera, rotation, translation
 
@@ -137,15 +133,15 @@ def write_scene(scene: Path, entry: ExportedItem, item: Item, obj_ids: dict[tupl
                      "px_count_all": count_all,
                      "px_count_valid": int((amodal & valid).sum() if valid is not None else amodal.sum()),
                      "px_count_visib": count_visib,
-                     "visib_fract": count_visib / count_all if count_all else 0.0})
+                     "visib_fract": min(1.0, count_visib / count_all) if count_all else 0.0})
     for name, content in (("scene_camera", camera), ("scene_gt", gt), ("scene_gt_info", info)):
         (scene / f"{name}.json").write_text(json.dumps({"0": content}) + "\n")
     return info
 
 
 def camera_json(item: Item) -> dict[str, Any]:
-    """The root camera.json (bop_toolkit's load_cam_params): the first item's intrinsics, BOP's pixel centres."""
-    k = bop_intrinsics(item)
+    """The root camera.json (bop_toolkit's load_cam_params): the first item's intrinsics, as cam_K has them."""
+    k = intrinsics(item.scene.camera)
     cam = item.scene.camera
     return {"cx": k[0, 2], "cy": k[1, 2], "depth_scale": DEPTH_SCALE, "fx": k[0, 0], "fy": k[1, 1],
             "height": cam.height, "width": cam.width}
@@ -165,10 +161,10 @@ def write_models(tmp: Path, loaded: list[tuple[ExportedItem, Item]]) -> dict[tup
     return obj_ids
 
 
-def export_bop(batches: Sequence[Path], dest: Path) -> ExportReport:
-    """Write the BOP layout described in the module docstring."""
+def export_bop(batches: Sequence[Path], dest: Path, split: str | None = None) -> ExportReport:
+    """Write the BOP layout described in the module docstring (of `split` only, when given)."""
     report = ExportReport(Path(dest), batches=len(batches))
-    loaded = exportable_items(batches, report)
+    loaded = exportable_items(batches, report, split)
     with export_folder(dest) as tmp:
         obj_ids = write_models(tmp, loaded)
         if loaded:

@@ -29,6 +29,7 @@ Per image (CLEVR's `render_images.py` format): `image_index`, `image_filename`, 
   `metal`, CLEVR's own names; photoreal: the library's, `plastic`, `ceramic`, ...,
   scenes/looks.py); in studio a matte finish is CLEVR's `rubber`, a glossy one its `metal`.
 Fields stim3d adds (`id`, `size_m`, `item_id`, `batch`, `stim3d_id`, `family`, `look`) are ignored by CLEVR's tools.
+A scene with more than MAX_OBJECTS objects is left out: the engine cannot answer its counts.
 """
 
 from __future__ import annotations
@@ -63,6 +64,9 @@ SYNONYMS_FILE = "synonyms.json"
 DATA_LICENSE = "Creative Commons Attribution 4.0 International (CC BY 4.0)"  # as the dataset card says
 EPS = 0.2  # CLEVR's compute_all_relationships threshold, metres
 LARGE_FROM_M = 1.0  # between CLEVR's small (0.7 m across) and large (1.4 m) objects
+# The engine's answers to a count are 0..10 for CLEVR-v1.0, the only dataset it accepts (generate_questions.py's
+# reset_counts: `list(range(0, 11))`); a larger count is a KeyError, so a scene with more objects is left out.
+MAX_OBJECTS = 10
 
 
 def ground_directions(item: Item) -> dict[str, tuple[float, float, float]]:
@@ -139,13 +143,19 @@ def image_name(split: str, index: int) -> str:
     return f"CLEVR_{split}_{index:06d}.png"
 
 
-def export_clevr(batches: Sequence[Path], dest: Path) -> ExportReport:
-    """Write the CLEVR layout of the module docstring: per split a scenes file and its images, and the metadata."""
+def export_clevr(batches: Sequence[Path], dest: Path, split: str | None = None) -> ExportReport:
+    """Write the CLEVR layout of the module docstring: per split (only `split`, when given) a scenes file and its
+    images, and the metadata.
+    A scene with more than MAX_OBJECTS objects is left out and named in `report.omitted`."""
     report = ExportReport(Path(dest), batches=len(batches))
-    items = exportable_items(batches, report)
+    items = exportable_items(batches, report, split)
     with export_folder(dest) as tmp:
         per_split: dict[str, list[dict[str, Any]]] = {}
         for entry, item in items:
+            if len(item.scene.objects) > MAX_OBJECTS:
+                report.omitted[f"{entry.folder.parent.parent}/{entry.item_id}"] = (
+                    f"{len(item.scene.objects)} objects; CLEVR's question engine counts up to {MAX_OBJECTS}")
+                continue
             split = entry.records[0].split if entry.records else item.split
             scenes = per_split.setdefault(split, [])
             folder = inside(tmp, tmp / IMAGES_DIR / split)  # split names are checked; this is the second line

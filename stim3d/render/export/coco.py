@@ -99,10 +99,11 @@ def coco_annotations(item: Item, mask: np.ndarray, image_id: int, first_id: int,
     return annotations, hidden
 
 
-def export_coco(batches: Sequence[Path], dest: Path) -> ExportReport:
-    """Write DEST/annotations.json (COCO instances, RLE masks from mask.png) and DEST/images/."""
+def export_coco(batches: Sequence[Path], dest: Path, split: str | None = None) -> ExportReport:
+    """Write DEST/annotations.json (COCO instances, RLE masks from mask.png) and DEST/images/ (of `split` only, when
+    given)."""
     report = ExportReport(Path(dest), batches=len(batches))
-    items = exportable_items(batches, report)
+    items = exportable_items(batches, report, split)
     with export_folder(dest) as tmp:
         (tmp / "images").mkdir()
         images: list[dict[str, Any]] = []

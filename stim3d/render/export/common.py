@@ -52,6 +52,9 @@ class ExportReport:
     duplicates_skipped: int = 0
     objects_without_pixels: int = 0
     skipped: dict[str, str] = field(default_factory=dict)  # "<batch>/<item_id>" -> why it was not exported
+    # "<batch>/<item_id>" -> why the format cannot hold it: whole items a reader would fail on, left out on purpose
+    # (named like `skipped`, but the export is complete as the format allows, so not an error)
+    omitted: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
         parts = [f"{self.items} images from {self.batches} batch folder(s)"]
@@ -65,6 +68,8 @@ class ExportReport:
             parts.append(f"{self.objects_without_pixels} fully hidden objects not annotated")
         if self.skipped:
             parts.append(f"{len(self.skipped)} items skipped (torn or corrupt item folders)")
+        if self.omitted:
+            parts.append(f"{len(self.omitted)} items left out (the format cannot hold them)")
         return ", ".join(parts)
 
 
@@ -105,16 +110,19 @@ def _checked_names(record: Record, records_path: Path) -> None:
         raise ExportError(f"{records_path}: {exc}") from None
 
 
-def collect_items(batches: Sequence[Path],
-                  skipped: dict[str, str] | None = None) -> tuple[list[ExportedItem], int]:
+def collect_items(batches: Sequence[Path], skipped: dict[str, str] | None = None,
+                  split: str | None = None) -> tuple[list[ExportedItem], int]:
     """Every item of the batches with its records, in batch then record order; and the duplicates skipped.
 
     Items whose image or mask is missing, does not decode (or differ in size) are left out and,
     when `skipped` is given, named there ("<batch folder>/<item id>" -> reason). Exports call
-    `exportable_items`, which also leaves out items whose item.json does not parse.
+    `exportable_items`, which also leaves out items whose item.json does not parse. With `split`, only that
+    split's records count (`stim3d export --split`: a batch made with `splits:` holds several), so an item of
+    another split is neither exported nor checked; ExportError when no batch holds the split.
     """
     items: dict[str, ExportedItem] = {}
     duplicates = 0
+    held: set[str] = set()
     for batch in map(Path, batches):
         folder_of = BatchFolder(batch)
         records_path = folder_of.records_path
@@ -127,8 +135,9 @@ def collect_items(batches: Sequence[Path],
         namespace = batch_namespace(batch)
         seen_here: dict[str, ExportedItem] = {}
         unusable: set[str] = set()
+        held.update(record.split for record in records)
         for record in records:
-            if record.item_id in unusable:
+            if record.item_id in unusable or (split is not None and record.split != split):
                 continue
             entry = seen_here.get(record.item_id)
             if entry is None:
@@ -174,6 +183,8 @@ def collect_items(batches: Sequence[Path],
                     f"item {entry.item_id} of batch {namespace} is in {previous.folder} and {entry.folder} "
                     "with different images; export them separately"
                 )
+    if split is not None and split not in held:
+        raise ExportError(f"no item of split {split!r}: the batches hold {', '.join(sorted(held)) or 'no records'}")
     return list(items.values()), duplicates
 
 
@@ -214,8 +225,10 @@ def load_exported(entry: ExportedItem, report: ExportReport, note: str = "") -> 
         return None
 
 
-def exportable_items(batches: Sequence[Path], report: ExportReport) -> list[tuple[ExportedItem, Item]]:
-    """The items every export writes, each with its item.json: THE one rule for torn items, shared by all formats.
+def exportable_items(batches: Sequence[Path], report: ExportReport,
+                     split: str | None = None) -> list[tuple[ExportedItem, Item]]:
+    """The items every export writes, each with its item.json: THE one rule for torn items, shared by all formats;
+    with `split`, those of that split only, each with that split's records (`collect_items`).
 
     An item folder with image.png or mask.png missing or undecodable, a link in it,
     an item.json that does not parse, or an image not of its camera's size is left out and named in `report.skipped`
@@ -223,7 +236,7 @@ def exportable_items(batches: Sequence[Path], report: ExportReport) -> list[tupl
     `report.duplicates_skipped`. Batch-level faults (no records, stale sha256,
     clashing items) stay ExportError: they say the batch, not one item, is wrong.
     """
-    entries, report.duplicates_skipped = collect_items(batches, report.skipped)
+    entries, report.duplicates_skipped = collect_items(batches, report.skipped, split)
     usable = []
     for entry in entries:
         if (item := load_exported(entry, report)) is None:

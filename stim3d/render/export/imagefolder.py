@@ -93,8 +93,9 @@ def imagefolder_row(entry: ExportedItem, record: Record, file_name: str, objects
     }
 
 
-def export_imagefolder(batches: Sequence[Path], dest: Path) -> ExportReport:
-    """Write DEST/<split>/metadata.parquet, the images and masks, and the dataset card: one row per question.
+def export_imagefolder(batches: Sequence[Path], dest: Path, split: str | None = None) -> ExportReport:
+    """Write DEST/<split>/metadata.parquet (only `split`'s, when given), the images and masks, and the dataset card:
+    one row per question.
 
     ExportError (one line) when pyarrow is missing, before anything is written."""
     try:
@@ -102,7 +103,7 @@ def export_imagefolder(batches: Sequence[Path], dest: Path) -> ExportReport:
     except PyarrowMissing as exc:
         raise ExportError(str(exc)) from None
     report = ExportReport(Path(dest), batches=len(batches))
-    loaded = exportable_items(batches, report)
+    loaded = exportable_items(batches, report, split)
     items = [entry for entry, _ in loaded]
     with export_folder(dest) as tmp:
         rows: dict[str, list[dict[str, Any]]] = {}

@@ -7,7 +7,9 @@ The layout written here:
 
     DEST/dataset/        `stim3d export imagefolder` of the batches (one row per question)
     DEST/records.jsonl   the records, with `question_id` as the dataset's (batch-prefixed) id
-    DEST/<task>.yaml     the task: dataset_path imagefolder, data_dir DEST/dataset (absolute)
+    DEST/<task>.yaml     the task: dataset_path imagefolder, data_dir DEST/dataset (absolute), test_split
+                         the batches' split; batches made with `splits:` hold several: one task per
+                         split then, DEST/<task>_<split>.yaml (or one split's, `split`)
     DEST/utils.py        doc_to_visual (the image), doc_to_text (the record's prompt),
                          doc_to_target (the gold as text), process_results (stim3d's
                          `score_record` on the record of that row: exact_match and score)
@@ -64,28 +66,32 @@ def task_yaml(task: str, data_dir: Path, split: str) -> str:
     return yaml.dump(body, Dumper=_Dumper, sort_keys=False)
 
 
-def export_lmms_eval(batches: Sequence[Path], dest: Path, task: str = "stim3d") -> ExportReport:
-    """Write the dataset, records, task YAML and utils.py into DEST (new or empty)."""
+def export_lmms_eval(batches: Sequence[Path], dest: Path, task: str = "stim3d", split: str | None = None) -> ExportReport:
+    """Write the dataset, records, task YAML(s) and utils.py into DEST (new or empty): `split`'s only when given.
+
+    An lmms-eval task reads one split (`test_split`), so batches holding several get one task per split, named
+    `<task>_<split>`, over the one dataset: each split is evaluated as it is, none is picked for the user."""
     try:
         check_name(task, "task name")
     except ValueError as exc:
         raise ExportError(str(exc)) from None
     # The same items as the dataset export_imagefolder writes below: torn ones are skipped by the one shared rule.
-    items = [entry for entry, _ in exportable_items(batches, ExportReport(Path(dest), batches=len(batches)))]
+    items = [entry for entry, _ in exportable_items(batches, ExportReport(Path(dest), batches=len(batches)), split)]
     splits = sorted({r.split for e in items for r in e.records})
-    if len(splits) != 1:
-        raise ExportError(f"the batches hold splits {', '.join(splits) or 'none'}; an lmms-eval task reads one "
-                          "(export each split's batches separately)")
+    if not splits:
+        raise ExportError("the batches hold no exportable item; an lmms-eval task needs at least one question")
+    tasks = {task: splits[0]} if len(splits) == 1 else {f"{task}_{name}": name for name in splits}
     dest = Path(dest)
     with export_folder(dest) as tmp:
-        report = export_imagefolder(batches, tmp / DATASET_DIR)
+        report = export_imagefolder(batches, tmp / DATASET_DIR, split)
         report.dest = dest
         with (tmp / RECORDS_FILE).open("w", encoding="utf-8") as f:
             for entry in items:
                 for record in entry.records:  # the dataset's id for a question: "<batch>-<question_id>"
                     f.write(record.model_copy(update={"question_id": f"{entry.batch}-{record.question_id}"})
                             .model_dump_json() + "\n")
-        (tmp / f"{task}.yaml").write_text(task_yaml(task, dest.resolve() / DATASET_DIR, splits[0]), encoding="utf-8")
+        for name, task_split in tasks.items():
+            (tmp / f"{name}.yaml").write_text(task_yaml(name, dest.resolve() / DATASET_DIR, task_split), encoding="utf-8")
         (tmp / "utils.py").write_text(UTILS.replace("{install}", install_hint()), encoding="utf-8")
     return report
 

@@ -50,14 +50,15 @@ def tsv_row(index: int, record: Record, image_b64: str) -> dict[str, Any]:
             "look": look_name(None, record), "stim3d_record": record.model_dump_json()}
 
 
-def export_vlmevalkit(batches: Sequence[Path], dest: Path, name: str = "stim3d") -> ExportReport:
-    """Write DEST/<name>.tsv (one row per question, rows in batch then record order) and DEST/stim3d_dataset.py."""
+def export_vlmevalkit(batches: Sequence[Path], dest: Path, name: str = "stim3d", split: str | None = None) -> ExportReport:
+    """Write DEST/<name>.tsv (one row per question, rows in batch then record order; `split`'s only, when given) and
+    DEST/stim3d_dataset.py."""
     try:
         check_name(name, "dataset name")
     except ValueError as exc:
         raise ExportError(str(exc)) from None
     report = ExportReport(Path(dest), batches=len(batches))
-    items = [entry for entry, _ in exportable_items(batches, report)]  # torn items skipped as in every export
+    items = [entry for entry, _ in exportable_items(batches, report, split)]  # torn items skipped as in every export
     rows: list[dict[str, Any]] = []
     for entry in items:
         image = base64.b64encode((entry.folder / IMAGE).read_bytes()).decode("ascii")
