@@ -34,13 +34,8 @@ from typing import Any
 import numpy as np
 
 from stim3d.scenes.colors import PALETTE, srgb_to_linear
-from stim3d.scenes.looks import (
-    ENVIRONMENT_IRRADIANCE,
-    ENVIRONMENT_WHITE_BALANCE,
-    ENVIRONMENTS,
-    MATTE_SPECULAR,
-    TARGET_IRRADIANCE,
-)
+from stim3d.scenes.looks import ENVIRONMENT_IRRADIANCE, ENVIRONMENT_WHITE_BALANCE, ENVIRONMENTS, TARGET_IRRADIANCE
+from stim3d.scenes.materials import MATTE_SPECULAR
 from stim3d.scenes.model import Color, DrawnLook, EnvironmentLook, Item, ObjectLook, Scene
 
 from .common import Run, parse_args, print_table, progress

@@ -106,6 +106,28 @@ def test_the_psychometric_curve_of_a_symmetric_sweep_has_its_threshold_in_the_mi
     assert (tmp_path / "axis_sweep_level.png").is_file()
 
 
+def test_accuracy_is_tabled_per_rung_of_the_realism_ladder_in_its_order(tmp_path):
+    """One scene's records on every rung (studio records carry no look): the report tables each rung, least to
+    most photographic, with its own accuracy, so a builder reads what realism cost the model."""
+    base = family_records("shape_count")[0]
+    right = {"clevr": True, "studio": True, "photoreal_raw": True, "photoreal": False}
+    records, predictions = [], {}
+    for look, correct in right.items():
+        difficulty = {k: v for k, v in base.difficulty.items() if k != "look"}
+        if look != "studio":
+            difficulty["look"] = look
+        record = base.model_copy(update={"question_id": f"q-{look}", "difficulty": difficulty})
+        records.append(record)
+        predictions[record.question_id] = str(record.answer.gold) if correct else "99"
+    page = "".join(sections(tmp_path, records, score(records, predictions))[0])
+    ladder = page[page.index("Accuracy by look"):]
+    assert [ladder.index(f"<td>{look}</td>") for look in right] == sorted(ladder.index(f"<td>{look}</td>") for look in right)
+    assert "<td>photoreal</td><td>1</td><td>0</td>" in ladder and "<td>clevr</td><td>1</td><td>1</td>" in ladder
+    assert (tmp_path / "accuracy_by_look.png").is_file()
+    one_look = "".join(sections(tmp_path, records[:1], score(records[:1], predictions))[0])
+    assert "Accuracy by look" not in one_look
+
+
 def test_figures_draw_groups_answered_all_right_or_all_wrong(tmp_path):
     from stim3d.eval import figures
     from stim3d.eval.stats import Cell

@@ -24,7 +24,8 @@ from stim3d.scenes.look_colours import (
     exposure_correction,
     next_draw,
 )
-from stim3d.scenes.looks import ENVIRONMENTS, GROUND_MATERIALS, OBJECT_MATERIALS
+from stim3d.scenes.looks import ENVIRONMENTS
+from stim3d.scenes.materials import GROUND_MATERIALS, OBJECT_MATERIALS
 from stim3d.scenes.model import LADDER
 
 FRAME = Frame(64, 48)

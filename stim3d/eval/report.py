@@ -2,7 +2,9 @@
 
 What the page holds (each table is also a PNG beside it):
 - accuracy per family and per question type (family and answer type), with 95 %
-  Wilson intervals (stats.py);
+  Wilson intervals (stats.py), and per look when the records hold several, in the
+  realism ladder's order (clevr, studio, photoreal_raw, photoreal: docs/looks.md), so a
+  batch of one scene set on every rung says what realism costs the model;
 - accuracy against each difficulty axis the records vary (numeric `difficulty`
   keys with two or more values);
 - over occlusion sweeps (records with `sweep_level`), the psychometric curve:
@@ -34,6 +36,7 @@ from stim3d.eval import figures
 from stim3d.eval.baselines import NAMES, PREFIX, baseline_answers, question_type
 from stim3d.eval.stats import SWEEP_LEVEL, Cell, axis_cells, fit_logistic, grouped, varied_axes
 from stim3d.render.files import write_text_atomic
+from stim3d.scenes.model import LADDER
 from stim3d.scoring.records import Record
 from stim3d.scoring.report import QuestionResult, ScoreReport, score
 from stim3d.scoring.rose_report import paired_rows
@@ -96,6 +99,16 @@ def sections(folder: Path, records: Sequence[Record], report: ScoreReport) -> tu
         png = figures.bars(cells, f"accuracy by {name}", folder / f"accuracy_by_{name.replace(' ', '_')}.png")
         files.append(png)
         parts.append(f"<h2>Accuracy by {name}</h2>{_table(CELL_HEADER, _cell_rows(cells))}<img src='{png.name}'>")
+    looks = [str(r.difficulty.get("look", "studio")) for r in records]  # studio items record no look
+    if len(set(looks)) > 1:
+        rung = {name: index for index, name in enumerate(LADDER)}
+        cells = sorted(grouped(looks, results), key=lambda cell: (rung.get(cell.label, len(LADDER)), str(cell.label)))
+        png = figures.bars(cells, "accuracy by look (the realism ladder)", folder / "accuracy_by_look.png")
+        files.append(png)
+        parts.append("<h2>Accuracy by look: the realism ladder</h2><p>The looks in the ladder's order, least to most "
+                     "photographic; rendered from one scene set (variants over looks, or <code>stim3d sweep "
+                     "look</code>), they differ in appearance only.</p>"
+                     f"{_table(CELL_HEADER, _cell_rows(cells))}<img src='{png.name}'>")
     for axis in varied_axes(records)[:MAX_AXES]:
         cells = axis_cells(records, results, axis)
         fit = None

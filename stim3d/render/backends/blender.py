@@ -18,7 +18,9 @@ returns a `RenderOutput`:
   as a 3-channel layer, and turned into camera space (scenes/interchange.py). Under a
   look with a camera pipeline (photoreal) the Combined pass ("Image", denoised,
   scene-linear) is written too and returned as `RenderOutput.linear`, which
-  render/camera_pipeline.py develops into the final image.
+  render/camera_pipeline.py develops into the final image. Under a look with a
+  lens (photoreal's depth of field) the data passes are rendered apart, through the
+  pinhole (`_pinhole_passes`), so the mask, depth and normals are studio's.
   Both EXR and PNG rows come back top-to-bottom (row 0 = image top); tests check it
   with an asymmetric scene.
 
@@ -77,6 +79,7 @@ from stim3d.scenes.model import DrawnLook, Scene
 
 ENGINES = {"cycles": "CYCLES", "workbench": "BLENDER_WORKBENCH"}
 PASSES_NAME = "passes"
+BEAUTY_NAME = "beauty"  # the linear Combined pass of a render with depth of field, apart from the pinhole's passes
 IMAGE_NAME = "image.png"
 LOG_NAME = "blender.log"
 BACKGROUND_DEPTH = 1e9  # Cycles writes 1e10 where a ray hits nothing
@@ -241,7 +244,7 @@ def _compositor_tree(bpy, scene_bpy):
     return tree
 
 
-def _file_output(tree, workdir: Path, names: list[str], frame: int) -> tuple[Any, Path]:
+def _file_output(tree, workdir: Path, names: list[str], frame: int, file_name: str = PASSES_NAME) -> tuple[Any, Path]:
     """A File Output node writing `names` as float layers of one 32-bit multilayer EXR; returns (node, its path).
 
     Blender 5.0: `directory` + `file_name` name the file (`passes.exr`),
@@ -253,19 +256,19 @@ def _file_output(tree, workdir: Path, names: list[str], frame: int) -> tuple[Any
     out = tree.nodes.new("CompositorNodeOutputFile")
     if hasattr(out, "file_output_items"):  # Blender >= 5.0
         out.directory = str(workdir)
-        out.file_name = PASSES_NAME
+        out.file_name = file_name
         out.format.media_type = "MULTI_LAYER_IMAGE"  # before file_format
         _float_exr(out.format)
         for name in names:
             kind = "VECTOR" if name in VECTOR_PASSES else "RGBA" if name in COLOUR_PASSES else "FLOAT"
             out.file_output_items.new(kind, name)
-        return out, workdir / f"{PASSES_NAME}.exr"
-    out.base_path = str(workdir / PASSES_NAME)  # Blender 4.x
+        return out, workdir / f"{file_name}.exr"
+    out.base_path = str(workdir / file_name)  # Blender 4.x
     _float_exr(out.format)
     out.layer_slots.clear()
     for name in names:
         out.layer_slots.new(name)
-    return out, workdir / f"{PASSES_NAME}{frame:04d}.exr"
+    return out, workdir / f"{file_name}{frame:04d}.exr"
 
 
 def _float_exr(image_format) -> None:
@@ -275,7 +278,7 @@ def _float_exr(image_format) -> None:
 
 
 def _pass_tree(bpy, scene_bpy, workdir: Path, object_index: bool, depth: bool,
-               normals: bool = False, linear: bool = False) -> tuple[list[str], Path | None]:
+               normals: bool = False, linear: bool = False, file_name: str = PASSES_NAME) -> tuple[list[str], Path | None]:
     """Compositor: Render Layers -> File Output (multilayer EXR, 32-bit float). Returns the pass names and the EXR path."""
     layer = scene_bpy.view_layers[0]
     layer.use_pass_object_index = object_index
@@ -288,7 +291,7 @@ def _pass_tree(bpy, scene_bpy, workdir: Path, object_index: bool, depth: bool,
     tree = _compositor_tree(bpy, scene_bpy)
     layers = tree.nodes.new("CompositorNodeRLayers")
     layers.scene = scene_bpy
-    out, path = _file_output(tree, workdir, names, scene_bpy.frame_current)
+    out, path = _file_output(tree, workdir, names, scene_bpy.frame_current, file_name)
     for name in names:
         socket = layers.outputs.get(name) or layers.outputs[RENDER_LAYER_SOCKETS_4X[name]]
         tree.links.new(socket, out.inputs[name])
@@ -322,6 +325,19 @@ def _read_passes(path: Path, names: list[str], shape: tuple[int, int]) -> dict[s
         if array.shape[:2] != shape:
             raise RuntimeError(f"pass {name!r} in {path} is {array.shape}, expected {shape}")
     return found
+
+
+def _pinhole_passes(bpy, scene_bpy, workdir: Path, depth: bool, normals: bool) -> tuple[list[str], Path | None]:
+    """Render the scene once more through the pinhole (depth of field off, one sample, no denoiser) for its data
+    passes: the object index (the mask), depth and normals are then exactly what studio's render gives, since a
+    data pass comes from a pixel's first sample, aimed at its centre (module docstring). About a second's work
+    next to the beauty render's samples."""
+    scene_bpy.camera.data.dof.use_dof = False
+    scene_bpy.cycles.samples = 1
+    scene_bpy.cycles.use_denoising = False
+    names, path = _pass_tree(bpy, scene_bpy, workdir, object_index=True, depth=depth, normals=normals)
+    bpy.ops.render.render()
+    return names, path
 
 
 def preload() -> None:
@@ -360,7 +376,7 @@ def render_scene(scene: Scene, settings: RenderSettings, seed: int, workdir: Pat
     workdir.mkdir(parents=True, exist_ok=True)
     image_path = workdir / IMAGE_NAME
     log_path = workdir / LOG_NAME
-    for stale in [image_path, *workdir.glob(f"{PASSES_NAME}*.exr")]:
+    for stale in [image_path, *workdir.glob(f"{PASSES_NAME}*.exr"), *workdir.glob(f"{BEAUTY_NAME}*.exr")]:
         stale.unlink(missing_ok=True)
     cycles = settings.engine == "cycles"
     want_depth = settings.depth
@@ -377,13 +393,22 @@ def render_scene(scene: Scene, settings: RenderSettings, seed: int, workdir: Pat
                     blender_scene.blender_looks.set_cycles(scene_bpy.cycles)
             else:
                 _workbench(scene_bpy)
-            developed = cycles and isinstance(scene.look, DrawnLook) and scene.look.pipeline is not None
-            names, passes_path = _pass_tree(bpy, scene_bpy, workdir, object_index=cycles, depth=want_depth,
-                                            normals=cycles and settings.normals, linear=developed)
+            look = scene.look
+            developed = cycles and isinstance(look, DrawnLook) and look.pipeline is not None
+            focused = cycles and isinstance(look, DrawnLook) and look.lens is not None
+            # with depth of field the beauty render's first sample leaves the pinhole, so its data passes would not
+            # be the pinhole's: they come from a second, one-sample render without it (_pinhole_passes)
+            names, passes_path = _pass_tree(bpy, scene_bpy, workdir, object_index=cycles and not focused,
+                                            depth=want_depth and not focused, normals=cycles and settings.normals
+                                            and not focused, linear=developed, file_name=BEAUTY_NAME if focused
+                                            else PASSES_NAME)
             start = time.perf_counter()
             bpy.ops.render.render()
             seconds = time.perf_counter() - start
             bpy.data.images["Render Result"].save_render(str(image_path), scene=scene_bpy)
+            if focused:
+                beauty_names, beauty_path = names, passes_path
+                names, passes_path = _pinhole_passes(bpy, scene_bpy, workdir, want_depth, settings.normals)
         except RuntimeError as error:
             if str(error) == GPU_ERROR:
                 raise
@@ -396,6 +421,8 @@ def render_scene(scene: Scene, settings: RenderSettings, seed: int, workdir: Pat
     if image.shape[:2] != shape:
         raise RuntimeError(f"Blender wrote a {image.shape[1]}x{image.shape[0]} image, expected {shape[1]}x{shape[0]}")
     passes = _read_passes(passes_path, names, shape) if passes_path else {}
+    if focused and beauty_path is not None:
+        passes.update(_read_passes(beauty_path, beauty_names, shape))
     instance_map = None
     if "Object Index" in passes:
         instance_map = np.rint(passes["Object Index"]).astype(np.uint16)

@@ -3,7 +3,7 @@
 One builder per ground kind in GROUND_BUILDERS, all in object coordinates (metres,
 divided by the look's `scale_m`), all from Blender's own Brick, Wave, Noise and
 Voronoi textures. Photoreal draws three kinds built to read as real floors
-(scenes/looks.py GROUND_MATERIALS) plus marble:
+(scenes/materials.py GROUND_MATERIALS) plus marble:
 
 - `planks`: boards one `scale_m` wide in a staggered Brick layout; each board gets its
   own tone and its own grain phase from the brick's per-brick random value, the grain

@@ -122,6 +122,16 @@ def imperfections(nodes: Nodes, bsdf, obj: SceneObject, look: ObjectLook) -> Non
         if normal is not None:
             nodes.link(normal, bump.inputs["Normal"])
         normal = bump.outputs["Normal"]
+    if params.get("detail", 0.0) > 0:  # the material's own micro-detail (scenes/materials.py): a finer bump on top
+        fine = nodes.noise(nodes.coords(max(0.002, params["detail_m"])), params.get("seed", 0.0) + 17.0, detail=4.0)
+        detail = nodes.add("ShaderNodeBump", Strength=params["detail"], Distance=params["detail_m"] * 0.1)
+        nodes.link(fine.outputs["Factor"], detail.inputs["Height"])
+        if normal is not None:
+            nodes.link(normal, detail.inputs["Normal"])
+        normal = detail.outputs["Normal"]
+    if params.get("sheen", 0.0) > 0:
+        bsdf.inputs["Sheen Weight"].default_value = params["sheen"]
+        bsdf.inputs["Sheen Roughness"].default_value = 0.5
     if normal is not None:
         nodes.link(normal, bsdf.inputs["Normal"])
 

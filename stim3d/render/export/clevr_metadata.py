@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from stim3d.scenes.colors import COLOR_NAMES
-from stim3d.scenes.looks import CLEVR_MATERIALS, OBJECT_MATERIALS
+from stim3d.scenes.materials import CLEVR_MATERIALS, OBJECT_MATERIALS
 from stim3d.scenes.model import Shape
 from stim3d.scenes.object_library import object_names, synonyms_of
 

@@ -1,0 +1,173 @@
+"""Photoreal frames as a photographer would judge them, over every family at the presets' own settings.
+
+For every task of every seed preset (scenes/presets), `--per-task` items are rendered (the preset's own size,
+samples, denoiser and parameters) once per look of `--looks` into `FOLDER/<look>` with `stim3d render` (a
+killed run resumes). On every rendered frame it measures:
+
+- the share of pixels clipped (a channel at 255) and crushed (black in every channel), render/camera_pipeline.py
+  `clipped_share` and `crushed_share`; a frame passes at no more than 1 % of each;
+- the share of the frame that is background: pixels that are no object and whose camera ray does not meet the
+  support surface the objects stand on (the table's top in a tabletop setting, the paved patch outdoors, the
+  ground elsewhere), by a ray cast against the setting's recorded geometry (`background_share`); a frame
+  "shows a background" when at least BACKGROUND_MIN of it is;
+- seconds per item (timing.json's render and build stages), redraws, objects still failing colour or under the
+  contrast floor, and whether mask.png and every gold are identical to the first look's item of the same id.
+
+    python -m bench.photoreal_frames --folder DIR [--per-task 1] [--looks studio,photoreal_raw,photoreal]
+        [--presets dysm3d,ava3d,oddgrid3d,rose3d,rubrics3d] [--out PATH]
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from PIL import Image
+
+from stim3d.render.camera_pipeline import clipped_share, crushed_share
+from stim3d.scenes.camera import geometry
+from stim3d.scenes.model import LOOK_NAMES, DrawnLook, Item, Scene
+from stim3d.scenes.presets import preset_path
+
+from .common import Run, name_list, parse_args, print_table
+
+PRESETS = ("dysm3d", "ava3d", "oddgrid3d", "rose3d", "rubrics3d")
+LOOKS = ("studio", "photoreal_raw", "photoreal")
+BACKGROUND_MIN = 0.02  # a frame shows a background when at least this share of it is one
+LIMIT = 0.01  # a frame passes with at most this share clipped and at most this share crushed
+
+
+def _args(parser) -> None:
+    parser.add_argument("--folder", type=Path, required=True, help="kept folder: one sub-folder per preset and look")
+    parser.add_argument("--per-task", type=int, default=1, help="items per task of each preset (default 1)")
+    parser.add_argument("--looks", default=",".join(LOOKS), help="comma-separated looks (the first is the reference "
+                        "every other look's masks and golds are compared with)")
+    parser.add_argument("--presets", default=",".join(PRESETS), help="comma-separated seed presets")
+
+
+def config(preset: str, per_task: int, look: str) -> dict[str, Any]:
+    """The preset with every task cut to `per_task` items, in `look`."""
+    path = preset_path(preset)
+    assert path is not None, preset
+    document = yaml.safe_load(path.read_text())
+    document["render"] = {**document.get("render", {}), "look": look}
+    for task in document["tasks"]:
+        task["count"] = per_task
+        task.pop("look", None)
+    return document
+
+
+def render(folder: Path, preset: str, per_task: int, look: str) -> Path:
+    out = folder / preset / look
+    out.mkdir(parents=True, exist_ok=True)
+    path = out.parent / f"{look}.json"
+    path.write_text(json.dumps(config(preset, per_task, look)))
+    subprocess.run([sys.executable, "-m", "stim3d", "render", str(path), "--out", str(out), "--quiet"], check=False)
+    return out
+
+
+def _support_hit(scene: Scene, origins: np.ndarray, directions: np.ndarray) -> np.ndarray:
+    """Which camera rays meet the support surface before anything of the setting: the plane z = 0 where it
+    is the support (the table's top rectangle, the outdoor patch, or everywhere for an endless ground)."""
+    t = np.where(directions[:, 2] < -1e-9, -origins[:, 2] / np.minimum(directions[:, 2], -1e-9), np.inf)
+    hit = np.isfinite(t)
+    points = origins + directions * np.where(hit, t, 0.0)[:, None]
+    look = scene.look
+    setting = look.setting if isinstance(look, DrawnLook) else None
+    if setting is None:
+        return hit
+    toward = np.array([*setting.toward, 0.0])
+    right = np.array([-toward[1], toward[0], 0.0])
+    if setting.kind == "tabletop" and setting.table is not None:
+        centre, (half_w, half_d) = np.array([*setting.table.centre, 0.0]), (setting.table.width / 2, setting.table.depth / 2)
+    elif setting.kind == "outdoor" and setting.patch is not None:
+        centre, (half_w, half_d) = np.array([*setting.centre, 0.0]), (setting.patch[0] / 2, setting.patch[1] / 2)
+    else:
+        return hit
+    offset = points - centre
+    return hit & (np.abs(offset @ right) <= half_w) & (np.abs(offset @ toward) <= half_d)
+
+
+def background_share(item: Item, mask: np.ndarray) -> float:
+    """The share of the frame that is neither an object nor the support surface (see the module docstring)."""
+    camera = geometry(item.scene.camera)
+    height, width = mask.shape
+    ys, xs = np.mgrid[0:height, 0:width]
+    origins, directions = camera.rays(xs.ravel() + 0.5, ys.ravel() + 0.5)
+    support = _support_hit(item.scene, np.asarray(origins, float), np.asarray(directions, float)).reshape(mask.shape)
+    return float(np.mean((mask == 0) & ~support))
+
+
+def frame(item_dir: Path) -> dict[str, Any]:
+    """One rendered item's figures."""
+    item = Item.model_validate_json((item_dir / "item.json").read_text())
+    image = np.asarray(Image.open(item_dir / "image.png").convert("RGB"))
+    mask = np.asarray(Image.open(item_dir / "mask.png"))
+    timing = json.loads((item_dir / "timing.json").read_text()) if (item_dir / "timing.json").is_file() else {}
+    look = item.scene.look
+    setting = look.setting.kind if isinstance(look, DrawnLook) and look.setting is not None else None
+    return {"item": item.item_id, "family": item.family, "look": look.name, "setting": setting,
+            "clipped": round(clipped_share(image), 5), "crushed": round(crushed_share(image), 5),
+            "background": round(background_share(item, mask), 4),
+            "seconds": round(sum(v for v in timing.values() if isinstance(v, (int, float))), 2),
+            "redraws": look.redraws, "colour_failures": len(look.colour_failures),
+            "contrast_failures": len(look.contrast_failures),
+            "golds": json.dumps([q.gold for q in item.questions], sort_keys=True, default=str)}
+
+
+def summary(frames: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts and shares over one look's frames."""
+    n = len(frames)
+    passing = sum(f["clipped"] <= LIMIT and f["crushed"] <= LIMIT for f in frames)
+    showing = sum(f["background"] >= BACKGROUND_MIN for f in frames)
+    seconds = sorted(f["seconds"] for f in frames)
+    return {"frames": n, "exposure_ok": passing, "exposure_ok_share": round(passing / n, 4) if n else None,
+            "background_shown": showing, "background_share": round(showing / n, 4) if n else None,
+            "colour_failing_items": sum(f["colour_failures"] > 0 for f in frames),
+            "under_contrast_floor_items": sum(f["contrast_failures"] > 0 for f in frames),
+            "redrawn_items": sum(f["redraws"] > 0 for f in frames),
+            "seconds_median": seconds[n // 2] if n else None,
+            "families": len({f["family"] for f in frames})}
+
+
+def main() -> None:
+    args = parse_args(__doc__.splitlines()[0], _args)
+    looks = name_list(args.looks, LOOK_NAMES, "looks", "photoreal_frames")
+    presets = name_list(args.presets, PRESETS, "presets", "photoreal_frames")
+    per_task = 1 if args.quick else args.per_task
+    run = Run("photoreal_frames", args.quick, args.out, {"per_task": per_task, "looks": looks, "presets": presets,
+                                                          "limit": LIMIT, "background_min": BACKGROUND_MIN})
+    frames: dict[str, list[dict[str, Any]]] = {look: [] for look in looks}
+    identical = {look: 0 for look in looks}
+    for preset in presets:
+        outs = {look: render(args.folder, preset, per_task, look) for look in looks}
+        reference: dict[str, tuple[bytes, str]] = {}
+        for look in looks:
+            for item_dir in sorted((outs[look] / "items").glob("*/")):
+                if not (item_dir / "item.json").is_file():
+                    continue
+                row = {"preset": preset, **frame(item_dir)}
+                seen = (np.asarray(Image.open(item_dir / "mask.png")).tobytes(), row["golds"])
+                if look == looks[0]:
+                    reference[row["item"]] = seen
+                row["same_masks_and_golds"] = reference.get(row["item"]) == seen
+                identical[look] += row["same_masks_and_golds"]
+                frames[look].append(row)
+        run.sample_load()
+    by_look = {look: {**summary(rows), "same_masks_and_golds": identical[look]} for look, rows in frames.items()}
+    print_table(f"frames per look ({', '.join(presets)}, {per_task} per task, presets' own settings)",
+                ["look", "frames", "families", "clip & crush <= 1 %", "background shown", "colour failing",
+                 "under floor", "redrawn", "median s", "masks & golds as " + looks[0]],
+                [[look, s["frames"], s["families"], s["exposure_ok_share"], s["background_share"],
+                  s["colour_failing_items"], s["under_contrast_floor_items"], s["redrawn_items"], s["seconds_median"],
+                  s["same_masks_and_golds"]] for look, s in by_look.items()])
+    run.finish({"by_look": by_look, "frames": [row for rows in frames.values() for row in rows]})
+
+
+if __name__ == "__main__":
+    main()
