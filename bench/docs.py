@@ -137,7 +137,8 @@ def step_looksweep(work: Path) -> list[str]:
     redraws = ", ".join(f"{e['look']} {e['redraws']}" for e in summary["looks"])
     caption = (f"*Made by `python -m bench.docs --only looksweep`: `stim3d sweep look` of one shape_color_count item "
                f"(seed {LOOK_SWEEP_CONFIG['seed']}, Cycles, {render['width']}x{render['height']}, {render['samples']} "
-               f"samples with OIDN), studio, clevr and photoreal left to right; same mask and gold answers in each. "
+               f"samples with OIDN), the realism ladder left to right ({', '.join(e['look'] for e in summary['looks'])}); "
+               f"same mask and gold answers in each. "
                f"Colour redraws: {redraws}.*")
     changed = ["looks.md:look-sweep-caption"] if replace_block(DOCS / "looks.md", "look-sweep-caption", caption) else []
     if _copy_if_changed(work / "looks" / f"strip-{summary['source_item_id']}.png", DOCS / "images" / "look_strip.png"):

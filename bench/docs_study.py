@@ -114,6 +114,11 @@ def shots(grid: dict[str, Any]) -> list[Shot]:
         Shot("number", "ava_depth_absolute.png", "How far is the boxed object from the camera, in metres?",
              "Type a number in metres (a decimal point or comma is fine).", "decimal entry in metres",
              "type; Enter submits", lambda p, t: p.get_by_label("Your answer in metres").press_sequentially("4,5")),
+        Shot("text", "ava_ocr.png", "What does the sign in the red box say?",
+             "Type the text exactly as it is written.", "one-line text entry (at most 200 characters); white space "
+             "collapsed, double quotes and end punctuation dropped, as the scoring core reads the text",
+             "type; Enter submits", lambda p, t: p.get_by_label("Your answer", exact=True).press_sequentially(
+                 ' "WJLGG7". ')),
         Shot("rubric", "shape_color_count.png", "Describe the scene.", "Write a few plain sentences.",
              "free-text area (at most 4000 characters)", "type; Enter starts a new line; Ctrl+Enter submits",
              lambda p, t: p.get_by_label("Your description").press_sequentially(

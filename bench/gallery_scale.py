@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from stim3d.render.views.gallery import build_gallery
+from stim3d.views.gallery import build_gallery
 
 from .common import Run, parse_args, print_table, progress
 

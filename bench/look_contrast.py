@@ -14,7 +14,7 @@ Studio draws no look: its redraws are its ground's grey and its re-exposures for
     python -m bench.look_contrast [--quick] [--count 4] [--size 160x120] [--samples 4]
         [--looks studio,clevr,photoreal] [--families shape_count,shape_color_count,ava_count]
 
-docs/looks.md ("Contrast floor") quotes two runs: `--out bench/results/look_contrast_before.json` at the
+docs/looks_colour.md ("Contrast floor") quotes two runs: `--out bench/results/look_contrast_before.json` at the
 commit that measured contrast without redrawing for it, and the default results file after.
 """
 

@@ -26,10 +26,10 @@ reports on every item the folder holds so far, so shards 1..k are a uniform samp
 the whole plan. The results file says how many of the planned items it covers.
 
 `--looks photoreal --families shape_color_count,ava_color,ava_count --count 6 --samples 4`
-is the before/after sample of docs/looks.md ("Colour golds per look"): run once at the
+is the before/after sample of bench/results/looks_NOTES.md ("Before and after photoreal's second round"): run once at the
 older commit and once at the newer, each with its own `--out`. `--looks clevr,photoreal
 --families shape_color_count,ava_color,odd_grid,rose_grid` is the white-balance sample
-(docs/looks.md, "White balance per environment").
+(bench/results/looks_NOTES.md, "White balance per environment").
 """
 
 from __future__ import annotations

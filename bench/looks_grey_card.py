@@ -4,7 +4,7 @@ photoreal normalises each map by its analytic upward irradiance (bench/looks_exp
 but the camera mostly sees objects' sides, and how much light the sides get relative to
 the top depends on where a map's light comes from (a low sun on the horizon lights sides
 more than an overcast sky). The analytic side-to-top ratio of the maps did not predict the
-lightness of rendered colours (docs/looks.md "Grey card"), so this measures it on renders.
+lightness of rendered colours (bench/results/looks_NOTES.md "Chroma"), so this measures it on renders.
 
 Each base scene is a shape_count item composed in photoreal at `--size`; its objects are
 turned into spheres of the palette's 0.5 grey at the same places and sizes (rubber, matte
@@ -19,7 +19,7 @@ geometric mean is 1 and the overall exposure the last change chose stays. The sp
 rotations is recorded too: how much turning one map moves its spheres' luminance.
 
 Applied as a per-map factor on the environment's strength, the gains did not improve the
-colour check (bench/results/looks_colours_grey_card_after.json; docs/looks.md "Grey card
+colour check (bench/results/looks_colours_grey_card_after.json; bench/results/looks_NOTES.md "Grey card
 per map"), so photoreal does not use them: the table is in bench/results/looks_grey_card.json only.
 
     python -m bench.looks_grey_card [--quick] [--size 128x96] [--samples 8] [--rotations 4] [--scenes 2]

@@ -232,7 +232,7 @@ def report(figures: dict, title: str) -> None:
 
 
 def markdown(path: Path) -> None:
-    """The tables of docs/looks.md "Cost and quality", from a results file."""
+    """The tables of docs/looks_cost.md, from a results file."""
     import json
 
     document = json.loads(path.read_text())

@@ -8,7 +8,7 @@ place among all registered families, so a family's row is the same scene whichev
 asked for, and rows draw different looks) rendered in each look with Cycles + OpenImageDenoise; the
 masks of a row are identical (tests/test_looks.py). docs/looks.md and the README show the result.
 
-Old against new (docs/looks.md, "Photoreal, second round"): `--bare --looks photoreal` run in a checkout
+Old against new (bench/results/looks_NOTES.md, "Photoreal, second round"): `--bare --looks photoreal` run in a checkout
 of the older commit writes just its cells stacked in rows; `--before` puts that image in as an extra
 first column headed `--before-label`, beside the current code's looks.
 """
@@ -25,7 +25,7 @@ from stim3d.render.settings import RenderSettings
 from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
-from stim3d.scenes.model import LOOK_NAMES
+from stim3d.scenes.model import LADDER, LOOK_NAMES
 from stim3d.scenes.placement import InfeasibleError
 
 from .common import progress
@@ -60,7 +60,7 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--size", default="240x180")
     parser.add_argument("--samples", type=int, default=16)
     parser.add_argument("--families", default=",".join(sorted(FAMILIES)))
-    parser.add_argument("--looks", default=",".join(LOOK_NAMES))
+    parser.add_argument("--looks", default=",".join(LADDER))
     parser.add_argument("--before", type=Path, help="an older --bare sheet of the same families, shown first")
     parser.add_argument("--before-label", default="before", help="the --before column's heading")
     parser.add_argument("--bare", action="store_true", help="cells only, one look: the input of a later --before")

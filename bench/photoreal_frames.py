@@ -6,15 +6,16 @@ killed run resumes). On every rendered frame it measures:
 
 - the share of pixels clipped (a channel at 255) and crushed (black in every channel), render/camera_pipeline.py
   `clipped_share` and `crushed_share`; a frame passes at no more than 1 % of each;
-- the share of the frame that is background: pixels that are no object and whose camera ray does not meet the
-  support surface the objects stand on (the table's top in a tabletop setting, the paved patch outdoors, the
-  ground elsewhere), by a ray cast against the setting's recorded geometry (`background_share`); a frame
-  "shows a background" when at least BACKGROUND_MIN of it is;
-- seconds per item (timing.json's render and build stages), redraws, objects still failing colour or under the
-  contrast floor, and whether mask.png and every gold are identical to the first look's item of the same id.
+- the share of the frame that is background: pixels that are no object and whose camera ray does not first meet
+  the support surface the objects stand on (the table's top, the paved patch outdoors, the dome's ground near the
+  objects), ray cast against the setting's own stage geometry (scenes/settings.py `stage_parts`,
+  `background_share`); a frame "shows a background" when at least BACKGROUND_MIN of it is;
+- seconds per item (timing.json's stages), redraws, objects still failing colour or under the contrast floor, the
+  mask's agreement with the ray-cast instance map (provenance), and, with several looks, whether mask.png and
+  every gold are identical to the first look's item of the same id.
 
     python -m bench.photoreal_frames --folder DIR [--per-task 1] [--looks studio,photoreal_raw,photoreal]
-        [--presets dysm3d,ava3d,oddgrid3d,rose3d,rubrics3d] [--out PATH]
+        [--presets dysm3d,ava3d,oddgrid3d,rose3d,rubrics3d] [--measure-only] [--out PATH]
 """
 
 from __future__ import annotations
@@ -26,13 +27,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import trimesh
 import yaml
 from PIL import Image
 
 from stim3d.render.camera_pipeline import clipped_share, crushed_share
 from stim3d.scenes.camera import geometry
-from stim3d.scenes.model import LOOK_NAMES, DrawnLook, Item, Scene
+from stim3d.scenes.model import LOOK_NAMES, DrawnLook, Item
 from stim3d.scenes.presets import preset_path
+from stim3d.scenes.settings import setting_axes, stage_parts, to_world
 
 from .common import Run, name_list, parse_args, print_table
 
@@ -40,6 +43,7 @@ PRESETS = ("dysm3d", "ava3d", "oddgrid3d", "rose3d", "rubrics3d")
 LOOKS = ("studio", "photoreal_raw", "photoreal")
 BACKGROUND_MIN = 0.02  # a frame shows a background when at least this share of it is one
 LIMIT = 0.01  # a frame passes with at most this share clipped and at most this share crushed
+STEP = 4  # the background is ray cast through every STEP-th pixel's centre in each direction
 
 
 def _args(parser) -> None:
@@ -48,6 +52,8 @@ def _args(parser) -> None:
     parser.add_argument("--looks", default=",".join(LOOKS), help="comma-separated looks (the first is the reference "
                         "every other look's masks and golds are compared with)")
     parser.add_argument("--presets", default=",".join(PRESETS), help="comma-separated seed presets")
+    parser.add_argument("--measure-only", action="store_true",
+                        help="measure the items the folder holds, render nothing (a run still rendering elsewhere)")
 
 
 def config(preset: str, per_task: int, look: str) -> dict[str, Any]:
@@ -57,7 +63,10 @@ def config(preset: str, per_task: int, look: str) -> dict[str, Any]:
     document = yaml.safe_load(path.read_text())
     document["render"] = {**document.get("render", {}), "look": look}
     for task in document["tasks"]:
-        task["count"] = per_task
+        if "splits" in task:  # a task with splits takes its count from them: its first split only
+            task["splits"] = {next(iter(task["splits"])): per_task}
+        else:
+            task["count"] = per_task
         task.pop("look", None)
     return document
 
@@ -71,36 +80,50 @@ def render(folder: Path, preset: str, per_task: int, look: str) -> Path:
     return out
 
 
-def _support_hit(scene: Scene, origins: np.ndarray, directions: np.ndarray) -> np.ndarray:
-    """Which camera rays meet the support surface before anything of the setting: the plane z = 0 where it
-    is the support (the table's top rectangle, the outdoor patch, or everywhere for an endless ground)."""
-    t = np.where(directions[:, 2] < -1e-9, -origins[:, 2] / np.minimum(directions[:, 2], -1e-9), np.inf)
-    hit = np.isfinite(t)
-    points = origins + directions * np.where(hit, t, 0.0)[:, None]
-    look = scene.look
+def _first_hits(meshes: list[trimesh.Trimesh], origins: np.ndarray, directions: np.ndarray) -> np.ndarray:
+    """Distance along each ray to the first hit of `meshes` (inf where none)."""
+    distance = np.full(len(origins), np.inf)
+    if meshes:
+        mesh = trimesh.util.concatenate(meshes)
+        locations, rays, _ = mesh.ray.intersects_location(origins, directions, multiple_hits=False)
+        distance[rays] = np.linalg.norm(locations - origins[rays], axis=1)
+    return distance
+
+
+def background_share(item: Item, mask: np.ndarray, step: int = STEP) -> float:
+    """The share of the frame's pixels (every `step`-th row and column, through their centres) that show neither
+    an object nor the support surface: the ray's first hit is another part of the setting's stage, or nothing (the
+    sky or the environment map). The support is the table's top, the paved patch outdoors (the lawn where there is
+    no patch), the dome's ground within twice the objects' reach of its centre; without a setting, the ground."""
+    look = item.scene.look
     setting = look.setting if isinstance(look, DrawnLook) else None
     if setting is None:
-        return hit
-    toward = np.array([*setting.toward, 0.0])
-    right = np.array([-toward[1], toward[0], 0.0])
-    if setting.kind == "tabletop" and setting.table is not None:
-        centre, (half_w, half_d) = np.array([*setting.table.centre, 0.0]), (setting.table.width / 2, setting.table.depth / 2)
-    elif setting.kind == "outdoor" and setting.patch is not None:
-        centre, (half_w, half_d) = np.array([*setting.centre, 0.0]), (setting.patch[0] / 2, setting.patch[1] / 2)
-    else:
-        return hit
-    offset = points - centre
-    return hit & (np.abs(offset @ right) <= half_w) & (np.abs(offset @ toward) <= half_d)
-
-
-def background_share(item: Item, mask: np.ndarray) -> float:
-    """The share of the frame that is neither an object nor the support surface (see the module docstring)."""
+        return 0.0
     camera = geometry(item.scene.camera)
-    height, width = mask.shape
-    ys, xs = np.mgrid[0:height, 0:width]
-    origins, directions = camera.rays(xs.ravel() + 0.5, ys.ravel() + 0.5)
-    support = _support_hit(item.scene, np.asarray(origins, float), np.asarray(directions, float)).reshape(mask.shape)
-    return float(np.mean((mask == 0) & ~support))
+    ys, xs = np.mgrid[0:mask.shape[0]:step, 0:mask.shape[1]:step]
+    origins, directions = (np.asarray(a, float) for a in camera.rays(xs.ravel() + 0.5, ys.ravel() + 0.5))
+    origins = origins.copy()
+    support, beyond = [], []
+    for part in stage_parts(setting, item.scene.camera.location):
+        faces = np.concatenate([part.quads[:, [0, 1, 2]], part.quads[:, [0, 2, 3]]])
+        mesh = trimesh.Trimesh(to_world(setting, part.vertices), faces, process=False)
+        (support if part.surface in ("table_top", "ground") else beyond).append(mesh)
+    near_support, near_beyond = _first_hits(support, origins, directions), _first_hits(beyond, origins, directions)
+    on_support = near_support < near_beyond
+    if setting.kind != "tabletop":  # an endless ground: only its support patch counts as the support
+        origin, right, away = setting_axes(setting)
+        points = origins + directions * np.where(np.isfinite(near_support), near_support, 0.0)[:, None]
+        offset = points - origin
+        if setting.kind == "outdoor" and setting.patch is not None:
+            inside = (np.abs(offset @ right) <= setting.patch[0] / 2) & (np.abs(offset @ away) <= setting.patch[1] / 2)
+        elif setting.kind == "dome":
+            reach = max(float(np.linalg.norm(np.array(o.location[:2]) - origin[:2])) for o in item.scene.objects)
+            inside = np.linalg.norm(offset[:, :2], axis=1) <= 2 * reach
+        else:
+            inside = np.ones(len(points), bool)
+        on_support &= inside
+    objects = mask[ys.ravel(), xs.ravel()] > 0
+    return float(np.mean(~objects & ~on_support))
 
 
 def frame(item_dir: Path) -> dict[str, Any]:
@@ -115,6 +138,7 @@ def frame(item_dir: Path) -> dict[str, Any]:
             "clipped": round(clipped_share(image), 5), "crushed": round(crushed_share(image), 5),
             "background": round(background_share(item, mask), 4),
             "seconds": round(sum(v for v in timing.values() if isinstance(v, (int, float))), 2),
+            "mask_agreement": item.provenance.mask_agreement if item.provenance is not None else None,
             "redraws": look.redraws, "colour_failures": len(look.colour_failures),
             "contrast_failures": len(look.contrast_failures),
             "golds": json.dumps([q.gold for q in item.questions], sort_keys=True, default=str)}
@@ -126,7 +150,8 @@ def summary(frames: list[dict[str, Any]]) -> dict[str, Any]:
     passing = sum(f["clipped"] <= LIMIT and f["crushed"] <= LIMIT for f in frames)
     showing = sum(f["background"] >= BACKGROUND_MIN for f in frames)
     seconds = sorted(f["seconds"] for f in frames)
-    return {"frames": n, "exposure_ok": passing, "exposure_ok_share": round(passing / n, 4) if n else None,
+    agreements = [f["mask_agreement"] for f in frames if f["mask_agreement"] is not None]
+    return {"mask_agreement_min": min(agreements) if agreements else None,"frames": n, "exposure_ok": passing, "exposure_ok_share": round(passing / n, 4) if n else None,
             "background_shown": showing, "background_share": round(showing / n, 4) if n else None,
             "colour_failing_items": sum(f["colour_failures"] > 0 for f in frames),
             "under_contrast_floor_items": sum(f["contrast_failures"] > 0 for f in frames),
@@ -145,7 +170,8 @@ def main() -> None:
     frames: dict[str, list[dict[str, Any]]] = {look: [] for look in looks}
     identical = {look: 0 for look in looks}
     for preset in presets:
-        outs = {look: render(args.folder, preset, per_task, look) for look in looks}
+        outs = {look: args.folder / preset / look if args.measure_only else render(args.folder, preset, per_task, look)
+                for look in looks}
         reference: dict[str, tuple[bytes, str]] = {}
         for look in looks:
             for item_dir in sorted((outs[look] / "items").glob("*/")):
@@ -162,10 +188,10 @@ def main() -> None:
     by_look = {look: {**summary(rows), "same_masks_and_golds": identical[look]} for look, rows in frames.items()}
     print_table(f"frames per look ({', '.join(presets)}, {per_task} per task, presets' own settings)",
                 ["look", "frames", "families", "clip & crush <= 1 %", "background shown", "colour failing",
-                 "under floor", "redrawn", "median s", "masks & golds as " + looks[0]],
+                 "under floor", "redrawn", "median s", "least mask agreement", "masks & golds as " + looks[0]],
                 [[look, s["frames"], s["families"], s["exposure_ok_share"], s["background_share"],
                   s["colour_failing_items"], s["under_contrast_floor_items"], s["redrawn_items"], s["seconds_median"],
-                  s["same_masks_and_golds"]] for look, s in by_look.items()])
+                  s["mask_agreement_min"], s["same_masks_and_golds"]] for look, s in by_look.items()])
     run.finish({"by_look": by_look, "frames": [row for rows in frames.values() for row in rows]})
 
 

@@ -50,9 +50,10 @@ STUDIES = ("eval_throughput", "full_suite_workbench", "looks_colours", "looks_co
            "looks_colours_photoreal_before", "looks_exposure", "looks_grey_card", "looks_noise", "looks_settings",
            "looks_settings_dysm_240x180", "looks_settings_oddgrid_640x480", "looks_settings_oddgrid_clevr_640x480",
            "looks_settings_oddgrid_studio_640x480", "looks_settings_photoreal_480x360",
-           "looks_settings_photoreal_issue44", "looks_settings_photoreal_640x480_issue44",
+           "looks_settings_photoreal_3eff776", "looks_settings_photoreal_640x480_3eff776",
            "looks_settings_photoreal_640x480", "looks_settings_studio_640x480", "odd_look_margin", "oddgrid_contrast",
-           "preset_feasibility", "rose_finish", "studio_brackets")
+           "preset_feasibility", "rose_finish", "studio_brackets", "settings_background", "settings_colour",
+           "sky_irradiance", "wall_irradiance", "photoreal_frames")
 
 
 def command(name: str) -> str:

@@ -27,9 +27,9 @@ if TYPE_CHECKING:
     from stim3d.api import Batch, compose, families, load_batch, render_batch, render_items
     from stim3d.errors import Stim3dError
     from stim3d.eval import evaluate
+    from stim3d.export.common import ExportError
     from stim3d.render.backends.availability import RendererMissing
     from stim3d.render.batch.config import ConfigError
-    from stim3d.render.export.common import ExportError
     from stim3d.scenes.families import FamilyError
     from stim3d.scenes.placement import InfeasibleError
     from stim3d.scoring.records import RecordVersionError
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 # `stim3d.Stim3dError` is the base of every user-facing one (stim3d/errors.py).
 ERRORS = {
     "ConfigError": "stim3d.render.batch.config",
-    "ExportError": "stim3d.render.export.common",
+    "ExportError": "stim3d.export.common",
     "FamilyError": "stim3d.scenes.families",
     "InfeasibleError": "stim3d.scenes.placement",
     "RecordVersionError": "stim3d.scoring.records",

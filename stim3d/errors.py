@@ -9,7 +9,9 @@ that caught those keeps working. The facts of an error are fields, so callers de
 type and field, never by matching the message.
 
 The scoring core (stim3d/scoring/) is the exception: it imports nothing else of stim3d
-so that it can be vendored alone, and its errors have their own base there.
+so that it can be vendored alone, so its errors (RecordVersionError, RuleError,
+ScoringInputError, ...) are plain ValueErrors with no common base there, which the
+commands that call it catch as ValueError (stim3d/cli/score.py).
 
 This module imports nothing, so every layer may import it.
 """

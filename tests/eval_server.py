@@ -6,7 +6,8 @@ unparseable answer when told), and misbehaves on a script: per question id, a li
 of actions for its successive requests (`"429:SECONDS"` with Retry-After,
 `"500"`, `"malformed"` (200 with a body that is not JSON), `"noschema"` (JSON
 without choices), `"delay:SECONDS"` then answer, `"hang"` (never answers within
-the test), `"drip"` (the body one byte at a time), `"ok"`; and for the hardening tests `"400:MESSAGE"` (a
+the test), `"drip"` (the body one byte at a time), `"driphead"` (the status line and headers one byte at a
+time, never finishing within a test), `"ok"`; and for the hardening tests `"400:MESSAGE"` (a
 client error with that JSON error message), `"echo400"` (a 400 whose message repeats the Authorization header),
 `"echo"` (the right answer with the Authorization header and its token repeated in the content and in other
 fields), `"deep:N"` (a 200 body nested N levels deep), `"objectcontent"` (a content that is an object, not
@@ -113,6 +114,17 @@ class FakeModel:
                             self.wfile.flush()
                         except OSError:
                             break
+                elif kind == "driphead":  # one byte of the head every 0.05 s (bounded: 600 bytes, 30 s)
+                    head = b"HTTP/1.1 200 OK\r\nX-Padding: " + b"x" * 600
+                    for byte in head[:600]:
+                        if model.release.wait(0.05):
+                            break
+                        try:
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                        except OSError:  # the client gave up and closed: stop
+                            break
+                    self.close_connection = True
                 else:
                     if kind == "delay":
                         time.sleep(float(arg))

@@ -168,3 +168,67 @@ def test_cycles_shows_every_library_object_where_the_ray_cast_does(tmp_path):
     raycast = measure(item.scene).instance_map
     assert float(np.mean(rendered == raycast)) >= 0.998
     assert set(np.unique(rendered)) - {0} == {o.id for o in item.scene.objects}
+
+
+def _part_px_by_own_cast(item) -> dict[str, float]:
+    """Visible pixels of each part of the target (object 1), by a cast of this test's own: every part of the target
+    and every other object as one triangle soup, one ray through each pixel centre of the frame, first hit only.
+
+    The target's parts are placed from item.json alone (each primitive scaled, turned and moved in the library
+    frame, the whole normalised to its bounding box, then the object's size and pose), not through the
+    family's meshes or visibility code."""
+    import numpy as np
+    import trimesh
+
+    from stim3d.scenes.meshes import object_mesh, object_world_vertices
+    from stim3d.scenes.primitives import quat_to_matrix, unit_mesh
+
+    target = item.scene.object(1)
+    pieces = [(unit_mesh(p.shape).vertices * np.asarray(p.scale) @ quat_to_matrix(p.rotation_quat).T
+               + np.asarray(p.location), unit_mesh(p.shape).faces) for p in target.source.parts]
+    every = np.concatenate([v for v, _ in pieces])
+    low, high = every.min(axis=0), every.max(axis=0)
+    centre, extent = (low + high) / 2, float((high - low).max())
+    turn = quat_to_matrix(target.rotation_quat)
+    vertices, faces, labels, offset = [], [], [], 0
+    for index, (v, f) in enumerate(pieces):
+        vertices.append((v - centre) / extent * target.size @ turn.T + np.asarray(target.location))
+        faces.append(f + offset)
+        labels.append(np.full(len(f), index))
+        offset += len(v)
+    for obj in item.scene.objects[1:]:
+        vertices.append(object_world_vertices(obj))
+        faces.append(object_mesh(obj).faces + offset)
+        labels.append(np.full(len(object_mesh(obj).faces), -1))
+        offset += len(vertices[-1])
+    soup = trimesh.Trimesh(np.concatenate(vertices), np.concatenate(faces), process=False)
+    cam = item.scene.camera
+    xs, ys = np.meshgrid(np.arange(cam.width) + 0.5, np.arange(cam.height) + 0.5)
+    local = np.stack([(xs.ravel() - cam.cx) / cam.fx, -(ys.ravel() - cam.cy) / cam.fy, -np.ones(xs.size)], axis=1)
+    directions = local @ quat_to_matrix(cam.rotation_quat).T
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    origins = np.broadcast_to(np.asarray(cam.location, dtype=float), directions.shape)
+    first = soup.ray.intersects_first(origins, directions)
+    hit = np.concatenate(labels)[first[first >= 0]]
+    return {p.name: float(np.sum(hit == i)) for i, p in enumerate(target.source.parts)}
+
+
+# Defining features as a person names them (docs/objects.md), written out here rather than read from objects.yaml.
+DEFINING = {"mug": [["handle"]],
+            "car": [["wheel_front_left", "wheel_front_right", "wheel_back_left", "wheel_back_right"]],
+            "chair": [["backrest"]]}
+
+
+@pytest.mark.parametrize("name, seeds", [("mug", range(12)), ("car", range(4)), ("chair", range(4))])
+def test_every_targets_defining_parts_show_by_an_independent_cast(name, seeds):
+    """At the issue's 320x240, a mug target's handle was hidden in 17 of 60 items: every layout now shows it. The
+    recorded part_px agree with a cast of the test's own (ties and embree's edges aside: 2 px or 1 %)."""
+    for seed in seeds:
+        item = make_item("ava_object", {"answer": name}, [seed, 0, seed], f"ava-object-{seed}", Frame(320, 240))
+        own = _part_px_by_own_cast(item)
+        for feature in DEFINING[name]:
+            assert sum(own[part] for part in feature) > 0, (seed, feature, own)
+        recorded = item.ground_truth.of(1).part_px
+        assert recorded is not None and set(recorded) == set(own)
+        assert all(abs(recorded[p] - own[p]) <= max(2.0, 0.01 * own[p]) for p in own), (seed, recorded, own)
+        assert all(t.part_px is None for t in item.ground_truth.objects[1:])  # the target's alone

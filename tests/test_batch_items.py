@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from stim3d.render.batch.folder import BatchFolder
-from stim3d.render.views.contact_sheet import varying_keys
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scoring.records import read_records
+from stim3d.views.contact_sheet import varying_keys
 from tests.helpers import run_cli as run
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""bench/looks_colours.py's figures (docs/looks.md, "White balance per environment"): the share of items still
+"""bench/looks_colours.py's figures (bench/results/looks_NOTES.md, "White balance per environment"): the share of items still
 failing, dE statistics over judged objects, and the before/after comparison over items drawn alike."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The contact sheet (render/views/contact_sheet.py): N captioned thumbnails in C columns, one PNG."""
+"""The contact sheet (stim3d/views/contact_sheet.py): N captioned thumbnails in C columns, one PNG."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from PIL import Image
 
 from stim3d.render.batch.config import parse_config
 from stim3d.render.batch.driver import render_batch
-from stim3d.render.views.contact_sheet import contact_sheet
-from stim3d.render.views.gallery import GalleryError
+from stim3d.views.contact_sheet import contact_sheet
+from stim3d.views.gallery import GalleryError
 
 pytestmark = pytest.mark.bpy  # the batch is rendered with Cycles
 

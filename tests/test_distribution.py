@@ -13,7 +13,7 @@ import yaml
 from pydantic import ValidationError
 
 import stim3d
-from stim3d.render.export.card import card_header, size_category, split_bytes
+from stim3d.export.card import card_header, size_category, split_bytes
 from stim3d.render.packaging.addon import manifest_text, manifest_version
 from stim3d.scenes.families.base import FamilyParams
 from stim3d.scenes.presets import preset_names, preset_path
@@ -72,8 +72,8 @@ def test_render_without_blender_says_what_to_install_in_one_line(tmp_path, monke
 
 def test_the_light_core_imports_no_renderer():
     check = (
-        "import sys, stim3d, stim3d.scenes.items, stim3d.scoring.report, stim3d.render.export.coco, "
-        "stim3d.render.export.imagefolder, stim3d.render.export.clevr, stim3d.render.views.gallery, "
+        "import sys, stim3d, stim3d.scenes.items, stim3d.scoring.report, stim3d.export.coco, "
+        "stim3d.export.imagefolder, stim3d.export.clevr, stim3d.views.gallery, "
         "stim3d.cli as cli\n"
         "cli.build_parser(); stim3d.compose('shape_count', {}, seed=1, width=64, height=48)\n"
         "print(sorted(m for m in ('bpy', 'pyrender', 'OpenEXR', 'matplotlib', 'OpenGL') if m in sys.modules))"

@@ -114,6 +114,21 @@ def test_the_timeout_bounds_a_body_that_arrives_one_byte_at_a_time(batch, server
     assert "within 1 s" in result.failed[qids[0]]
 
 
+def test_one_deadline_bounds_headers_that_arrive_one_byte_at_a_time(batch, server, capsys):
+    """`eval --timeout 3` against a server dripping its status line and headers (a byte every 0.05 s, 30 s in all):
+    the question fails after about 3 s, saying so, instead of waiting for the headers to end."""
+    qids = [r.question_id for r in read_records(batch / "records.jsonl")]
+    server.script = {qids[0]: ["driphead"]}
+    began = time.monotonic()
+    code = main(["eval", str(batch), "--model", "toy-vlm", "--base-url", server.url, "--limit", "1",
+                 "--retries", "0", "--timeout", "3"])
+    took = time.monotonic() - began
+    assert 3.0 <= took < 5.0, took
+    answers = _lines(batch, "toy-vlm") if (eval_folder(batch, "toy-vlm") / RESPONSES).exists() else []
+    assert answers == []
+    assert code == 1 and f"failed {qids[0]}: no complete response within 3 s" in capsys.readouterr().err
+
+
 def test_a_changed_prompt_is_asked_again_and_nothing_else(batch, server):
     stim3d.evaluate(batch, "toy-vlm", server.url, **FAST)
     assert sum(server.counts.values()) == 10

@@ -26,7 +26,7 @@ import yaml
 from PIL import Image
 
 from stim3d.cli import main
-from stim3d.render.export.vlmevalkit import tsv_row
+from stim3d.export.vlmevalkit import tsv_row
 from stim3d.scoring.records import answer_text, read_records
 from tests.helpers import family_records, run_cli
 

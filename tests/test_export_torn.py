@@ -5,7 +5,7 @@ named on stderr, one line each, the same lines whatever the format, and the expo
 holds every other item; the command exits 1. A `BATCH/exports` (or
 `BATCH/exports/FORMAT`) that is a symbolic link is refused in one line with exit 2,
 and nothing is written where it points. One shared rule makes this so
-(stim3d/render/export/common.py: exportable_items, default_destination).
+(stim3d/export/common.py: exportable_items, default_destination).
 """
 
 from __future__ import annotations

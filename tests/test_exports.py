@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from stim3d.render.export.common import batch_namespace
+from stim3d.export.common import batch_namespace
 from stim3d.scoring.records import read_records
 from tests.helpers import run_cli as run
 

@@ -1,4 +1,4 @@
-"""The HTML gallery (render/views/gallery.py), checked in a real browser.
+"""The HTML gallery (stim3d/views/gallery.py), checked in a real browser.
 
 A tiny batch (5 items, Cycles 64x48 at 4 samples) is rendered once; the gallery
 built from it is opened in headless Chromium, driven over the DevTools protocol
@@ -29,9 +29,9 @@ from PIL import Image
 from stim3d.render.batch.config import parse_config
 from stim3d.render.batch.driver import render_batch
 from stim3d.render.batch.item_folder import load_item, load_mask
-from stim3d.render.views.gallery import GalleryError, build_gallery
-from stim3d.render.views.overlays import boxes_layer, grid_layer, mask_layer, object_colour, overlay_scale
 from stim3d.scenes.camera import geometry
+from stim3d.views.gallery import GalleryError, build_gallery
+from stim3d.views.overlays import boxes_layer, grid_layer, mask_layer, object_colour, overlay_scale
 
 pytestmark = pytest.mark.bpy  # the batch is rendered with Cycles
 

@@ -5,6 +5,7 @@ AVA box parser's minus signs."""
 from __future__ import annotations
 
 import errno
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from stim3d.cli.common import error_line
 from stim3d.scoring.parsers_actions import parse_box
+from tests.helpers import run_cli
 from tests.plugin_support import stim3d
 
 CONFIG = "seed: 2\nrender: {engine: raster, width: 32, height: 24, samples: 1}\ntasks:\n  - family: shape_count\n    count: 1\n"
@@ -63,3 +65,30 @@ def test_the_box_parser_keeps_minus_signs(response, box):
 def test_a_negative_max_makes_the_box_invalid_instead_of_positive():
     parsed = parse_box("[10, 20,\n-\n30, 40]")
     assert parsed.value is None and "is not a box" in parsed.reason
+
+
+@pytest.mark.parametrize("name, shown", [
+    ("dysm3d\n", "'dysm3d\\n'"),  # a preset's name and a newline: not the preset, and the newline shown
+    ("demo\x1b[2K", "'demo\\x1b[2K'"),  # a terminal escape is shown, not run
+])
+def test_a_config_name_with_a_control_character_is_shown_quoted(name, shown):
+    """The command prints an error's first line: a newline in the name must not cut it to the bare preset name."""
+    code, out, err = run_cli("validate", name)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"stim3d: error: {shown}: no such config file and no preset of that name (presets: ")
+    assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("where, reason", [
+    ("/proc/version", "Invalid argument" if os.geteuid() == 0  # root opens it, but cannot append: no file named
+     else "permission denied: choose a folder you may write to"),
+    ("{tmp}", "it is a folder, not a file"),
+    ("{tmp}/missing/run.log", "no such file or folder"),
+])
+def test_a_log_file_that_cannot_be_appended_to_is_named(tmp_path, where, reason):
+    path = where.format(tmp=tmp_path)
+    if not Path(path.split("/missing")[0]).exists():
+        pytest.skip(f"{path} is not on this system")
+    code, out, err = run_cli("--log-file", path, "families")
+    assert (code, out) == (2, "")
+    assert err == f"stim3d: error: --log-file {path}: cannot append log records to it: {reason}\n"

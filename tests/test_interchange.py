@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import stim3d
-from stim3d.render.export.clevr import clevr_scene
+from stim3d.export.clevr import clevr_scene
 from stim3d.scenes.camera import look_at
 from stim3d.scenes.interchange import box_3d, camera_matrices, project, with_interchange
 from tests.helpers import obj, scene

@@ -1,4 +1,4 @@
-"""Photoreal's second round (docs/looks.md): grounds that read as materials, rounded edges and wear, recorded in
+"""Photoreal (docs/looks.md "Photoreal"): grounds that read as materials, rounded edges and wear, recorded in
 scene.look and drawn after everything photoreal drew before, without touching a mask."""
 
 from __future__ import annotations
@@ -143,10 +143,13 @@ def test_each_ground_kind_renders_a_pattern_and_the_mask_stays_studios(tmp_path)
         ground = look.ground.model_copy(update={
             "material": name.split()[0], "srgb": spec.colors[0], "scale_m": spec.scale_m * texture_scale(item.scene) * 2,
             "params": {"seed": 5.0, **{k: lo for k, (lo, _hi) in spec.ranges}}})
-        # through the pinhole: depth of field would soften the far ground's pattern and add its lens's noise
-        # plain plastic objects: a cloth's sheen or a fine bump would add their own noise to the light on the ground
-        plain = [o.model_copy(update={"material": "plastic", "roughness": 0.4, "metallic": 0.0, "coat": 0.0, "params": {}}) for o in look.objects]
-        scene = item.scene.model_copy(update={"look": look.model_copy(update={"ground": ground, "lens": None, "pipeline": None,
+        # The ground builders under photoreal's endless ground, as older items and the tabletop's floor use them
+        # (tests/test_photoreal_settings.py renders the settings), through the pinhole (depth of field would soften
+        # the far pattern and add its lens's noise), under plain plastic objects (a cloth's sheen or a fine bump
+        # would add noise of their own to the light on the ground), before the camera's pipeline.
+        plain = [o.model_copy(update={"material": "plastic", "roughness": 0.4, "metallic": 0.0, "coat": 0.0,
+                                      "params": {}}) for o in look.objects]
+        scene = item.scene.model_copy(update={"look": look.model_copy(update={"ground": ground, "lens": None, "pipeline": None, "setting": None,
                                                                                "objects": plain})})
         seed = item.seed + (name == "plain again")  # another Cycles seed: the same image up to sampling noise
         out = blender.render_scene(scene, settings.model_copy(update={"look": "photoreal"}), seed, tmp_path / name)

@@ -228,7 +228,7 @@ def test_gallery_filters_by_look_studio_items_included(batch):
     (studio cards too, though their items record none), and --filter look=studio keeps the 2 studio items."""
     import re
 
-    from stim3d.render.views.gallery import build_gallery
+    from stim3d.views.gallery import build_gallery
 
     out, _ = batch
     page = build_gallery(out, workers=1).index.read_text()

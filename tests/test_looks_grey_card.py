@@ -1,5 +1,5 @@
 """bench/looks_grey_card.py: the grey card it renders under each photoreal map, and the per-map gains it derives
-(a measurement; photoreal does not apply them, docs/looks.md "Grey card per map")."""
+(a measurement; photoreal does not apply them, bench/results/looks_NOTES.md "Grey card per map")."""
 
 from __future__ import annotations
 

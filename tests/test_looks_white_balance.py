@@ -98,7 +98,9 @@ def _grey_chroma(tmp_path: Path, white_balance) -> float:
     materials = [m.model_copy(update={"material": "rubber", "metallic": 0.0, "coat": 0.0, "params": {}})
                  for m in look.objects]
     ground = GroundLook(material="plain", srgb=(0.5, 0.5, 0.5), roughness=0.8, scale_m=1.0)
-    look = look.model_copy(update={"environment": environment, "sun": None, "objects": materials, "ground": ground})
+    # No setting (issue 52): the map lights the scene (an outdoor setting's sky would replace it)
+    look = look.model_copy(update={"environment": environment, "sun": None, "objects": materials, "ground": ground,
+                                   "setting": None})
     scene = item.scene.model_copy(update={"objects": objects, "look": look})
     settings = RenderSettings(width=64, height=48, samples=4, threads=1, look="photoreal")
     out = blender.render_scene(scene, settings, item.seed, tmp_path / str(white_balance is not None))

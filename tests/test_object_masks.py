@@ -19,7 +19,7 @@ from stim3d.render.batch.folder import CHECKSUMS, verify_item
 from stim3d.render.batch.item_folder import load_mask
 from stim3d.render.settings import RenderSettings
 from stim3d.scenes.colors import named
-from stim3d.scenes.model import GroundTruth, Item
+from stim3d.scenes.model import GroundTruth, Item, StudioLook
 from stim3d.scenes.object_library import library_object
 from stim3d.scenes.visibility import measure
 from tests.helpers import resting
@@ -33,7 +33,7 @@ def _item() -> Item:
     base = compose("shape_count", {"max_instances": 2}, seed=1, width=64, height=48)
     objects = [library_object(1, "mug", 1.4, 0.0, 1.0, 200.0, named("red")),
                resting(2, "cube", "blue", 0.3, -0.8, 0.8), resting(3, "sphere", "green", -1.8, 0.0, 0.9)]
-    scene = base.scene.model_copy(update={"objects": objects, "look": None})
+    scene = base.scene.model_copy(update={"objects": objects, "look": StudioLook()})
     return base.model_copy(update={"item_id": "masks-1", "scene": scene,  # its question only makes a record to export
                                    "ground_truth": GroundTruth(objects=measure(scene).truths)})
 
@@ -88,7 +88,7 @@ def test_without_the_setting_nothing_changes(tmp_path):
 
 
 def test_bop_export_models_and_amodal_masks_are_the_composed_objects(rendered, tmp_path):
-    from stim3d.render.export.bop import export_bop
+    from stim3d.export.bop import export_bop
     from stim3d.scenes.meshes import object_mesh
 
     out, folder = rendered
@@ -109,8 +109,8 @@ def test_coco_and_clevr_exports_name_a_composed_object_by_its_library_name(rende
     from pycocotools import mask as mask_utils
     from pycocotools.coco import COCO
 
-    from stim3d.render.export.clevr import export_clevr
-    from stim3d.render.export.coco import export_coco
+    from stim3d.export.clevr import export_clevr
+    from stim3d.export.coco import export_coco
 
     out, folder = rendered
     export_coco([out], tmp_path / "coco")

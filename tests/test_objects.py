@@ -16,7 +16,7 @@ import pytest
 import trimesh
 
 from stim3d.errors import Stim3dError
-from stim3d.render.export.bop_models import model_key, model_ply
+from stim3d.export.bop_models import model_key, model_ply
 from stim3d.scenes.camera import look_at
 from stim3d.scenes.colors import named
 from stim3d.scenes.families.shared.stage import counting_lights

@@ -18,7 +18,7 @@ from stim3d.render.batch.item_folder import load_mask
 from stim3d.scenes.colors import named
 from stim3d.scenes.mesh_files import MeshFileError, mesh_source
 from stim3d.scenes.meshes import resting_source_object
-from stim3d.scenes.model import GroundTruth, Item
+from stim3d.scenes.model import GroundTruth, Item, StudioLook
 from stim3d.scenes.object_library import library_object
 from stim3d.scenes.visibility import measure
 
@@ -42,7 +42,7 @@ def _item(folder) -> Item:
         resting_source_object(2, mesh_source("capsule.obj", roots), 1.3, 1.3, 0.8, 0.0, named("blue")),
         resting_source_object(3, mesh_source("open.ply", roots), 1.1, 0.6, -0.5, 40.0, named("green")),
     ]
-    scene = base.scene.model_copy(update={"objects": objects, "look": None})
+    scene = base.scene.model_copy(update={"objects": objects, "look": StudioLook()})
     truth = measure(scene, 1)
     return base.model_copy(update={"item_id": "objects-1", "scene": scene, "questions": [],
                                    "ground_truth": GroundTruth(objects=truth.truths)})

@@ -282,3 +282,20 @@ def test_labels_are_in_the_mask_as_their_own_ids(tmp_path):
     seen = set(np.unique(mask).tolist())
     assert len(marks & seen) >= 0.9 * len(marks)
     assert all(o.id in seen for o in done.scene.objects if "row" in o.attributes)
+
+
+def test_validate_refuses_a_grid_range_whose_densest_grid_is_under_the_pixel_minimum(tmp_path):
+    """The first item (3x3) composes at 320x240; the task's densest grid (3x12) cannot show every object 16 px
+    across: validate composes it at the render's full size and refuses the config in one line, naming it."""
+    from tests.helpers import run_cli
+
+    config = tmp_path / "dense.yaml"
+    text = ("seed: 1\nrender: {engine: raster, width: 320, height: 240}\ntasks:\n  - family: odd_grid\n    count: 4\n"
+            "    grid: {cols: COLS}\n    params: {rows: 3, min_object_px: 16}\n")
+    config.write_text(text.replace("COLS", "[3, 12]"))
+    code, out, err = run_cli("validate", str(config))
+    assert (code, out) == (2, "") and len(err.splitlines()) == 1
+    assert err.startswith("stim3d: error: tasks[0]'s densest item (odd_grid, rows 3, cols 12) cannot be composed: "
+                          "constraint 'min_object_px' could not be met")
+    config.write_text(text.replace("COLS", "[3, 4]"))
+    assert run_cli("validate", str(config))[0] == 0

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from stim3d.eval.stats import MAX_LEVELS, axis_cells, fit_logistic
+from stim3d.eval.stats import MAX_LEVELS, axis_cells, fit_logistic, varied_axes
 from stim3d.scenes.families.ava import ava_depth
 from stim3d.scenes.families.ava.ava_common import ObjectSpec, make_object
 from stim3d.scenes.families.base import Frame
@@ -180,3 +180,168 @@ def test_the_largest_value_of_a_binned_axis_falls_in_the_top_bin():
     top = cells[-1]
     assert (top.label, top.n, top.correct) == (23.0, 3, 3)
     assert sum(c.n for c in cells) == 25
+
+
+# -- AVA marker boxes: overlap on both axes, whatever the boxes' proportions -----------------------------------
+# Mutation caught: ava_common.py boxes_overlap comparing an x index with a y index (`b[1] < a[3]` -> `b[1] < a[2]`),
+# which only a tall (or wide) box shows: tests/test_validity_families.py's table uses boxes of similar sides.
+
+
+def test_marker_boxes_overlap_exactly_when_they_share_a_pixel_tall_and_wide_boxes_included():
+    """Against the pixels each box covers (x1, y1 exclusive), over boxes from 1 to 60 px on either side."""
+    from stim3d.scenes.families.ava.ava_common import boxes_overlap
+
+    rng = np.random.default_rng(54)
+    for _ in range(3000):
+        boxes = []
+        for _side in range(2):
+            x0, y0 = (int(v) for v in rng.integers(0, 40, size=2))
+            w, h = (int(v) for v in rng.integers(1, 61, size=2))
+            boxes.append((x0, y0, x0 + w, y0 + h))
+        a, b = boxes
+        share = max(a[0], b[0]) < min(a[2], b[2]) and max(a[1], b[1]) < min(a[3], b[3])
+        assert boxes_overlap(a, b) is share and boxes_overlap(b, a) is share, (a, b)
+    tall, beside = (10, 0, 14, 100), (20, 50, 30, 60)  # a tall box and one to its right: apart
+    assert not boxes_overlap(tall, beside) and not boxes_overlap(beside, tall)
+
+
+# -- ROSE: the majority's size is the majority's, wherever the exceptions are -----------------------------------
+# Mutation caught: rose_grid.py _size_contrast taking the majority's size from the grid's first cell
+# (`cells[min(set(cells))]`), which is an exception when one stands in cell (1, 1).
+
+
+def test_a_size_exception_in_the_first_cell_is_measured_against_the_majority():
+    """3x3 grid, the exception in cell (1, 1) at 1.3x the majority's size and twice its area: seen as grown."""
+    from stim3d.scenes.families.rose.rose_grid import _size_contrast
+
+    cells = {(r, c): {"size": 1.3 if (r, c) == (1, 1) else 1.0} for r in range(1, 4) for c in range(1, 4)}
+    objects = [SimpleNamespace(id=i, attributes={"row": r, "col": c}) for i, (r, c) in enumerate(cells, start=1)]
+    areas = {o.id: 200 if (o.attributes["row"], o.attributes["col"]) == (1, 1) else 100 for o in objects}
+    layout = SimpleNamespace(canvas=SimpleNamespace(casts={i: SimpleNamespace(gx=np.zeros(a)) for i, a in areas.items()}))
+    ratios = _size_contrast(layout, objects, cells, {(1, 1)})  # type: ignore[arg-type]
+    assert ratios == {(1, 1): {"area_ratio_row": 2.0, "area_ratio_grid": 2.0}}
+
+
+# -- the eval report shows an axis the batch varies over two values ---------------------------------------------
+# Mutation caught: stats.py varied_axes keeping keys with more than two values (`len(seen) > 2`), which drops a
+# yes/no-like axis (two sizes, labels on and off) from every report.
+
+
+def test_a_difficulty_axis_with_two_values_is_reported_and_one_with_one_value_is_not():
+    records = [SimpleNamespace(difficulty={"rows": 5 + 2 * (i % 2), "layout_px": 640, "n": i % 3}) for i in range(6)]
+    assert varied_axes(records) == ["n", "rows"]  # type: ignore[arg-type]
+    results = [SimpleNamespace(correct=i % 2 == 0) for i in range(6)]
+    cells = axis_cells(records, results, "rows")  # type: ignore[arg-type]
+    assert [(c.label, c.n, c.correct) for c in cells] == [(5.0, 3, 3), (7.0, 3, 0)]
+
+
+# -- a box question's record carries the image's width as width and its height as height ------------------------
+# Mutation caught: records.py scoring_for giving `width=image_size[1], height=image_size[0]`; every box family's
+# tests render square-ish frames or score pixel boxes only.
+
+
+def test_a_box_record_on_a_wide_image_scores_a_fraction_box_against_its_own_sides():
+    from stim3d.render.batch.records import records_for
+    from tests.helpers import PROVENANCE
+
+    item = make_item("ava_localize", {}, [5, 0, 0], "ava_localize-t0-00000", Frame(200, 100))
+    (record,) = [r for r in records_for(item.model_copy(update={"provenance": PROVENANCE}), "items/x/image.png",
+                                        "ab" * 32) if r.answer.type == "box"]
+    assert (record.scoring.params["width"], record.scoring.params["height"]) == (200, 100)
+    x0, y0, x1, y1 = record.answer.gold
+    fractions = parse("box", f"[{x0 / 200}, {y0 / 100}, {x1 / 200}, {y1 / 100}]").value
+    assert apply(record.scoring.rule, fractions, record.answer.gold, record.scoring.params) == pytest.approx(1.0)
+
+
+# -- a sign's text: the last of several quoted strings ------------------------------------------------------------
+# Mutation caught: parsers_actions.py parse_text taking the first quoted string (`quoted[0]`).
+
+
+@pytest.mark.parametrize("response", [
+    'It could be "APPLE" or "GRAPE", but looking closer I read "LEMON".',
+    "At first \u201cAPPLE\u201d, then \u201cLEMON\u201d.",
+])
+def test_of_several_quoted_strings_the_last_is_the_text_read(response):
+    from stim3d.scoring.parsers_actions import parse_text
+
+    assert parse_text(response).value == "LEMON"
+
+
+# -- a figure's contrast is the whole figure's, not its first part's ----------------------------------------------
+# Mutation caught: look_contrast.py object_contrasts judging a figure by its first part only
+# (`np.isin(mask, ids)` -> `mask == ids[0]`); tests/test_look_contrast.py's two dots have one colour.
+
+
+def test_a_figures_contrast_is_measured_over_all_its_parts():
+    """A digit of two parts on a grey board: part 1 (a few pixels) grey like the board, part 2 (most of the digit)
+    black. The figure's median colour is black, so it stands out; its first part alone would not."""
+    from stim3d.scenes.look_contrast import object_contrasts, region_contrast
+
+    mask = np.zeros((40, 40), np.uint16)
+    mask[10:14, 10:20], mask[14:30, 10:20] = 1, 2
+    image = np.full((40, 40, 3), 128, np.uint8)
+    image[mask == 2] = (10, 10, 10)
+    pixels = {1: float((mask == 1).sum()), 2: float((mask == 2).sum())}
+    figure = object_contrasts(image, mask, pixels, {1: "digit", 2: "digit"})
+    whole = region_contrast(image, mask > 0)
+    assert figure == {1: whole, 2: whole} and whole is not None and whole > 20
+    assert region_contrast(image, mask == 1) < 1  # what the first part alone would have given both
+
+
+# -- the contrast floor is 5 dE2000 (docs/looks.md "Contrast floor") ------------------------------------------------
+# Mutation caught: look_contrast.py FLOOR_DE changed (tests compared with FLOOR_DE itself, so they moved with it).
+
+
+def test_the_contrast_floor_is_the_documented_five_de2000():
+    from stim3d.scenes.look_contrast import contrast_failures
+    from stim3d.scenes.model import GroundTruth
+
+    item = make_item("shape_count", {}, [1, 0, 0], "shape_count-t0-00000", FRAME)
+    values = [4.99, 5.0, 5.01, None, 2.0, 30.0]
+    truths = [t.model_copy(update={"contrast_de": values[i % len(values)]})
+              for i, t in enumerate(item.ground_truth.objects)]
+    assert len(truths) >= 3
+    judged = item.model_copy(update={"ground_truth": GroundTruth(objects=truths)})
+    DOCUMENTED_FLOOR = 5.0  # docs/looks.md: "The floor: 5 dE2000"
+    expected = sorted(t.id for t in truths if t.contrast_de is not None and t.contrast_de < DOCUMENTED_FLOOR)
+    assert contrast_failures(judged) == expected
+    assert [t.id for t in truths if t.contrast_de in (4.99, 2.0)] == expected
+
+
+# -- ava_object among distractors: the gold and the red box are the target's ----------------------------------------
+# Mutations caught: ava_object.py compose marking another object (`markers={2: "red"}`) or naming another object's
+# kind as the gold; tests/test_ava_object.py's seeds drew no distractor, so only the golden hash noticed.
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 4])
+def test_ava_objects_gold_and_red_box_are_the_targets_with_distractors_present(seed):
+    from stim3d.scenes.markers import marker_box
+
+    frame = Frame(320, 240)
+    item = make_item("ava_object", {"max_distractors": 6}, [seed, 0, seed], f"ava_object-t0-{seed:05d}", frame)
+    assert item.difficulty["n_distractors"] >= 1 and len(item.scene.objects) >= 2
+    marked = [o for o in item.scene.objects if "marker" in o.attributes]
+    assert [(o.id, o.attributes["marker"]) for o in marked] == [(1, "red")]
+    target = marked[0]
+    kind = target.source.name.replace("_", " ")
+    assert [q.gold for q in item.questions] == [kind, kind]
+    assert all(o.source.name != target.source.name for o in item.scene.objects if o.id != target.id)
+    box = (target.attributes["marker_x0"], target.attributes["marker_y0"], target.attributes["marker_x1"],
+           target.attributes["marker_y1"])
+    assert box == marker_box(item.ground_truth.of(target.id).bbox_visible, frame)
+
+
+# -- a composed object's mesh is centred on its bounding box and one unit at its longest ----------------------------
+# Mutation caught: meshes.py composed_mesh centring on the vertices' mean instead of the box's centre (an object
+# with a handle or a chimney moves off its location, and off the ray cast Blender shares).
+
+
+@pytest.mark.parametrize("name", ["mug", "house", "car", "snowman", "lamp", "rocket"])
+def test_a_composed_objects_mesh_is_centred_on_its_box(name):
+    from stim3d.scenes.meshes import composed_mesh
+    from stim3d.scenes.object_library import composed_source
+
+    vertices = composed_mesh(composed_source(name).parts)[0].vertices
+    low, high = vertices.min(axis=0), vertices.max(axis=0)
+    assert np.allclose((low + high) / 2, 0.0, atol=1e-12)
+    assert (high - low).max() == pytest.approx(1.0)

@@ -36,7 +36,7 @@ def batch(study_batch) -> Path:
 @pytest.fixture(scope="module")
 def built(batch, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("studies") / "study"
-    build_study(batch, out, BuildOptions(practice=2, catch=2, jatos=True))
+    build_study(batch, out, BuildOptions(pilot=True, practice=2, catch=2, jatos=True))
     return out
 
 
@@ -44,7 +44,7 @@ def trials_of(study: Path) -> list[Trial]:
     return [Trial.model_validate(t) for t in json.loads((study / "trials.json").read_text())["trials"]]
 
 
-def test_trials_carry_the_records_answer_types_and_golds_only_where_shown(batch, built):
+def test_trials_carry_the_records_answer_types_and_golds_only_where_the_page_judges(batch, built):
     records = {r.question_id: r for r in load_batch(batch).records}
     trials = trials_of(built)
     assert {t.answer_type for t in trials} >= {"integer", "yes_no", "letters", "cell", "choice", "box", "number",
@@ -54,7 +54,7 @@ def test_trials_carry_the_records_answer_types_and_golds_only_where_shown(batch,
         record = records[trial.question_id]
         assert trial.answer_type == record.answer.type and trial.options == record.answer.options
         assert (built / trial.image).read_bytes() == loaded_image(batch, trial.item_id)  # lossless, the model's PNG
-        if trial.role == "main":
+        if trial.role in ("main", "catch"):  # the page never judges these: their answers stay with the scorer
             assert trial.gold is None and trial.gold_text is None
             assert "answer" not in trial.difficulty and "n_exceptions" not in trial.difficulty
         else:
@@ -99,25 +99,25 @@ def test_grid_cells_hold_each_grid_objects_centroid(batch, built):
 
 def test_the_same_batch_and_options_give_byte_identical_manifest_and_trials(batch, built, tmp_path):
     again = tmp_path / "again"
-    build_study(batch, again, BuildOptions(practice=2, catch=2, jatos=True))
+    build_study(batch, again, BuildOptions(pilot=True, practice=2, catch=2, jatos=True))
     for name in ("study.json", "trials.json"):
         assert (again / name).read_bytes() == (built / name).read_bytes()
     assert (again.with_name("again.jzip")).read_bytes() == built.with_name("study.jzip").read_bytes()
     other = tmp_path / "other"
-    build_study(batch, other, BuildOptions(practice=1, catch=2, jatos=True))
+    build_study(batch, other, BuildOptions(pilot=True, practice=1, catch=2, jatos=True))
     assert json.loads((other / "study.json").read_text())["study_id"] != json.loads((built / "study.json").read_text())["study_id"]
 
 
 def test_force_rebuilds_but_keeps_data_and_consent(batch, tmp_path):
     out = tmp_path / "study"
-    build_study(batch, out, BuildOptions())
+    build_study(batch, out, BuildOptions(pilot=True))
     (out / "consent.html").write_text("our approved text")
     (out / "data" / "p1").mkdir(parents=True)
     (out / "data" / "p1" / "s1.json").write_text("{}")
     (out / "stimuli" / "stale.png").write_bytes(b"x")
     with pytest.raises(StudyError, match="already a study; --force"):
-        build_study(batch, out, BuildOptions())
-    build_study(batch, out, BuildOptions(force=True, practice=1))
+        build_study(batch, out, BuildOptions(pilot=True))
+    build_study(batch, out, BuildOptions(pilot=True, force=True, practice=1))
     assert (out / "consent.html").read_text() == "our approved text"
     assert (out / "data" / "p1" / "s1.json").read_text() == "{}"
     assert not (out / "stimuli" / "stale.png").exists()
@@ -162,7 +162,8 @@ def test_jatos_archive_holds_the_jas_and_the_study(built):
     assert '<script src="jatos.js"></script>' in page
     assert '<script src="jatos.js"></script>' not in (built / "index.html").read_text()
     on_disk = {p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file()}
-    assert {n.removeprefix(folder + "/") for n in names if n != jas_name} == on_disk
+    packed = {n.removeprefix(folder + "/") for n in names if n != jas_name}
+    assert packed == on_disk - {".stim3d-private.json"}  # the page's files; the owner's private file stays here
 
 
 def test_package_data_ships_the_page_and_the_vendored_jspsych():
@@ -180,13 +181,16 @@ def test_package_data_ships_the_page_and_the_vendored_jspsych():
 
 
 def test_options_from_args_refuse_bad_values_in_one_line():
+    from stim3d.cli.common import UsageError
+    from stim3d.cli.study import build_options
+
     args = Namespace(per_participant=None, practice=-1, catch=2, seed=0, filter=[], present_ms=None, mask_ms=None,
                      completion_url=None, jatos=False, force=False)
-    with pytest.raises(StudyError, match=r"^--practice -1: "):
-        BuildOptions.from_args(args)
+    with pytest.raises(UsageError, match=r"^--practice -1: "):
+        build_options(args)
     args.practice, args.completion_url = 2, "prolific.example/complete"
-    with pytest.raises(StudyError, match=r"^--completion-url .*http"):
-        BuildOptions.from_args(args)
+    with pytest.raises(UsageError, match=r"^--completion-url .*http"):
+        build_options(args)
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -216,3 +220,98 @@ def test_bad_inputs_are_one_line_and_exit_2(batch, built, tmp_path):
         assert result.returncode == 2 and "Traceback" not in result.stderr, (expected, result.stderr)
         assert len(result.stderr.strip().splitlines()) == 1 and expected in result.stderr, (expected, result.stderr)
     assert not Path(out).exists()
+
+
+def test_build_refuses_an_item_the_page_cannot_present_in_one_line_naming_it(batch, tmp_path, monkeypatch, capsys):
+    """A type without a widget (here box, its widget taken away) would end the study on that trial: refused."""
+    from stim3d.cli import main
+    from stim3d.study import contract
+
+    monkeypatch.delitem(contract.RESPONSE_FORMS, "box")
+    item = next(r for r in load_batch(batch).records if r.answer.type == "box")
+    assert main(["study", "build", str(batch), "--out", str(tmp_path / "study")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"item {item.item_id}, question {item.question_id}: answer type 'box' has no widget" in err[0]
+    assert not (tmp_path / "study").exists()
+
+
+def test_force_refuses_a_folder_that_is_not_a_study_and_deletes_nothing(batch, tmp_path, capsys):
+    """--force replaces stimuli/, lib/, js/ and css/ whole: into someone else's folder it would delete theirs."""
+    from stim3d.cli import main
+
+    for name, manifest in (("site", None), ("app", '{"name": "my app"}'), ("odd", "[1, 2]")):
+        stranger = tmp_path / name
+        for rel in ("js/app.js", "css/site.css", "stimuli/logo.png", "index.html"):
+            (stranger / rel).parent.mkdir(parents=True, exist_ok=True)
+            (stranger / rel).write_text(f"{name}'s {rel}")
+        if manifest is not None:
+            (stranger / "study.json").write_text(manifest)
+        before = {p: p.read_bytes() for p in stranger.rglob("*") if p.is_file()}
+        assert main(["study", "build", str(batch), "--out", str(stranger), "--force"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "is not empty and is not a study" in err[0] and "--force only rebuilds" in err[0]
+        assert {p: p.read_bytes() for p in stranger.rglob("*") if p.is_file()} == before
+
+
+def test_only_the_pages_files_are_counted_and_packed_for_jatos(batch, tmp_path):
+    """What the owner keeps in the study folder (notes, an older version's exclusions.json) never leaves it."""
+    out = tmp_path / "study"
+    build_study(batch, out, BuildOptions(pilot=True))
+    (out / "notes.txt").write_text("participant emails")
+    (out / "exclusions.json").write_text("{}")
+    (out / "private").mkdir()
+    (out / "private" / "key.txt").write_text("secret")
+    report = build_study(batch, out, BuildOptions(pilot=True, force=True, jatos=True))
+    with zipfile.ZipFile(report.jzip) as archive:
+        names = {name.split("/", 1)[1] for name in archive.namelist() if "/" in name}
+    assert names and not names & {"notes.txt", "exclusions.json", "private/key.txt"}
+    assert {"index.html", "consent.html", "study.json", "trials.json"} <= names
+    assert all(name.split("/")[0] in ("js", "css", "lib", "stimuli") for name in names if "/" in name)
+
+
+def test_no_absolute_path_is_published_and_score_finds_the_batch_from_the_private_file(batch, built, tmp_path):
+    """study.json and trials.json are served to every participant and packed for JATOS: no path of this machine."""
+    from stim3d.study.score import score_study
+
+    home = str(batch.resolve().parent)
+    published = [(built / name).read_text() for name in ("study.json", "trials.json")]
+    with zipfile.ZipFile(built.with_name("study.jzip")) as archive:
+        published += [archive.read(name).decode("utf-8", "replace") for name in archive.namelist()
+                      if name.endswith((".json", ".jas", ".html"))]
+    assert all(home not in text and str(built.parent) not in text for text in published)
+    manifest = json.loads((built / "study.json").read_text())
+    assert "path" not in manifest["batch"] and manifest["batch"]["name"] == batch.resolve().name
+    assert json.loads((built / ".stim3d-private.json").read_text()) == {"batch": str(batch.resolve())}
+    copy = tmp_path / "copied-study"
+    shutil.copytree(built, copy)
+    (copy / ".stim3d-private.json").unlink()  # a study folder copied without its private file
+    with pytest.raises(StudyError, match=r"no record of the batch this study was built from; give --batch$"):
+        score_study(copy)
+
+
+def test_an_unedited_consent_template_is_refused_unless_the_study_is_a_pilot(batch, tmp_path, capsys):
+    """A first build leaves only the template to edit; once edited the study builds; --pilot builds it as it is."""
+    from stim3d.cli import main
+
+    out = tmp_path / "study"
+    assert main(["study", "build", str(batch), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "consent.html: the consent template is not edited (it still has [N], [researcher" in err[0]
+    assert "pass --pilot to try the study first" in err[0], err
+    assert [p.name for p in out.iterdir()] == ["consent.html"]  # the one file to edit, nothing else
+    template = (out / "consent.html").read_text()
+    (out / "consent.html").write_text(template.replace("[N]", "10"))  # half edited is not edited
+    with pytest.raises(StudyError, match=r"still has \[researcher, Replace this text"):
+        build_study(batch, out, BuildOptions())
+    (out / "consent.html").write_text("<h2>Consent</h2><p>About 10 minutes. Contact: A. Researcher.</p>")
+    assert main(["study", "build", str(batch), "--out", str(out)]) == 0  # no --force: only the consent was there
+    manifest = json.loads((out / "study.json").read_text())
+    assert "pilot" not in manifest
+    pilot = tmp_path / "pilot"
+    assert main(["study", "build", str(batch), "--out", str(pilot), "--pilot"]) == 0
+    assert (pilot / "consent.html").read_text() == template
+    piloted = json.loads((pilot / "study.json").read_text())
+    assert piloted["pilot"] is True and piloted["study_id"] == manifest["study_id"]  # the same study, tried out
+    capsys.readouterr()
+    assert main(["study", "build", str(batch), "--out", str(pilot), "--force"]) == 2  # still the template
+    assert "not edited" in capsys.readouterr().err

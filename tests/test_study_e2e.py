@@ -230,7 +230,10 @@ def bob_script(plan: list[Trial], records: dict[str, Record]) -> list[Step]:
 class Participant:
     """One browser page of the study: console errors and page errors collected, the fake clock installed."""
 
-    def __init__(self, browser: Any, url: str, server: bool = True, allowed_404: str | None = None) -> None:
+    def __init__(self, browser: Any, url: str, server: bool = True,
+                 allowed: tuple[tuple[str, str], ...] = ()) -> None:
+        """`allowed`: (part of the URL, status) of the failed requests the page makes by design (the console reports
+        each as an error)."""
         self.server = server
         self.context = browser.new_context(accept_downloads=True, viewport={"width": 1100, "height": 900})
         self.page = self.context.new_page()
@@ -239,7 +242,8 @@ class Participant:
 
         def console(message: Any) -> None:
             where = (message.location or {}).get("url", "")
-            if message.type == "error" and not (allowed_404 and where.endswith(allowed_404)):
+            expected = any(end in where and f"status of {status}" in message.text for end, status in allowed)
+            if message.type == "error" and not expected:
                 self.errors.append(f"{message.text} ({where})")
         self.page.on("console", console)
         self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
@@ -290,7 +294,7 @@ def built(study_batch, tmp_path_factory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("e2e")
     batch = root / "batch"
     shutil.copytree(study_batch, batch)
-    build_study(batch, root / "study", BuildOptions(practice=2, catch=2, seed=SEED))
+    build_study(batch, root / "study", BuildOptions(pilot=True, practice=2, catch=2, seed=SEED))
     return batch, root / "study"
 
 
@@ -323,7 +327,7 @@ def refusals(base: str, session: dict[str, Any]) -> None:
     """An oversize, a malformed and path-like sessions through the real HTTP API: refused in one line."""
     host, port = base.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(f"PUT /api/session HTTP/1.1\r\nHost: x\r\nContent-Length: {MAX_BODY_BYTES + 1}\r\n\r\n{{".encode())
+        sock.sendall(f"PUT /api/session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {MAX_BODY_BYTES + 1}\r\n\r\n{{".encode())
         assert " 413 " in sock.makefile("rb").readline().decode()
     bodies = [b"{not json", json.dumps({**session, "participant": "../x"}).encode(),
               json.dumps({**session, "participant": "/tmp/x"}).encode(),
@@ -369,8 +373,15 @@ def test_a_person_completes_the_real_study_and_scoring_reproduces_the_script(bui
         assert len(files) == 1
         session = Session.model_validate_json(files[0].read_text())
         refusals(base, session.model_dump(mode="json"))
+        # alice again in another browser (no token there): refused by the documented rule, her session untouched
+        again = Participant(browser, f"{base}/index.html?participant=alice", allowed=(("/api/session", "409"),))
+        expect(again.page.get_by_text("You have already started this study (participant ID alice)")).to_be_visible()
+        assert not again.errors, again.errors
+        again.context.close()
     written = sorted(set(listing(study.parent)) - set(before))
-    assert written == ["study/data", "study/data/alice", f"study/data/alice/{files[0].name}"]
+    token = files[0].with_suffix(".token").name
+    assert written == ["study/data", "study/data/alice", f"study/data/alice/{files[0].name}", f"study/data/alice/{token}"]
+    assert Session.model_validate_json(files[0].read_text()) == session
     assert session.complete and [t.trial_id for t in session.trials] == [t.trial_id for t in alice_plan]
     assert [t.response for t in session.trials] == [s.response for s in alice]
     assert all(t.rt_ms >= THINK_MS for t in session.trials), [t.rt_ms for t in session.trials]
@@ -381,7 +392,7 @@ def test_a_person_completes_the_real_study_and_scoring_reproduces_the_script(bui
     static = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(study)))
     with running(static) as base:
         person = Participant(browser, f"{base}/index.html?participant=bob", server=False,
-                             allowed_404="/api/ping")  # the page asks whether a server is there
+                             allowed=(("/api/ping", "404"),))  # the page asks whether a server is there
         person.start(pages)
         person.run(bob_plan, bob)
         with person.page.expect_download(timeout=STEP_MS) as download:
@@ -405,3 +416,31 @@ def test_a_person_completes_the_real_study_and_scoring_reproduces_the_script(bui
     assert report.pooled == (len(want), right, len(want))
     pooled = json.loads((batch / "eval" / "human" / "scores.json").read_text())["rows"][0]
     assert pooled["accuracy"] == pytest.approx(right / len(want))
+
+
+def test_a_participant_whose_session_the_owner_moved_out_starts_over_and_another_browser_is_refused(built, browser,
+                                                                                                   tmp_path):
+    """The documented rule (docs/study_collect.md, sessions and tokens): one session per participant; moving a
+    participant's folder out of data/ lets them start over in the browser they used."""
+    from playwright.sync_api import expect
+
+    study = tmp_path / "study"
+    shutil.copytree(built[1], study, ignore=shutil.ignore_patterns("data", ".stim3d-serve.lock"))
+    with running(make_server(study, "127.0.0.1", 0, log=lambda line: None)) as base:
+        url = f"{base}/index.html?participant=carol"
+        person = Participant(browser, url, allowed=(("/api/session?participant=carol&session=", "403"),))
+        expect(person.page.get_by_role("button", name="I agree")).to_be_visible()
+        (token,) = (study / "data" / "carol").glob("*.token")
+        first = token.read_text()
+        shutil.move(study / "data" / "carol", tmp_path / "carol-moved")
+        person.page.reload()  # the kept token is no longer the session's: a new start under the same session id
+        expect(person.page.get_by_role("button", name="I agree")).to_be_visible()
+        assert [p.name for p in (study / "data" / "carol").iterdir()] == [token.name]
+        assert token.read_text() != first
+        assert not person.errors, person.errors
+        other = Participant(browser, url, allowed=(("/api/session", "409"),))
+        expect(other.page.get_by_role("alert")).to_contain_text("You have already started this study")
+        expect(other.page.get_by_role("button", name="I agree")).to_have_count(0)
+        assert not other.errors, other.errors
+        other.context.close()
+        person.context.close()

@@ -29,7 +29,7 @@ class QuietHandler(SimpleHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def study(study_batch, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("page") / "study"
-    build_study(study_batch, out, BuildOptions(practice=2, catch=2, per_participant=4, seed=3))
+    build_study(study_batch, out, BuildOptions(pilot=True, practice=2, catch=2, per_participant=4, seed=3))
     with_standin_widgets(out)
     return out
 
@@ -68,12 +68,16 @@ def answer(page, trial: Trial, text: str) -> None:
     page.locator(f'[data-trial="{trial.trial_id}"]').wait_for(state="detached")
 
 
-def test_a_participant_completes_the_study_and_downloads_a_valid_session(study, site, page):
+def test_a_participant_completes_the_study_and_downloads_a_valid_session(study, study_batch, site, page):
     from playwright.sync_api import expect
+
+    from stim3d.scoring.answers import answer_text
+    from stim3d.scoring.records import read_records
 
     trials = [Trial.model_validate(t) for t in json.loads((study / "trials.json").read_text())["trials"]]
     manifest = json.loads((study / "study.json").read_text())
     by_id = {t.trial_id: t for t in trials}
+    gold = {r.question_id: answer_text(r.answer.type, r.answer.gold) for r in read_records(study_batch / "records.jsonl")}
     participant = "P7"
     plan = participant_plan(trials, 3, participant, 4)
     assert len(plan) == 2 + 4 + 2
@@ -98,7 +102,7 @@ def test_a_participant_completes_the_study_and_downloads_a_valid_session(study, 
     page.get_by_role("button", name="Start").click()
     for trial_id in plan[2:]:
         trial = by_id[trial_id]
-        answer(page, trial, trial.gold_text if trial.role == "catch" else "1")
+        answer(page, trial, gold[trial_id] if trial.role == "catch" else "1")  # catch answers: the batch's, not the page's
 
     with page.expect_download(timeout=STEP_MS) as info:
         page.get_by_role("button", name="Download your data").click()
@@ -110,5 +114,23 @@ def test_a_participant_completes_the_study_and_downloads_a_valid_session(study, 
     assert [t.index for t in session.trials] == list(range(len(plan)))
     assert [t.trial_id for t in session.trials] == plan
     catch = [t for t in session.trials if t.role == "catch"]
-    assert [t.response for t in catch] == [by_id[t.trial_id].gold_text for t in catch]
+    assert [t.response for t in catch] == [gold[t.trial_id] for t in catch]
     assert session.environment.window is not None and session.environment.device_pixel_ratio
+
+
+def test_a_participant_id_that_is_not_canonical_is_refused_in_one_message(study, site, page):
+    """`p1-` would share eval/human-p1 with `p1`: the page names the id from the link and asks for another."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{site}/index.html?participant=p1-")
+    expect(page.get_by_role("alert")).to_have_text(
+        "The participant ID in the link (p1-) cannot be used. Use letters, digits, '.', '_' or '-', starting and "
+        "ending with a letter or digit (at most 114 characters).")
+    for typed in ("p1.", "p1_", "a" * 115):
+        page.get_by_label("Participant ID").fill(typed)
+        page.get_by_role("button", name="Continue").click()
+        expect(page.get_by_role("alert")).to_contain_text("ending with a letter or digit")
+        expect(page.get_by_role("button", name="I agree")).to_have_count(0)
+    page.get_by_label("Participant ID").fill("p1")
+    page.get_by_role("button", name="Continue").click()
+    expect(page.get_by_role("button", name="I agree")).to_be_visible()

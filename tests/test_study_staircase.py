@@ -9,8 +9,10 @@ estimate recovers it and that the 95 % interval means what it says.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,7 @@ from stim3d.study.staircase import (
     StaircaseError,
     guess_rate,
     make_spec,
+    nearest_level,
     pick_trial,
     replay,
     session_steps,
@@ -247,3 +250,51 @@ def test_a_session_the_page_ran_replays_to_the_same_estimate_and_a_forged_one_is
     forged = [*shown[:3], (shown[3][0], gold[shown[3][0]] if shown[3][1] != gold[shown[3][0]] else "7"), *shown[4:]]
     with pytest.raises(StaircaseError, match="staircase step"):
         session_steps(manifest, 5, "p-7", forged, gold)  # one answer flipped: the later levels no longer follow
+
+
+EIGHT = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]  # evenly spaced: a uniform prior's first mean is the midpoint 0.65
+
+
+def test_an_exact_midpoint_and_a_near_tie_go_to_the_lower_level_in_python_and_javascript():
+    assert Staircase({"levels": EIGHT}).next() == 0.6  # the first mean is (0.3 + 1.0) / 2, between 0.6 and 0.7
+    span = EIGHT[-1] - EIGHT[0]
+    means = [0.65, 0.65 + 1e-15, 0.65 - 1e-15, 0.65 + 0.25e-9 * span, 0.65 + 1e-9 * span, 0.65 - 1e-6, 0.3, 1.7, -2.0]
+    python = [nearest_level(EIGHT, m) for m in means]  # distances within 1e-9 of the range (0.7e-9): a tie
+    assert python == [0.6, 0.6, 0.6, 0.6, 0.7, 0.6, 0.3, 1.0, 0.3]
+    assert run_js(f"console.log(JSON.stringify({json.dumps(means)}.map(m => S.nearestLevel({json.dumps(EIGHT)}, m))));"
+                  ) == python
+    first = run_js(f"console.log(JSON.stringify(S.create({{levels: {json.dumps(EIGHT)}}}).next()));")
+    assert first == 0.6
+
+
+CHOICES = """
+import json, sys
+from stim3d.eval.adaptive import Staircase
+out = []
+for spec, answers in json.loads(sys.argv[1]):
+    sc = Staircase(spec)
+    for correct in answers:
+        sc.update(sc.next(), correct)
+    out.append([sc.history, sc.estimate().as_dict()])
+print(json.dumps(out))
+"""
+
+
+def test_the_choices_do_not_depend_on_the_blas_kernel_and_match_the_page():
+    """The same scripted answers under three OpenBLAS kernels (the CPU types a participant's page never sees)."""
+    cases = [({"levels": EIGHT, "trials": 16}, [level >= 0.65 for level in (0.6, 0.9, 0.7, 0.5)] * 4),
+             ({"levels": EIGHT, "prior": "normal"}, [True, False] * 8),
+             ({"levels": LEVELS, "guess": 0.5, "lapse": 0.0}, [False, True, True, False, True] * 3)]
+    runs = {}
+    for coretype in ("Prescott", "Sandybridge", "Haswell"):
+        env = {**os.environ, "OPENBLAS_CORETYPE": coretype}
+        result = subprocess.run([sys.executable, "-c", CHOICES, json.dumps(cases)], cwd=ROOT, env=env,
+                                capture_output=True, text=True, timeout=120, check=False)
+        assert result.returncode == 0, result.stderr
+        runs[coretype] = json.loads(result.stdout)
+    assert runs["Prescott"] == runs["Sandybridge"] == runs["Haswell"]
+    page = run_js(f"const CASES = {json.dumps(cases)};\n{JS_SCRIPTED}")
+    for (history, estimate), js in zip(runs["Haswell"], page):
+        assert [level for level, _ in history] == js["levels"]
+        assert abs(js["estimates"][-1]["threshold"] - estimate["threshold"]) <= 1e-9
+    assert runs["Haswell"][0][0][0][0] == 0.6  # the exact midpoint at step 0, taken to the lower level

@@ -60,10 +60,10 @@ def test_build_refuses_a_folder_without_sweeps_and_options_that_do_not_fit(sweep
         assert len(err) == 1 and message in err[0], err
 
 
-def _put(url: str, session: dict) -> tuple[int, dict]:
-    body = json.dumps(session).encode()
-    request = urllib.request.Request(f"{url}/api/session", data=body, method="PUT",
-                                     headers={"Content-Type": "application/json"})
+def _api(url: str, method: str, body: dict, token: str | None = None) -> tuple[int, dict]:
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
+    request = urllib.request.Request(f"{url}/api/session", data=json.dumps(body).encode(), method=method,
+                                     headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, json.loads(response.read())
@@ -112,7 +112,7 @@ def test_a_participant_runs_the_staircase_and_score_reports_the_threshold_replay
     batch = tmp_path / "sweep"
     shutil.copytree(sweep, batch)
     study = tmp_path / "study"
-    report = build_study(batch, study, BuildOptions(staircase=True, staircase_trials=STEPS))
+    report = build_study(batch, study, BuildOptions(pilot=True, staircase=True, staircase_trials=STEPS))
     assert any(line.startswith(f"staircase: {STEPS} steps over 8 levels") for line in report.summary_lines())
     manifest = json.loads((study / "study.json").read_text())
     trials = [Trial.model_validate(t) for t in json.loads((study / "trials.json").read_text())["trials"]]
@@ -144,11 +144,16 @@ def test_a_participant_runs_the_staircase_and_score_reports_the_threshold_replay
         flip = next(k for k in range(STEPS - 1)
                     if _next_after(manifest, answers[:k] + [(answers[k][0], not answers[k][1])]) != answers[k + 1][0])
         forged = json.loads(session.model_dump_json())
-        forged["session"] = "forged"
         gold = next(t.gold_text or "" for t in trials if t.trial_id == forged["trials"][flip]["trial_id"])
         forged["trials"][flip]["response"] = str(int(gold) + 1) if answers[flip][1] else gold
-        status, body = _put(base, forged)
+        # sent as a fresh session of P1 (one session per participant: the real one moves aside meanwhile)
+        shutil.move(study / "data" / "P1", tmp_path / "P1")
+        status, started = _api(base, "POST", {"participant": "P1", "session": session.session})
+        assert status == 201, started
+        status, body = _api(base, "PUT", forged, started["token"])
         assert status == 400 and f"staircase step {flip + 1}" in body["error"]
+        shutil.rmtree(study / "data" / "P1")
+        shutil.move(tmp_path / "P1", study / "data" / "P1")
     finally:
         server.shutdown()
         thread.join(timeout=10)
@@ -165,7 +170,7 @@ def test_a_participant_runs_the_staircase_and_score_reports_the_threshold_replay
     lines = scored.summary_lines()
     assert any(f"staircase threshold {expected.threshold:.3f} (SD {expected.sd:.3f}" in line for line in lines), lines
     assert any(line.startswith("staircase (pooled): threshold") for line in lines), lines
-    exclusions = json.loads((study / "exclusions.json").read_text())
+    exclusions = json.loads((batch / "eval" / "people-exclusions.json").read_text())
     assert exclusions["participants"][0]["staircase"]["threshold"] == expected.threshold
     versus = (batch / "eval" / "people-vs-models.html").read_text()
     assert "Staircase thresholds" in versus and f"{expected.threshold:.3f}" in versus
@@ -173,9 +178,8 @@ def test_a_participant_runs_the_staircase_and_score_reports_the_threshold_replay
 
 
 def _expected_404(msg) -> bool:
-    """The two 404s a first visit gets by design: no stored session yet (the API's answer), no favicon."""
-    url = msg.location.get("url", "")
-    return "404" in msg.text and ("/api/session?" in url or url.endswith("/favicon.ico"))
+    """The one 404 a visit gets by design: no favicon."""
+    return "404" in msg.text and msg.location.get("url", "").endswith("/favicon.ico")
 
 
 def _next_after(manifest: dict, answers: list[tuple[float, bool]]) -> float:

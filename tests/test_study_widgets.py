@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
-from stim3d.scoring.answers import parse
+from stim3d.scoring.answers import AnswerType, parse
 from stim3d.scoring.parsers_actions import Submission
 from tests.study_widgets_support import CHROMIUM, JSPSYCH, ROOT, grid, grid_image, harness_url, serve, trial
 
@@ -116,6 +116,49 @@ def test_the_widgets_limits_are_the_contracts():
     source = (ROOT / "stim3d" / "study" / "assets" / "js" / "widgets.js").read_text()
     assert re.search(r"const MAX_TEXT = (\d+);", source)[1] == str(MAX_RESPONSE_CHARS)
     assert re.search(r"const MAX_RT_MS = (\d+);", source)[1] == str(MAX_RT_MS)
+
+
+def test_every_answer_type_of_the_scoring_core_has_a_widget(browser, site):
+    """Each type scoring/answers.py defines is shown with a widget, no error, Submit waiting for an answer.
+
+    A new answer type fails here (the page throws 'unknown answer type') until js/widgets.js has its widget
+    and contract.RESPONSE_FORMS the text it writes (the list `study build` checks items against).
+    """
+    from stim3d.study.contract import RESPONSE_FORMS
+
+    types = sorted(get_args(AnswerType))
+    assert sorted(RESPONSE_FORMS) == types
+    needs: dict[str, dict[str, Any]] = {"choice": {"options": ["left", "right"]}}
+    for kind in types:
+        h = Harness(browser, site, [small(kind, grid=grid(3, 4, W, H)) if "cell" in kind else small(kind, **needs.get(
+            kind, {}))])
+        shown = h.page.locator(f".stim3d-trial[data-answer-type='{kind}'] .stim3d-widget")
+        assert shown.locator("input, textarea, button").count() > 0, kind
+        # Submit waits for an answer, except ROSE's "click every cell ..., then DONE": no click is an answer
+        assert h.page.locator(".stim3d-submit").is_disabled() == (kind != "strict_cell_set"), kind
+        assert not h.errors, (kind, h.errors)
+        h.page.close()
+
+
+def test_the_open_text_box_submits_what_the_scoring_core_reads(browser, site):
+    """OCR's text and an object named in the open: typed, Enter submits, the text as parse_text reads it back."""
+    typed = ["  open  now ", '"EXIT".', "Stop!", "*NO* _ENTRY_", "it\u2019s", "\u201cDOOR\u201d", "'PUSH'"]
+    expected = ["open now", "EXIT", "Stop", "NO ENTRY", "it\u2019s", "DOOR", "PUSH"]
+    h = Harness(browser, site, [small("text", n) for n in range(len(typed) + 1)])
+    for n, text in enumerate(typed):
+        box = h.page.get_by_label("Your answer", exact=True)
+        box.press_sequentially(text)
+        box.press("Enter")
+        h.wait_trial(n + 1)
+    box = h.page.get_by_label("Your answer", exact=True)
+    box.press_sequentially(" ?. ")  # nothing but punctuation: no answer yet
+    assert h.submit().is_disabled()
+    box.fill("")
+    box.press_sequentially("Sign")
+    h.submit().click()
+    responses = h.responses()
+    assert responses == [*expected, "Sign"]
+    assert [parse("text", r).value for r in responses] == responses  # read back exactly as submitted
 
 
 def test_integer_and_count_from_the_keyboard_and_the_keypad(browser, site):

@@ -260,8 +260,11 @@ def _with_look(difficulty: dict[str, Any], scene: Scene) -> dict[str, Any]:
 
 
 def revalidate(original: Item, scene: Scene, sources: dict[int, int | None] | None = None) -> Validation:
-    """Measure `scene` (an edit of `original.scene`), recompute the golds, list changes and violations."""
-    truth = measure(scene, original.ground_truth.rays_per_pixel)
+    """Measure `scene` (an edit of `original.scene`), recompute the golds, list changes and violations. The composed
+    objects whose parts the original recorded (`part_px`) record them again, so an untouched item is unchanged."""
+    composed = {o.id for o in scene.objects if o.source is not None and o.source.kind == "composed"}
+    parts = {t.id for t in original.ground_truth.objects if t.part_px is not None} & composed
+    truth = measure(scene, original.ground_truth.rays_per_pixel, parts)
     answers = check_answers(original, scene, truth)
     violations = check_constraints(original, scene, truth)
     golds = {a.question_id: a.new_gold for a in answers if a.new_gold is not None}

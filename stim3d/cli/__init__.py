@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 from stim3d.cli import addon, batch, export, logs, presets, score, study, sweep, views
 from stim3d.cli import eval as eval_cmd
-from stim3d.cli.common import CliParser, CoreInterrupted, error_line
+from stim3d.cli.common import CliParser, CoreInterrupted, error_line, shown_name
 from stim3d.cli.streams import guarded_streams
 from stim3d.errors import Stim3dError
 from stim3d.version import __version__
@@ -52,8 +52,10 @@ def _run(func: Callable[[argparse.Namespace], int], args: argparse.Namespace, ar
 
     try:
         logs.configure(args.verbose, args.log_file)
-    except OSError as exc:
-        print(f"stim3d: error: --log-file {error_line(exc)}", file=sys.stderr)
+    except OSError as exc:  # the path given, always: the system names none when the open works but appending fails
+        reason = error_line(OSError(exc.errno, exc.strerror)) if exc.errno is not None else error_line(exc)
+        print(f"stim3d: error: --log-file {shown_name(args.log_file)}: cannot append log records to it: {reason}",
+              file=sys.stderr)
         return 2
     from stim3d.eval.redact import shown_argv
 

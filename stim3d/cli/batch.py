@@ -76,32 +76,68 @@ TRIAL_WIDTH = 320  # `validate` composes one item per task at most this wide: en
 
 
 def compose_one_per_task(config: BatchConfig, plans: list[ItemPlan]) -> None:
-    """Compose (no render) the first item of every task, so parameters that cannot be met fail here, not in the batch."""
+    """Compose (no render) the first item of every task, so parameters that cannot be met fail here, not in the batch.
+
+    It composes through render's own path (produce.plan_item) at a trial width, so a config render accepts (mesh
+    files beside it, a look) passes, and one render would refuse fails here. A task whose family names its most
+    crowded item (`Family.densest`: its limits are in pixels, such as odd_grid's min_object_px) is composed at the
+    render's full size, its first item and its most crowded one, since a smaller trial would refuse what fits."""
     from stim3d.render.batch.config import ConfigError
+    from stim3d.render.batch.produce import plan_item
     from stim3d.scenes.families import clip
-    from stim3d.scenes.families.base import Frame
-    from stim3d.scenes.items import MalformedItem, make_item
+    from stim3d.scenes.items import MalformedItem
+    from stim3d.scenes.mesh_files import MeshFileError
     from stim3d.scenes.placement import InfeasibleError
 
     scale = min(1.0, TRIAL_WIDTH / config.render.width)
-    frame = Frame(max(8, round(config.render.width * scale)), max(8, round(config.render.height * scale)))
+    trial = config.render.model_copy(update={"width": max(8, round(config.render.width * scale)),
+                                             "height": max(8, round(config.render.height * scale))})
     first: dict[int, ItemPlan] = {}
     for plan in plans:
         first.setdefault(plan.task_index, plan)
-    for t, plan in sorted(first.items()):
+    pixels = densest_per_task(plans)  # the tasks of families whose limits are in pixels
+    trials = [(t, plan, config.render if t in pixels else trial, f"{plan.item_id} (tasks[{t}], {plan.family})")
+              for t, plan in sorted(first.items())]
+    trials += [(t, plan, config.render, f"tasks[{t}]'s densest item ({plan.family}, {densest_text(plan)})")
+               for t, plan in pixels.items()]
+    for t, plan, settings, name in trials:
         try:
-            make_item(plan.family, plan.params, [config.seed, t, plan.item_index], plan.item_id, frame, plan.split,
-                      plan.scene_id, plan.questions)
+            plan_item(plan, config.seed, settings)  # render's own composition (mesh folders, look)
         except InfeasibleError as exc:
-            raise ConfigError(f"{plan.item_id} (tasks[{t}], {plan.family}) cannot be composed: "
-                              f"{str(exc).splitlines()[0]}") from None
+            raise ConfigError(f"{name} cannot be composed: {str(exc).splitlines()[0]}") from None
         except MalformedItem as exc:
             raise ConfigError(f"{plan.item_id} (tasks[{t}]) is malformed: {exc}") from None
+        except MeshFileError as exc:  # already one line naming the file: render says the same
+            raise ConfigError(f"{plan.item_id} (tasks[{t}]): {exc}") from None
         except Exception as exc:  # noqa: BLE001 - a plug-in's compose may raise anything: one line, no traceback
             logging.getLogger(__name__).debug("compose of %s failed", plan.item_id, exc_info=True)  # --verbose
             text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             raise ConfigError(f"{plan.item_id} (tasks[{t}]): family {plan.family}'s compose raised "
                               f"{type(exc).__name__}" + (f": {clip(text, 160)}" if text else "")) from None
+
+
+def densest_text(plan: ItemPlan) -> str:
+    """A densest plan's parameters that make it crowded, as a refusal names them: `rows 9, cols 9`."""
+    shown = [f"{key} {plan.params[key]}" for key in ("rows", "cols") if key in plan.params]
+    return ", ".join(shown) or plan.item_id
+
+
+def densest_per_task(plans: list[ItemPlan]) -> dict[int, ItemPlan]:
+    """Per task whose family says what its most crowded item is (`Family.densest`), that item's plan: the task's
+    plan whose densest parameters are the most crowded, with those parameters (the first such plan on a tie)."""
+    from dataclasses import replace
+
+    from stim3d.scenes.families import get_family
+
+    found: dict[int, tuple[float, ItemPlan]] = {}
+    for plan in plans:
+        family = get_family(plan.family)
+        if family.densest is None:
+            continue
+        crowding, params = family.densest(family.params_model.model_validate(plan.params))
+        if plan.task_index not in found or crowding > found[plan.task_index][0]:
+            found[plan.task_index] = (crowding, replace(plan, params=params))
+    return {t: plan for t, (_, plan) in found.items()}
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -45,13 +45,20 @@ _HINTS = {
 }
 
 
+def shown_name(text: str) -> str:
+    """A name the user gave (a path, a preset), safe inside a one-line message: as given when every character
+    prints, else quoted with its escapes (`'dysm3d\\n'`), so a newline or a control character can neither cut the
+    line short (the command prints an error's first line) nor hide what was really typed."""
+    return text if text.isprintable() else repr(text)
+
+
 def _shown_path(name: object) -> str:
     """A path as the user knows it: a temporary sibling (`.x.tmp-host-pid`) is shown as the folder it was in."""
     path = Path(str(name))
     for i, part in enumerate(path.parts):
         if TMP_MARK in part:
-            return str(Path(*path.parts[:i]) if i else Path("."))
-    return str(path)
+            return shown_name(str(Path(*path.parts[:i]) if i else Path(".")))
+    return shown_name(str(path))
 
 
 def error_line(exc: BaseException) -> str:

@@ -62,7 +62,7 @@ def _extra_body(text: str) -> dict[str, Any]:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from stim3d.eval.run import EvalError, evaluate
-    from stim3d.render.views.gallery import GalleryError, parse_filters
+    from stim3d.views.gallery import GalleryError, parse_filters
 
     settings = _settings(args)
     try:

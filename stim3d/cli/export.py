@@ -11,13 +11,13 @@ from stim3d.cli.common import UsageError
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from stim3d.render.export.bop import export_bop
-    from stim3d.render.export.clevr import export_clevr
-    from stim3d.render.export.coco import export_coco
-    from stim3d.render.export.common import ExportError, ExportReport, default_destination
-    from stim3d.render.export.imagefolder import export_imagefolder
-    from stim3d.render.export.lmms_eval import export_lmms_eval
-    from stim3d.render.export.vlmevalkit import export_vlmevalkit
+    from stim3d.export.bop import export_bop
+    from stim3d.export.clevr import export_clevr
+    from stim3d.export.coco import export_coco
+    from stim3d.export.common import ExportError, ExportReport, default_destination
+    from stim3d.export.imagefolder import export_imagefolder
+    from stim3d.export.lmms_eval import export_lmms_eval
+    from stim3d.export.vlmevalkit import export_vlmevalkit
 
     batches = [Path(b) for b in args.batches]
     if args.to is None and len(batches) > 1:

@@ -7,7 +7,7 @@ import json
 import logging
 from pathlib import Path
 
-from stim3d.cli.common import UsageError
+from stim3d.cli.common import UsageError, shown_name
 
 
 def resolve_config(arg: str) -> str:
@@ -27,7 +27,8 @@ def resolve_config(arg: str) -> str:
         return str(path)
     if given.is_dir():  # load_config names it as a folder
         return arg
-    raise UsageError(f"{arg}: no such config file and no preset of that name (presets: {', '.join(preset_names())})")
+    raise UsageError(f"{shown_name(arg)}: no such config file and no preset of that name "
+                     f"(presets: {', '.join(preset_names())})")
 
 
 def preset_rows() -> list[dict[str, object]]:

@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import signal
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stim3d.cli.common import MAX_PORT, UsageError, positive, seed, whole
+
+if TYPE_CHECKING:
+    from stim3d.study.build import BuildOptions
 
 
 def cmd_study_build(args: argparse.Namespace) -> int:
     from stim3d.study import StudyError
-    from stim3d.study.build import BuildOptions, build_study
+    from stim3d.study.build import UneditedConsent, build_study
 
     try:
-        report = build_study(Path(args.batch), Path(args.out), BuildOptions.from_args(args))
+        report = build_study(Path(args.batch), Path(args.out), build_options(args))
+    except UneditedConsent as exc:
+        raise UsageError(f"{exc.path}: the consent template is not edited (it still has "
+                         f"{', '.join(exc.placeholders)}); replace it with your approved text and build again, "
+                         "or pass --pilot to try the study first") from None
     except StudyError as exc:
         raise UsageError(str(exc)) from None
     for line in report.summary_lines():
@@ -21,14 +31,61 @@ def cmd_study_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_study_serve(args: argparse.Namespace) -> int:
-    from stim3d.study import StudyError
-    from stim3d.study.serve import serve_study
+def build_options(args: argparse.Namespace) -> BuildOptions:
+    """`study build`'s arguments as BuildOptions; a bad value is one line naming its option."""
+    from pydantic import ValidationError
 
+    from stim3d.study.build import BuildOptions
+
+    values = {name: getattr(args, name) for name in BuildOptions.model_fields if getattr(args, name, None) is not None}
     try:
-        return serve_study(Path(args.study), host=args.host, port=args.port)
-    except StudyError as exc:
-        raise UsageError(str(exc)) from None
+        return BuildOptions(**values)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        if not error["loc"]:  # a rule across options: its message names them
+            raise UsageError(str(error["msg"]).removeprefix("Value error, ")) from None
+        name = str(error["loc"][0])
+        raise UsageError(f"--{name.replace('_', '-')} {values.get(name)!r}: {error['msg']}") from None
+
+
+def _log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def cmd_study_serve(args: argparse.Namespace) -> int:
+    """Serve until SIGINT (exit 130, as every stim3d command) or SIGTERM (exit 0), within a fraction of a second
+    however busy the server is (study/serve.py serve_until). The first line on stdout is the page's URL (the real
+    port when --port 0), flushed at once so a script can read it; each stored session is one line on stderr."""
+    from stim3d.study import StudyError
+    from stim3d.study.contract import DATA_DIR
+    from stim3d.study.quotas import is_loopback
+    from stim3d.study.serve import HOST_NAME, Exposure, make_server, serve_until
+
+    hosts = frozenset(h.strip().lower() for h in args.allowed_host)
+    for name in sorted(hosts):
+        if not HOST_NAME.fullmatch(name):
+            raise UsageError(f"--allowed-host {name!r}: not a host name (no scheme, no port: e.g. study.example.org)")
+    if not is_loopback(args.host) and not args.behind_proxy:
+        raise UsageError(f"--host {args.host}: not a loopback address, and the study server speaks plain HTTP; "
+                         "put it behind a reverse proxy with TLS (docs/study_collect.md) and pass --behind-proxy")
+    received: list[int] = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: received.append(signum))
+                for sig in (signal.SIGTERM, signal.SIGINT)}  # before the URL: a script may stop us right after it
+    try:
+        try:
+            server = make_server(Path(args.study), args.host, args.port, log=_log,
+                                 exposure=Exposure(behind_proxy=args.behind_proxy, allowed_hosts=hosts))
+        except StudyError as exc:
+            raise UsageError(str(exc)) from None
+        print(server.url, flush=True)
+        where = "this machine only" if is_loopback(args.host) else f"every address of {args.host} (behind your proxy)"
+        _log(f"serving {server.study.root} to {where}; sessions go to {server.study.root / DATA_DIR}; Ctrl-C stops")
+        serve_until(server, lambda: bool(received))
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    _log("stopped")
+    return 130 if received and received[0] == signal.SIGINT else 0
 
 
 def cmd_study_score(args: argparse.Namespace) -> int:
@@ -73,12 +130,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--staircase-trials", type=whole(1, 10_000), default=None, metavar="N",
                    help="staircase steps per participant (default 30; needs --staircase)")
     p.add_argument("--force", action="store_true", help="rebuild over an existing study folder (keeps data/ and consent.html)")
+    p.add_argument("--pilot", action="store_true",
+                   help="a try-out: build even though consent.html is still the unedited template (study.json "
+                        "records pilot)")
     p.set_defaults(func=cmd_study_build)
 
     p = group.add_parser("serve", help="serve a study and store each session under STUDY/data/")
     p.add_argument("study", help="a folder written by `stim3d study build`")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; 0.0.0.0 opens it to a lab network)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1); any other needs --behind-proxy")
     p.add_argument("--port", type=whole(0, MAX_PORT), default=8000, help="port (default 8000; 0 picks a free one)")
+    p.add_argument("--behind-proxy", action="store_true",
+                   help="the study is reached through a reverse proxy with TLS (docs/study_collect.md): allows a "
+                        "non-loopback --host and takes each client's address from X-Forwarded-For")
+    p.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                   help="a host name the page is reached at through the proxy (e.g. study.example.org), checked "
+                        "against each request's Host header; repeatable (loopback names are always allowed)")
     p.set_defaults(func=cmd_study_serve)
 
     p = group.add_parser("score", help="score the collected sessions like a model: eval/human-<id>/ and eval/human/")

@@ -18,13 +18,20 @@ spaced values spanning the sweep's level range (a threshold outside the range pi
 its edge: "below the easiest level we tried" is all a sweep can say), from a uniform or a
 broad normal prior, updated in log space after each answer.
 
-Placement: the next level is the available level nearest the posterior MEAN (ties to the
-lower level). Why not the level of maximum expected information: the mean is what
-King-Smith et al. (1994) found as efficient as QUEST's other rules for a threshold with a
-known slope, it needs one pass over the grid instead of one hypothetical posterior per
-level and answer, and it cannot flip between two nearly equally informative levels on a
-last-bit difference between numpy and the page's JavaScript (js/staircase.js, which must
-choose the same levels: tests/test_study_staircase.py holds them to 1e-9).
+Placement: the next level is the available level nearest the posterior MEAN. Why not the
+level of maximum expected information: the mean is what King-Smith et al. (1994) found as
+efficient as QUEST's other rules for a threshold with a known slope, and it needs one pass
+over the grid instead of one hypothetical posterior per level and answer.
+
+Ties: the page's JavaScript (js/staircase.js) must choose the same level as this class on
+every CPU, or `stim3d study score` refuses a genuine session as forged. The mean's last bits
+are not portable (exp differs between libm, numpy's SIMD kernels and V8; a BLAS dot product
+differs between CPU kernels), and with evenly spaced levels and a uniform prior the first
+mean is an exact midpoint between two levels. So the rule (`nearest_level`) is: a level
+beats the lower one chosen so far only when it is nearer the mean by more than
+`TIE_TOLERANCE` times the level range; a tie or near-tie goes to the LOWER level. The sums
+are explicit (math.fsum here, a left-to-right loop in the page), never a BLAS call.
+tests/test_study_staircase.py holds the two to the same levels and to 1e-9 on the estimate.
 
 Everything is deterministic: no random state anywhere (the page picks which trial of a
 level to show with stim3d/study/contract.py `fnv1a32`, stim3d/study/staircase.py `pick_trial`).
@@ -52,6 +59,7 @@ DEFAULT_TRIALS = 30
 MAX_TRIALS = 10_000
 EPS = 1e-12  # p is kept inside [EPS, 1 - EPS] so a guess and lapse of 0 never take a log of 0
 CREDIBLE = 0.95
+TIE_TOLERANCE = 1e-9  # relative to the level range: distances to the mean closer than this are a tie (js/staircase.js too)
 # Answer types the page can judge right or wrong by comparing the response with the trial's gold_text
 # (the widgets write the canonical text; scoring/answers.py's exact rule agrees on these).
 PAGE_JUDGED = ("integer", "yes_no", "letters", "cell", "strict_count", "choice")
@@ -135,6 +143,21 @@ def _logistic(z: np.ndarray) -> np.ndarray:
     return out
 
 
+def nearest_level(levels: Sequence[float], mean: float) -> float:
+    """The level of ascending `levels` nearest `mean`; a tie or near-tie goes to the lower level.
+
+    Near-tie: distances that differ by no more than `TIE_TOLERANCE` times the level range, so
+    a mean at (or a last-bit rounding away from) a midpoint picks the same level in Python
+    and in the page whatever the CPU. js/staircase.js `nearestLevel` is this function.
+    """
+    tolerance = TIE_TOLERANCE * (levels[-1] - levels[0])
+    best = 0
+    for i in range(1, len(levels)):
+        if abs(levels[i] - mean) < abs(levels[best] - mean) - tolerance:
+            best = i
+    return levels[best]
+
+
 class Staircase:
     """One run: `next()` the level to ask, `update(level, correct)` after the answer, `estimate()` at any time."""
 
@@ -158,7 +181,7 @@ class Staircase:
     def posterior(self) -> np.ndarray:
         """The normalised posterior over `grid`."""
         weights = np.exp(self.log_post - self.log_post.max())
-        return weights / weights.sum()
+        return weights / math.fsum(weights.tolist())
 
     def p_correct(self, level: float) -> np.ndarray:
         """p(correct | level, t) for every t of the grid."""
@@ -166,15 +189,13 @@ class Staircase:
         p = s.guess + (1.0 - s.guess - s.lapse) * _logistic(s.slope * (level - self.grid))
         return np.clip(p, EPS, 1.0 - EPS)
 
+    def mean(self, weights: np.ndarray) -> float:
+        """The grid's mean under `weights`, summed by math.fsum (correctly rounded), so no BLAS kernel decides its last bit."""
+        return math.fsum(float(t) * float(w) for t, w in zip(self.grid, weights, strict=True))
+
     def next(self) -> float:
-        """The available level nearest the posterior mean (the lower one on a tie)."""
-        mean = float(np.dot(self.grid, self.posterior()))
-        levels = self.spec.levels
-        best = 0
-        for i in range(1, len(levels)):
-            if abs(levels[i] - mean) < abs(levels[best] - mean):
-                best = i
-        return levels[best]
+        """The available level nearest the posterior mean, by `nearest_level`'s tie rule."""
+        return nearest_level(self.spec.levels, self.mean(self.posterior()))
 
     def update(self, level: float, correct: bool) -> None:
         """Fold in one answer at `level` (one of the spec's levels)."""
@@ -187,8 +208,8 @@ class Staircase:
     def estimate(self) -> Estimate:
         """Posterior mean and SD of t, the central 95 % credible interval on the grid, the answers used."""
         w = self.posterior()
-        mean = float(np.dot(self.grid, w))
-        sd = math.sqrt(max(0.0, float(np.dot((self.grid - mean) ** 2, w))))
+        mean = self.mean(w)
+        sd = math.sqrt(max(0.0, math.fsum(float(d) * float(d) * float(p) for d, p in zip(self.grid - mean, w, strict=True))))
         cdf = np.cumsum(w)
         tail = (1 - CREDIBLE) / 2
         lo = min(int(np.searchsorted(cdf, tail, side="left")), GRID_POINTS - 1)

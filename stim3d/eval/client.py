@@ -2,10 +2,13 @@
 
 One POST of a JSON body to an OpenAI-compatible endpoint, with the standard library
 only (`http.client`), so evaluation needs no extra dependency. The per-request
-timeout is hard: it bounds the whole exchange, not each socket read. Before every
-step (sending the request, reading the headers, each chunk of the body) the socket is
-given only what is left of the deadline, so a server that drips bytes cannot hold a
-worker past it. Failures are typed so the caller can decide what to retry
+timeout is hard: it bounds the whole exchange, not each socket read. A socket timeout
+alone bounds one read, and `http.client` reads the status line and headers in many
+reads, so a server that drips them a byte at a time would hold a worker for as long as
+it likes. A watchdog (`Deadline`) therefore shuts the socket down when the time is up,
+whatever read is waiting on it, and the exchange then fails as timed out; before every
+step the socket is also given only what is left, so an idle server times out at once
+without the watchdog. Failures are typed so the caller can decide what to retry
 (`TransientError`: 408, 429, 5xx, timeouts, dropped connections, a body that is not
 the expected JSON), what not (`PermanentError`: any other 4xx) and what costs only
 its own question (`AnswerError`: a 2xx answer that cannot be used, such as JSON
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -119,12 +124,49 @@ def post_json(endpoint: Endpoint, body: dict[str, Any], headers: dict[str, str],
     return decode_answer(data, status, redactor)
 
 
+class Deadline:
+    """Ends one connection's exchange at `seconds` after it starts, whatever it is waiting for.
+
+    At the deadline it shuts the connection's socket down (both ways), which wakes a blocked read with end of file
+    or an error; `expired` then tells the exchange that this was the deadline, not the server. `stop` (before the
+    connection is closed) takes the lock the shutdown holds, so a late watchdog never touches a closed socket."""
+
+    def __init__(self, conn: http.client.HTTPConnection, seconds: float) -> None:
+        self.expired = False
+        self._conn = conn
+        self._stopped = False
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True  # a stuck exchange never keeps the process alive
+        self._timer.start()
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self.expired = True
+            sock = self._conn.sock
+            if sock is not None:
+                try:  # the plain socket's shutdown: an SSL socket's own would drop its SSL object under the reader
+                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
+                except OSError:  # already shut or closed by the peer: nothing is waiting on it
+                    pass
+
+    def stop(self) -> None:
+        """No shutdown from now on (the exchange is over, its connection about to close)."""
+        with self._lock:
+            self._stopped = True
+        self._timer.cancel()
+
+
 def _exchange(endpoint: Endpoint, payload: bytes, headers: dict[str, str],
               timeout: float) -> tuple[int, bytes, float | None]:
-    """(status, body, Retry-After seconds) of one POST, every step within what is left of `timeout`."""
+    """(status, body, Retry-After seconds) of one POST, the whole of it within `timeout` (Deadline)."""
     deadline = time.monotonic() + timeout
     factory = http.client.HTTPSConnection if endpoint.scheme == "https" else http.client.HTTPConnection
     conn = factory(endpoint.host, endpoint.port, timeout=timeout)
+    watchdog = Deadline(conn, timeout)
+    late = TransientError(f"no complete response within {timeout:g} s")
     try:
         conn.connect()
         _remaining(conn, deadline)
@@ -142,11 +184,16 @@ def _exchange(endpoint: Endpoint, payload: bytes, headers: dict[str, str],
             if len(data) > MAX_BODY:
                 raise TransientError(f"response body over {MAX_BODY} bytes", response.status)
     except TimeoutError:
-        raise TransientError(f"no complete response within {timeout:g} s") from None
+        raise late from None
     except (ConnectionError, http.client.HTTPException, OSError) as exc:
+        if watchdog.expired:  # the watchdog's shutdown, seen by the reader as a dropped connection
+            raise late from None
         raise TransientError(f"connection failed: {type(exc).__name__}: {exc}") from None
     finally:
+        watchdog.stop()
         conn.close()
+    if watchdog.expired:  # a body cut short by the shutdown reads as one that ended
+        raise late
     return response.status, bytes(data), retry_after_seconds(response.getheader("Retry-After"))
 
 

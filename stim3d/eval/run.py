@@ -77,7 +77,7 @@ class Plan:
 
 def select_records(batch: Any, filters: Mapping[str, str] | None, limit: int | None) -> list[Record]:
     """The batch's records whose item matches `filters` (the gallery's KEY=VALUE rule), the first `limit` of them."""
-    from stim3d.render.views.gallery import GalleryError, select_items
+    from stim3d.views.gallery import GalleryError, select_items
 
     records = list(batch.records)
     if not records:

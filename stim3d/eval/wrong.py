@@ -1,4 +1,4 @@
-"""Which items a model got wrong: the gallery's `--filter wrong=MODEL` (render/views/gallery.py) reads it here."""
+"""Which items a model got wrong: the gallery's `--filter wrong=MODEL` (stim3d/views/gallery.py) reads it here."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ look, so there the redraw changes only the stage's ground to a lighter or darker
 (`with_studio_ground`, STUDIO_REDRAW_GROUNDS), recorded in item.json's
 `scene.stage.ground_srgb` and the studio look's `ground_redraws`; an item that clears the
 floor keeps the ground it always had. Both clevr and studio rank their redraw tones by
-`ground_tone`. The floor and its justification: docs/looks.md "Contrast floor",
+`ground_tone`. The floor: docs/looks_colour.md "Contrast floor"; its justification in bench/results/looks_NOTES.md,
 measured by bench/look_contrast.py.
 """
 
@@ -43,7 +43,7 @@ from .look_colours import MIN_VISIBLE_PX
 from .model import Item, Scene, round6
 
 RING_PX = 2  # the ring: pixels within this Euclidean distance outside the silhouette
-FLOOR_DE = 5.0  # CIEDE2000 an object must stand out from its ring by (docs/looks.md "Contrast floor")
+FLOOR_DE = 5.0  # CIEDE2000 an object must stand out from its ring by (docs/looks_colour.md "Contrast floor")
 # Studio's ground tones for a contrast redraw (sRGB grey levels), ranked per scene by `ground_tone`: its own
 # ground (0.62) sits next to the palette's grey (0.5), so a grey object in shade can vanish into it.
 STUDIO_REDRAW_GROUNDS = (0.85, 0.35)

@@ -49,6 +49,14 @@ from __future__ import annotations
 import numpy as np
 
 from .lens import draw_lens
+from .look_basis import (
+    ENVIRONMENT_IRRADIANCE,
+    ENVIRONMENT_WHITE_BALANCE,
+    ENVIRONMENTS,
+    TARGET_IRRADIANCE,
+    scene_frame,
+    texture_scale,
+)
 from .look_contrast import ground_tone
 from .materials import CLEVR_MATERIALS, FADE, GROUND_MATERIALS, OBJECT_MATERIALS, ObjectMaterial, wear
 from .model import (
@@ -66,39 +74,16 @@ from .model import (
     round6,
 )
 from .pipeline import draw_pipeline
+from .settings import draw_setting
 
 LOOK_TAG = 0x100C  # marks the look's own SeedSequence stream (item entropy + [LOOK_TAG, look, attempt])
 
-# HDRIs shipped in Blender's datafiles/studiolights/world (CC0; licence text beside them).
-# Upward irradiance of each (luminance, the map's units), from `python -m bench.looks_exposure`.
-ENVIRONMENT_IRRADIANCE: dict[str, float] = {
-    "city": 6.8356, "courtyard": 2.1243, "forest": 4.7362, "interior": 5.6327,
-    "night": 0.4991, "studio": 1.5166, "sunrise": 1.6620, "sunset": 2.1852,
-}
-ENVIRONMENTS: tuple[str, ...] = tuple(ENVIRONMENT_IRRADIANCE)
-# White balance of each (a grey card facing up renders neutral): per-channel gain E / E_c on the map's linear RGB,
-# E_c its upward irradiance per channel and E the luminance's, so the exposure above is unchanged. From the same
-# `python -m bench.looks_exposure` (bench/results/looks_exposure.json); looked up, never drawn.
-ENVIRONMENT_WHITE_BALANCE: dict[str, tuple[float, float, float]] = {
-    "city": (1.0168, 0.9981, 0.9708), "courtyard": (1.1297, 1.0133, 0.6812), "forest": (1.093, 0.9946, 0.8357),
-    "interior": (0.8516, 1.0202, 1.4637), "night": (0.9022, 1.0233, 1.103), "studio": (1.1641, 0.9712, 0.8917),
-    "sunrise": (1.1439, 0.9817, 0.8432), "sunset": (1.231, 0.9997, 0.6452),
-}
-# W/m2 on an upward surface. 2.6 until issue 44 (a white diffuse top face near 0.83 linear); the camera sees mostly
-# object sides, which get about half of that, so colours came out ~7 L* dark and desaturated. 1.5 times that centres
-# the measured lightness of named objects on their names (median dL* -0.4 over 265 objects of 24 first draws, 1.4: -1.8,
-# 1.6 with the old specular: +2.3; docs/looks.md "Chroma: exposure for the sides, less base-layer specular"). A white
-# top face now clips; the palette's colours do not leave their name. Recorded per item (the strengths), so an older
-# item.json renders as it did.
-TARGET_IRRADIANCE = 3.9
 EXPOSURE_EV = (-0.25, 0.25)  # per-item exposure jitter around the normalised strength, in stops
 SUN_PROBABILITY = 0.5
 SUN_SHARE = (0.35, 0.6)  # share of the upward irradiance the sun gives when there is one
 SUN_ELEVATION_DEG = (30.0, 65.0)
 SUN_ANGLE_DEG = 2.0  # angular diameter: crisp but not aliased shadows
 
-REFERENCE_DISTANCE = 9.7  # camera-to-scene distance of the counting families (scenes/families/shared/stage.py)
-REFERENCE_SIZE = 0.9  # median object size there (metres)
 
 # CLEVR's rig in the camera's frame (x: right, y: toward the camera, z: up), scene units; power in W at scale 1.
 CLEVR_LIGHTS = (("key", (2.5, 3.0, 6.0), 2.0, 550.0), ("fill", (-4.5, 2.5, 3.0), 2.0, 150.0),
@@ -119,29 +104,6 @@ def look_rng(entropy: list[int], name: LookName, attempt: int = 0) -> np.random.
     from .model import LOOK_NAMES
 
     return np.random.default_rng(np.random.SeedSequence([*entropy, LOOK_TAG, LOOK_NAMES.index(name), attempt]))
-
-
-def scene_frame(scene: Scene) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
-    """(centre, scale, right, toward): where the objects are, how big the scene is relative to the
-    counting families' stage, and the camera's horizontal right and toward-camera unit vectors."""
-    locations = np.array([obj.location for obj in scene.objects] or [(0.0, 0.0, 0.0)], dtype=float)
-    centre = (locations.min(axis=0) + locations.max(axis=0)) / 2
-    centre[2] = 0.0
-    camera = np.asarray(scene.camera.location, dtype=float)
-    scale = max(0.05, float(np.linalg.norm(camera - centre)) / REFERENCE_DISTANCE)
-    toward = camera - centre
-    toward[2] = 0.0
-    norm = float(np.linalg.norm(toward))
-    toward = toward / norm if norm > 1e-9 else np.array([0.0, -1.0, 0.0])
-    right = np.array([-toward[1], toward[0], 0.0])  # toward x up: the camera's right when it looks at the centre
-    return centre, scale, right, toward
-
-
-def texture_scale(scene: Scene) -> float:
-    """How much larger than on the counting families' stage the ground's texture is drawn: the objects' median
-    size over theirs (0.9 m), within [0.5, 2], so planks and tiles keep their size next to the objects."""
-    sizes = [obj.size for obj in scene.objects] or [REFERENCE_SIZE]
-    return float(np.clip(np.median(sizes) / REFERENCE_SIZE, 0.5, 2.0))
 
 
 def _aim(location: np.ndarray, target: np.ndarray) -> tuple[float, float, float, float]:
@@ -206,7 +168,8 @@ def _clevr(scene: Scene, family: str, rng: np.random.Generator, attempt: int = 0
     return DrawnLook(name="clevr", lights=lights, ground=ground, objects=_object_looks(scene, family, CLEVR_MATERIALS, rng))
 
 
-def _photoreal(scene: Scene, family: str, rng: np.random.Generator) -> DrawnLook:
+def _photoreal(scene: Scene, family: str, rng: np.random.Generator, entropy: list[int],
+               attempt: int = 0) -> DrawnLook:
     centre, _scale, _right, _toward = scene_frame(scene)
     environment_name = ENVIRONMENTS[int(rng.integers(len(ENVIRONMENTS)))]
     exposure = _uniform(rng, EXPOSURE_EV)
@@ -240,8 +203,11 @@ def _photoreal(scene: Scene, family: str, rng: np.random.Generator) -> DrawnLook
         params[name] = float(values[int(rng.integers(len(values)))])
     sizes = {obj.id: obj.size for obj in scene.objects}
     objects = [look.model_copy(update={"params": wear(look, sizes[look.id], rng)}) for look in objects]
-    return DrawnLook(name="photoreal", environment=environment, sun=sun,
-                ground=ground.model_copy(update={"params": params}), objects=objects)
+    ground = ground.model_copy(update={"params": params})
+    # The setting (scenes/settings.py) comes from a stream of its own: every draw above is what it was before.
+    setting = draw_setting(scene, environment, sun, ground, entropy, attempt)
+    return DrawnLook(name="photoreal", environment=environment, sun=sun, ground=ground, objects=objects,
+                     setting=setting)
 
 
 def draw_look(name: LookName, scene: Scene, family: str, entropy: list[int], attempt: int = 0,
@@ -261,7 +227,7 @@ def draw_look(name: LookName, scene: Scene, family: str, entropy: list[int], att
     if name == "clevr":
         look = _clevr(scene, family, look_rng(entropy, name, attempt), attempt)
     else:  # photoreal_raw is photoreal's very draw without the camera after the sensor (scenes/pipeline.py)
-        look = _photoreal(scene, family, look_rng(entropy, "photoreal", attempt))
+        look = _photoreal(scene, family, look_rng(entropy, "photoreal", attempt), entropy, attempt)
         look = look.model_copy(update={"lens": draw_lens(scene, entropy, attempt),
                                        **({"pipeline": draw_pipeline(entropy, attempt)} if name == "photoreal"
                                           else {"name": name})})
@@ -287,6 +253,15 @@ def _exposed(look: DrawnLook, ev: float, world_strength: float) -> DrawnLook:
         update["world_strength"] = round6(world_strength * gain)
     if look.sun is not None:
         update["sun"] = look.sun.model_copy(update={"strength": round6(look.sun.strength * gain)})
+    if look.setting is not None:  # the setting's own lights: the sky, the window (a dome's albedo gain is a ratio)
+        setting = look.setting
+        if setting.sky is not None:
+            setting = setting.model_copy(update={"sky": setting.sky.model_copy(
+                update={"strength": round6(setting.sky.strength * gain)})})
+        if setting.room is not None and setting.room.window is not None:
+            window = setting.room.window.model_copy(update={"power_w": round6(setting.room.window.power_w * gain)})
+            setting = setting.model_copy(update={"room": setting.room.model_copy(update={"window": window})})
+        update["setting"] = setting
     return look.model_copy(update=update)
 
 

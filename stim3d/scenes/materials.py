@@ -70,7 +70,8 @@ class ObjectMaterial:
 # The matte materials' base-layer specular (issue 44): a bright environment reflected off every surface, most at
 # grazing angles, adds white that lifts the dark channels of a saturated colour (chroma -23 CIELAB at Blender's 0.5).
 # 0.1 (F0 0.8 %) keeps a faint sheen and, with the exposure above, takes the median chroma loss of 24 first draws
-# from -23 to -8 (0: -7; docs/looks.md "Chroma"). The glossy materials keep theirs: their finish is the visible gloss.
+# from -23 to -8 (0: -7; bench/results/looks_NOTES.md "Chroma"). The glossy materials keep theirs: their finish is
+# the visible gloss.
 MATTE_SPECULAR = 0.1
 OBJECT_MATERIALS: dict[str, ObjectMaterial] = {
     "plastic": ObjectMaterial((0.35, 0.5), 0.0, 0.0, ("matte",), True, 0.08, 0.15, specular=MATTE_SPECULAR,
@@ -80,7 +81,7 @@ OBJECT_MATERIALS: dict[str, ObjectMaterial] = {
     "varnished_wood": ObjectMaterial((0.35, 0.5), 0.0, 0.5, ("matte",), False, 0.08, 0.15, specular=MATTE_SPECULAR),
     "painted_metal": ObjectMaterial((0.3, 0.4), 0.0, 1.0, ("glossy",), False, 0.05, 0.1),
     "ceramic": ObjectMaterial((0.05, 0.12), 0.0, 0.6, ("glossy",), False, 0.03, 0.08),
-    "glossy_plastic": ObjectMaterial((0.12, 0.22), 0.0, 0.25, ("glossy",), False, 0.04, 0.05, detail=0.08,
+    "glossy_plastic": ObjectMaterial((0.12, 0.22), 0.0, 0.6, ("glossy",), False, 0.04, 0.05, detail=0.08,
                                      detail_share=0.03),
     "felt": ObjectMaterial((0.9, 1.0), 0.0, 0.0, ("matte",), True, 0.05, 0.1, specular=0.05, detail=0.3,
                            detail_share=0.03, sheen=0.3),

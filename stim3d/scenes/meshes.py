@@ -15,6 +15,7 @@ which needs no watertight or single surface).
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,7 @@ from .primitives import PrimitiveMesh, axis_angle_quat, quat_to_matrix, unit_mes
 GROUND_CLEARANCE = 1e-4  # a resting composed or mesh object floats this share of its size above the ground
 _CACHE_SIZE = 64  # distinct composed or mesh geometries kept; a batch uses a handful
 _cache: dict[str, tuple[tuple[int, int] | None, PrimitiveMesh]] = {}
+_cache_lock = threading.Lock()  # the cache is shared by the compose thread and the backend (source_mesh)
 
 
 def mesh_key(obj: SceneObject) -> str:
@@ -91,7 +93,8 @@ def source_mesh(source: ObjectSource) -> PrimitiveMesh:
     """
     key = source.model_dump_json()
     stamp = _file_stamp(source)
-    cached = _cache.get(key)
+    with _cache_lock:
+        cached = _cache.get(key)
     if cached is not None and cached[0] == stamp:
         return cached[1]
     if source.kind == "composed":
@@ -102,10 +105,11 @@ def source_mesh(source: ObjectSource) -> PrimitiveMesh:
         mesh = normalised_file_mesh(source)
     for array in (mesh.vertices, mesh.faces, mesh.smooth):
         array.setflags(write=False)
-    _cache.pop(key, None)
-    if len(_cache) >= _CACHE_SIZE:
-        _cache.pop(next(iter(_cache)))
-    _cache[key] = (stamp, mesh)
+    with _cache_lock:  # a batch worker composes on one thread while its backend builds meshes on another
+        _cache.pop(key, None)
+        if len(_cache) >= _CACHE_SIZE:
+            _cache.pop(next(iter(_cache)))
+        _cache[key] = (stamp, mesh)
     return mesh
 
 

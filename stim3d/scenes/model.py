@@ -10,86 +10,60 @@ depend on the last bits of a trigonometric function.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PositiveFloat,
-    SerializerFunctionWrapHandler,
-    model_serializer,
-    model_validator,
-)
+from pydantic import Field, model_validator
 
 from stim3d.errors import MissingObject
 from stim3d.scenes.names import ItemId, SplitName
 from stim3d.scoring.answers import AnswerType, Gold
 
+from .look_model import (
+    DrawnLook,
+    EnvironmentLook,
+    GroundLook,
+    HedgeLook,
+    LensLook,
+    Look,
+    ObjectLook,
+    PipelineLook,
+    RoomLook,
+    SettingLook,
+    SkyLook,
+    StudioLook,
+    SunLook,
+    TableLook,
+    WindowLook,
+)
+from .model_base import (
+    ADDED,
+    IDENTITY_QUAT,
+    LADDER,
+    LOOK_NAMES,
+    SHAPES,
+    AddedIn,
+    Box,
+    Finish,
+    Light,
+    LookName,
+    PrimitiveShape,
+    Quat,
+    Shape,
+    Strict,
+    Vec3,
+    leave_out_added_defaults,
+    round6,
+)
+
+# The model in one import: the ground floor's types and rules and the look models are re-exported.
+__all__ = ["ADDED", "IDENTITY_QUAT", "LADDER", "LOOK_NAMES", "SCHEMA_VERSION", "SHAPES", "AddedIn", "Box", "Box3D",
+           "Camera", "CameraMatrices", "Color", "DrawnLook", "EnvironmentLook", "Finish", "GroundLook", "GroundTruth",
+           "HedgeLook", "Item", "LensLook", "Light", "Look", "LookName", "ObjectLook", "ObjectPart", "ObjectSource",
+           "ObjectTruth", "PipelineLook", "PrimitiveShape", "Provenance", "Quat", "Question", "RoomLook", "Scene",
+           "SceneObject", "SettingLook", "Shape", "SkyLook", "Stage", "Strict", "StudioLook", "SunLook", "TableLook",
+           "Vec3", "WindowLook", "leave_out_added_defaults", "round6"]
+
 SCHEMA_VERSION = "1.0"
-
-Shape = Literal["sphere", "cube", "cone", "cylinder", "torus", "tile", "composed", "mesh"]
-# The primitives families draw objects from; "tile" (a thin square slab) is a marker, e.g. a cue under grid cells.
-# "composed" and "mesh" are not primitives: their geometry is the object's `source` (docs/objects.md).
-SHAPES: tuple[Shape, ...] = ("sphere", "cube", "cone", "cylinder", "torus")
-PrimitiveShape = Literal["sphere", "cube", "cone", "cylinder", "torus", "tile"]
-Finish = Literal["matte", "glossy"]
-LookName = Literal["studio", "clevr", "photoreal", "photoreal_raw"]
-# The appearances an item can be rendered in (scenes/looks.py draws them, docs/looks.md shows them). photoreal_raw is
-# photoreal's very draw without the camera pipeline after the sensor: the realism ladder's rung between the two.
-LOOK_NAMES: tuple[LookName, ...] = ("studio", "clevr", "photoreal", "photoreal_raw")
-# The realism ladder, least to most photographic: one scene in each rung (`stim3d sweep look`, docs/looks.md).
-LADDER: tuple[LookName, ...] = ("clevr", "studio", "photoreal_raw", "photoreal")
-
-Vec3 = tuple[float, float, float]
-Quat = tuple[float, float, float, float]  # (w, x, y, z), Blender's order
-Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in pixels; x1, y1 exclusive
-
-IDENTITY_QUAT: Quat = (1.0, 0.0, 0.0, 0.0)
-
-
-def round6(value: float) -> float:
-    """Round to 6 decimals (micrometres for lengths): stable JSON, no noise bits."""
-    return float(round(float(value), 6))
-
-
-@dataclass(frozen=True)
-class AddedIn:
-    """Field metadata (`Annotated[T, AddedIn("0.2.0.dev0")]`): the stim3d version that added the field.
-
-    The one rule for fields added after files existed: while such a field holds its
-    default it is left out of the JSON (`leave_out_added_defaults`), so an item.json, a
-    config's content hash or a resume key made before the field existed keeps its bytes
-    (tests/test_golden.py and tests/test_fixture_resume.py hold them). A field given a
-    non-default value is written as usual.
-    """
-
-    version: str
-
-
-ADDED = AddedIn("0.2.0.dev0")  # looks, interchange, normals, a look's measures: all joined in the 0.2.0 series
-
-
-def leave_out_added_defaults(model: BaseModel, data: dict[str, Any]) -> dict[str, Any]:
-    """`data` (the model's serialised fields) without the `AddedIn` fields that hold their default."""
-    for name, field in type(model).model_fields.items():
-        if name in data and any(isinstance(m, AddedIn) for m in field.metadata) \
-                and getattr(model, name) == field.get_default(call_default_factory=True):
-            del data[name]
-    return data
-
-
-class Strict(BaseModel):
-    """Base for all models: unknown keys are an error, so typos in files surface; `AddedIn` fields at their
-    default are left out of the JSON."""
-
-    model_config = ConfigDict(extra="forbid", frozen=False)
-
-    @model_serializer(mode="wrap")
-    def _leave_out_added_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return leave_out_added_defaults(self, handler(self))
-
 
 class Color(Strict):
     """A named colour. `srgb` is the nominal display value in [0, 1]; Blender gets it linearised."""
@@ -179,17 +153,6 @@ class Camera(Strict):
     rotation_quat: Quat
 
 
-class Light(Strict):
-    """A square area light; it emits along its local -Z axis, as in Blender."""
-
-    kind: Literal["area"] = "area"
-    location: Vec3
-    rotation_quat: Quat
-    size: float = Field(gt=0)
-    power_w: float = Field(ge=0)
-    color_srgb: tuple[float, float, float] = (1.0, 1.0, 1.0)
-
-
 class Stage(Strict):
     """Procedural surroundings: a ground plane at z = 0 and a uniform world light."""
 
@@ -197,180 +160,6 @@ class Stage(Strict):
     ground_size: float = Field(40.0, gt=0)
     world_srgb: tuple[float, float, float] = (1.0, 1.0, 1.0)
     world_strength: float = Field(0.3, ge=0)
-
-
-class ObjectLook(Strict):
-    """One object's material under a look: a named library material and the parameters drawn for it.
-
-    `srgb` is the base colour actually used (the palette colour, or for clevr the same); the
-    material never changes an object's named colour, only how light leaves it.
-    """
-
-    id: int = Field(ge=1, le=65535)
-    material: str
-    roughness: float = Field(ge=0, le=1)
-    metallic: float = Field(ge=0, le=1)
-    coat: float = Field(0.0, ge=0, le=1)
-    params: dict[str, float] = Field(default_factory=dict)
-
-
-class GroundLook(Strict):
-    """The stage's ground under a look: a procedural material, its colour and its texture scale in metres.
-
-    The ground fades into the environment between `fade_start_m` and `fade_end_m` from
-    `centre` (None: a ground without fade, e.g. clevr's grey plane).
-    """
-
-    material: str
-    srgb: tuple[float, float, float]
-    roughness: float = Field(ge=0, le=1)
-    scale_m: float = Field(gt=0)
-    centre: tuple[float, float] = (0.0, 0.0)
-    fade_start_m: float | None = None
-    fade_end_m: float | None = None
-    params: dict[str, float] = Field(default_factory=dict)
-
-
-class EnvironmentLook(Strict):
-    """Image-based light: one of the HDRIs shipped with Blender (`name` = file stem), turned about +Z.
-
-    `strength` is the world strength that gives the environment's upward irradiance the
-    look's target (scenes/looks.py ENVIRONMENT_IRRADIANCE), times 2**`exposure_ev`.
-    `white_balance` is the per-channel (linear RGB) gain the map's colour is multiplied by
-    so an upward grey card renders neutral (scenes/looks.py ENVIRONMENT_WHITE_BALANCE); absent
-    in items drawn before it existed, which render unbalanced as they did.
-    """
-
-    name: str
-    rotation_deg: float
-    strength: float = Field(ge=0)
-    exposure_ev: float
-    white_balance: Annotated[tuple[PositiveFloat, PositiveFloat, PositiveFloat] | None, ADDED] = Field(
-        None, description="per-channel gain on the map's linear RGB (a grey card facing up renders neutral); "
-        "absent: the map as shipped")
-
-
-class SunLook(Strict):
-    """An optional sun (distant) key light for crisp shadows: direction, irradiance in W/m2, angular size."""
-
-    azimuth_deg: float
-    elevation_deg: float
-    strength: float = Field(ge=0)
-    angle_deg: float = Field(ge=0)
-
-
-class StudioLook(Strict):
-    """Studio: the family's own rig (`Scene.lights`) and grey stage (`Scene.stage`); nothing is drawn.
-
-    The default look, left out of item.json while it holds its defaults, so a studio
-    item that rendered right the first time keeps the bytes it had before looks existed.
-    When a render failed a check, studio changes only what it owns and records it here,
-    as the drawn looks do: a lighter or darker ground grey for the contrast floor
-    (`ground_redraws`, scenes/look_contrast.py `with_studio_ground`; the grey itself is
-    `Scene.stage.ground_srgb`) and a re-exposure of the rig for colour
-    (`exposure_correction_ev`, already applied to `Scene.lights` and the stage's world,
-    scenes/looks.py `with_studio_exposure`). `redraws` counts every render after the
-    first, kept or not (they are the item's cost).
-    """
-
-    name: Literal["studio"] = "studio"
-    redraws: int = Field(0, ge=0)
-    ground_redraws: int = Field(0, ge=0, description="which of the contrast floor's ground greys the stage took")
-    exposure_correction_ev: float = Field(0.0, description="stops the kept render's rig and world were scaled by")
-    colour_failures: list[int] = Field(
-        default_factory=list, description="objects whose named colour still failed the check after the last redraw")
-    contrast_failures: list[int] = Field(
-        default_factory=list, description="objects still under the contrast floor after the last redraw")
-
-
-class PipelineLook(Strict):
-    """Photoreal's camera after the sensor (render/camera_pipeline.py), applied to the linear render; no step moves
-    a pixel's geometry, so masks, boxes and golds are studio's.
-
-    In the order a camera applies them: lateral chromatic aberration (red and blue scaled about the image centre
-    by +-`aberration_px` at the corners, under a pixel), vignetting (the corners darkened by `vignetting`, a share),
-    veiling glare (`flare` times the frame's mean added to every pixel, which lifts the blacks as a lens does),
-    sensor noise at `iso` (signal-dependent, seeded by `seed`; None: none), the tone curve (linear up to `knee`,
-    then a hue-preserving shoulder that reaches `peak`, the display's white level, at `white` times the
-    exposure's white: highlights roll off instead of clipping), the sRGB encoding and, when `jpeg_quality` is
-    set, a JPEG round trip at that quality.
-    """
-
-    aberration_px: float = Field(ge=0, le=1)
-    vignetting: float = Field(ge=0, lt=1)
-    flare: float = Field(ge=0, le=0.05)
-    iso: int | None = Field(None, ge=50, le=12800)
-    seed: int = Field(ge=0)
-    knee: float = Field(gt=0, lt=1)
-    white: float = Field(gt=1)
-    peak: float = Field(gt=0, le=1)
-    jpeg_quality: int | None = Field(None, ge=50, le=100)
-
-
-class LensLook(Strict):
-    """Photoreal's physical camera (scenes/lens.py): the sensor width and focal length that give the family's
-    pinhole field of view, the f-number, the focus distance along the view axis (scene metres), the miniature's
-    scale (physical metres per scene metre) and the largest circle of confusion of any object vertex in pixels
-    (under one by construction: every object is sharp, the setting behind them is not)."""
-
-    sensor_mm: float = Field(gt=0)
-    focal_mm: float = Field(gt=0)
-    f_number: float = Field(gt=0)
-    focus_m: float = Field(gt=0)
-    scale: float = Field(gt=0)
-    coc_px: float = Field(ge=0)
-
-
-class DrawnLook(Strict):
-    """Everything clevr or photoreal drew for an item (scenes/looks.py).
-
-    Appearance only: under a look, `lights` replaces the scene's lights, `ground` and
-    `environment` replace the stage's colours, and each object gets `objects[id]`'s
-    material over its palette colour. Geometry, camera and ground truth never change.
-    `redraws` counts how often the item was rendered again because a named colour was no
-    longer the nearest palette colour in the rendered image (scenes/look_colours.py) or an
-    object stood out from its surroundings by less than the contrast floor (scenes/look_contrast.py);
-    a redraw renders the same draw with its exposure corrected or a fresh draw
-    (scenes/look_colours.py `next_draw`). `exposure_correction_ev` is the kept draw's correction,
-    already applied to the strengths recorded here.
-    """
-
-    name: Literal["clevr", "photoreal", "photoreal_raw"]
-    lights: list[Light] = Field(default_factory=list)
-    environment: EnvironmentLook | None = None
-    sun: SunLook | None = None
-    ground: GroundLook
-    objects: list[ObjectLook]
-    redraws: int = Field(0, ge=0)
-    colour_failures: list[int] = Field(
-        default_factory=list, description="objects whose named colour still failed the check after the last redraw")
-    measured: Annotated[dict[str, float], ADDED] = Field(
-        default_factory=dict, description="the family's own colour measures in the rendered image under this look "
-        "(Family.look_colour_check; odd_grid: measured_delta_e, neighbour_delta_e, delta_e_margin); absent when none")
-    contrast_failures: Annotated[list[int], ADDED] = Field(
-        default_factory=list, description="objects still standing out from their surroundings by less than the "
-        "contrast floor after the last redraw (scenes/look_contrast.py); absent when none")
-    world_strength: Annotated[float | None, ADDED] = Field(
-        None, ge=0, description="clevr under an exposure correction: the stage's world strength scaled with the "
-        "lights; absent: the stage's own")
-    exposure_correction_ev: Annotated[float, ADDED] = Field(
-        0.0, description="stops this draw's lights were scaled by because the objects failing the colour check were "
-        "measured too bright or too dark (scenes/look_colours.py next_draw); absent when 0")
-    lens: Annotated[LensLook | None, ADDED] = Field(
-        None, description="photoreal's physical camera for depth of field; absent: a pinhole (clevr, older items)")
-    pipeline: Annotated[PipelineLook | None, ADDED] = Field(
-        None, description="photoreal's camera after the sensor (tone curve, glare, noise, vignetting, aberration, "
-        "JPEG); absent: the render as Blender's Standard view transform shows it (clevr, photoreal_raw, older items)")
-
-    def of(self, object_id: int) -> ObjectLook:
-        for material in self.objects:
-            if material.id == object_id:
-                return material
-        raise KeyError(f"look has no material for object {object_id}")
-
-
-Look = Annotated[Union[StudioLook, DrawnLook], Field(discriminator="name")]
-"""The look an item is rendered in (scenes/looks.py): studio, or a drawn clevr or photoreal look."""
 
 
 class Scene(Strict):
@@ -418,6 +207,9 @@ class ObjectTruth(Strict):
         None, description="CIEDE2000 between the median colour of the object's visible pixels and of a 2-pixel ring "
         "outside its silhouette in the rendered image (scenes/look_contrast.py); absent before rendering and for "
         "objects too small to judge")
+    part_px: Annotated[dict[str, float] | None, ADDED] = Field(
+        None, description="visible pixels of each named part of a composed object (rays whose first hit is that "
+        "part), where a family requires its defining parts seen (ava_object's target); absent otherwise")
 
 
 class CameraMatrices(Strict):

@@ -49,6 +49,9 @@ class LibraryEntry(BaseModel):
     front: str = Field(description="what lies on the +Y side, the object's canonical front")
     symmetric: bool = Field(False, description="no front a viewer could tell (orientation questions skip it)")
     parts: list[LibraryPart] = Field(min_length=1)
+    defining: dict[str, list[str]] = Field(
+        default_factory=dict, description="features without which the object reads as another thing (a mug without "
+        "its handle is a can), each the parts that show it: a recognition item needs a visible pixel of one of them")
 
 
 @cache
@@ -61,6 +64,10 @@ def library() -> dict[str, LibraryEntry]:
         names = [part.name for part in entry.parts]
         if len(set(names)) != len(names):
             raise ValueError(f"objects.yaml: {name} has two parts of the same name")
+        unknown = [part for parts in entry.defining.values() for part in parts if part not in names] + \
+            [feature for feature, parts in entry.defining.items() if not parts]
+        if unknown:
+            raise ValueError(f"objects.yaml: {name}'s defining features name no part or an unknown one: {unknown}")
     return entries
 
 

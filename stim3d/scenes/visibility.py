@@ -21,6 +21,7 @@ camera is above it, so it never lies between the camera and an object.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,7 +30,7 @@ import trimesh
 from stim3d.errors import Stim3dError
 
 from .camera import CameraGeometry, geometry
-from .meshes import object_mesh, object_world_vertices
+from .meshes import composed_mesh, object_mesh, object_world_vertices
 from .model import Camera, ObjectTruth, Scene, SceneObject, round6
 
 
@@ -55,6 +56,7 @@ class ObjectCast:
     distance: np.ndarray  # float64 ray parameter of the hit (metres)
     depth: np.ndarray  # float64 depth along the camera axis (metres)
     center_depth: float  # depth of the object's bounding-box centre
+    face: np.ndarray  # int64 index of the mesh face each ray hits first (a composed object's part: part_px)
 
 
 def cast_object(obj: SceneObject, cam: CameraGeometry, rays_per_pixel: int = 1) -> ObjectCast:
@@ -67,19 +69,20 @@ def cast_object(obj: SceneObject, cam: CameraGeometry, rays_per_pixel: int = 1) 
     empty = np.zeros(0, dtype=np.int64)
     if np.any(depth <= 1e-6):
         # Part of the object is behind the camera: families never build this; report it unseen.
-        return ObjectCast(obj.id, empty, empty, np.zeros(0), np.zeros(0), center_depth)
+        return ObjectCast(obj.id, empty, empty, np.zeros(0), np.zeros(0), center_depth, empty)
     gx0, gx1 = int(np.floor(u.min() * s)), int(np.ceil(u.max() * s))
     gy0, gy1 = int(np.floor(v.min() * s)), int(np.ceil(v.max() * s))
     gx, gy = np.meshgrid(np.arange(gx0, gx1), np.arange(gy0, gy1))
     gx, gy = gx.ravel(), gy.ravel()
     origins, directions = cam.rays((gx + 0.5) / s, (gy + 0.5) / s)
     mesh = trimesh.Trimesh(vertices, object_mesh(obj).faces, process=False)
-    locations, ray_index, _ = mesh.ray.intersects_location(origins, directions, multiple_hits=False)
+    locations, ray_index, face = mesh.ray.intersects_location(origins, directions, multiple_hits=False)
     if len(ray_index) == 0:
-        return ObjectCast(obj.id, empty, empty, np.zeros(0), np.zeros(0), center_depth)
+        return ObjectCast(obj.id, empty, empty, np.zeros(0), np.zeros(0), center_depth, empty)
     hit_distance = np.einsum("ij,ij->i", locations - origins[ray_index], directions[ray_index])
     hit_depth = (locations - cam.origin) @ cam.forward
-    return ObjectCast(obj.id, gx[ray_index], gy[ray_index], hit_distance, hit_depth, center_depth)
+    return ObjectCast(obj.id, gx[ray_index], gy[ray_index], hit_distance, hit_depth, center_depth,
+                      np.asarray(face, dtype=np.int64))
 
 
 @dataclass
@@ -174,6 +177,20 @@ class VisibilityCanvas:
             for object_id, cast in self.casts.items()
         }
 
+    def part_px(self, obj: SceneObject) -> dict[str, float]:
+        """Visible pixels of each named part of composed object `obj` (on this canvas): its rays whose first hit in
+        the whole scene is the object, counted by the part owning the face they hit (meshes.composed_mesh)."""
+        if obj.source is None or obj.source.kind != "composed":
+            raise ValueError(f"object {obj.id} is not a composed object: it has no named parts")
+        self._refresh()
+        cast = self.casts[obj.id]
+        inside = self._in_frame(cast)
+        mine = self._ids[cast.gy[inside], cast.gx[inside]] == obj.id
+        owner = composed_mesh(obj.source.parts)[1]
+        counts = np.bincount(owner[cast.face[inside][mine]], minlength=len(obj.source.parts))
+        per_ray = float(self.rays_per_pixel ** 2)
+        return {part.name: round6(counts[i] / per_ray) for i, part in enumerate(obj.source.parts)}
+
     def result(self) -> VisibilityResult:
         """Full ground truth, instance map and depth map (pixel resolution)."""
         self._refresh()
@@ -227,9 +244,14 @@ class VisibilityCanvas:
         )
 
 
-def measure(scene: Scene, rays_per_pixel: int = 1) -> VisibilityResult:
-    """Ground truth of every object in `scene` as the camera sees it."""
+def measure(scene: Scene, rays_per_pixel: int = 1, parts_of: Collection[int] = ()) -> VisibilityResult:
+    """Ground truth of every object in `scene` as the camera sees it; the composed objects whose ids are in
+    `parts_of` also record their named parts' visible pixels (`part_px`, as ava_object records its target's)."""
     canvas = VisibilityCanvas(scene.camera, rays_per_pixel)
     for obj in scene.objects:
         canvas.put(obj)
-    return canvas.result()
+    result = canvas.result()
+    if parts_of:
+        result.truths = [t.model_copy(update={"part_px": canvas.part_px(scene.object(t.id))}) if t.id in parts_of
+                         else t for t in result.truths]
+    return result

@@ -40,6 +40,7 @@ from typing import Any
 
 from .answers import canonical_gold, parse
 from .parse_text import Parsed
+from .parsers_actions import Submission
 from .records import Record
 from .rubric import Judge
 from .rubric_report import format_rubric, rubric_fields, rubric_summary
@@ -233,6 +234,11 @@ def score_record(record: Record, response: str | None, answered: bool = True, ju
 
 
 def _jsonable(value: Any) -> Any:
+    """A parsed answer as plain JSON, so every QuestionResult.parsed can be written or compared as text (the
+    study's agreement table keys answers by it): cells and boxes as lists, ROSE's Submission as
+    {"cells": [[r, c], ...], "count": n} (what `asdict` made of it in scores.json already)."""
+    if isinstance(value, Submission):
+        return {"cells": [list(cell) for cell in value.cells], "count": value.count}
     return [list(v) if isinstance(v, tuple) else v for v in value] if isinstance(value, tuple) else value
 
 

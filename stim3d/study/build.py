@@ -18,17 +18,16 @@ sessions) and `consent.html` (the owner's edited text). docs/study.md is the use
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from stim3d.study import package
-from stim3d.study.contract import MANIFEST, STUDY_FORMAT, TRIALS, Role, Trial, participant_plan
+from stim3d.study.contract import MANIFEST, PRIVATE, STUDY_FORMAT, TRIALS, Role, Trial, participant_plan
 from stim3d.study.errors import StudyError
 from stim3d.study.instructions import overview_pages
 from stim3d.study.select import assign_roles
@@ -39,7 +38,8 @@ DEFAULT_MASK_MS = 500
 
 
 class BuildOptions(BaseModel):
-    """What `stim3d study build` was asked; everything but `force` is recorded in study.json's options."""
+    """What `stim3d study build` was asked; everything but `force` and `pilot` is recorded in study.json's options
+    (`pilot` beside them, so that a pilot and the study built after it share their study id)."""
 
     model_config = ConfigDict(extra="forbid")
     per_participant: int | None = Field(None, ge=1)
@@ -55,6 +55,7 @@ class BuildOptions(BaseModel):
     staircase: bool = False
     staircase_trials: int | None = Field(None, ge=1, le=MAX_TRIALS)
     force: bool = False
+    pilot: bool = False  # a try-out: the consent template may still be unedited (study.json says "pilot": true)
 
     @field_validator("completion_url")
     @classmethod
@@ -80,20 +81,6 @@ class BuildOptions(BaseModel):
                 if name not in self.model_fields_set:
                     setattr(self, name, 0)
         return self
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> BuildOptions:
-        """The CLI's arguments as options; a bad value is one StudyError line naming the option."""
-        values = {name: getattr(args, name) for name in cls.model_fields if getattr(args, name, None) is not None}
-        try:
-            options = cls(**values)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            if not error["loc"]:  # a rule across options: its message names them
-                raise StudyError(str(error["msg"]).removeprefix("Value error, ")) from None
-            name = str(error["loc"][0])
-            raise StudyError(f"--{name.replace('_', '-')} {values.get(name)!r}: {error['msg']}") from None
-        return options
 
     def recorded(self) -> dict[str, Any]:
         """study.json's options: the mask only means something with a presentation time."""
@@ -143,10 +130,22 @@ def _check_out(batch: Path, out: Path, force: bool) -> None:
                          "choose a folder beside the batch")
     if o.exists() and not o.is_dir():
         raise StudyError(f"--out {out}: exists and is not a folder")
-    if o.is_dir() and any(o.iterdir()) and not force:
-        if (o / MANIFEST).is_file():
-            raise StudyError(f"--out {out}: already a study; --force rebuilds it (keeping data/ and consent.html)")
-        raise StudyError(f"--out {out}: the folder is not empty and is not a study; choose a new or empty folder")
+    if not o.is_dir() or not any(p.name != package.CONSENT for p in o.iterdir()):
+        return  # new, empty, or holding only the consent template a refused first build wrote
+    if not _is_study(o):  # --force too: a rebuild replaces stimuli/, lib/, js/ and css/ whole, someone else's included
+        raise StudyError(f"--out {out}: the folder is not empty and is not a study (no stim3d {MANIFEST}); "
+                         "choose a new or empty folder" + ("; --force only rebuilds a study" if force else ""))
+    if not force:
+        raise StudyError(f"--out {out}: already a study; --force rebuilds it (keeping data/ and consent.html)")
+
+
+def _is_study(folder: Path) -> bool:
+    """Whether `folder` holds a study.json that `stim3d study build` wrote (its format), the only folder --force
+    may rebuild."""
+    try:
+        return json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("format") == STUDY_FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _load(batch: Path, filters: list[str]) -> tuple[Any, list[Any]]:
@@ -154,7 +153,7 @@ def _load(batch: Path, filters: list[str]) -> tuple[Any, list[Any]]:
     from stim3d.eval.run import EvalError, select_records
     from stim3d.render.batch.config import ConfigError
     from stim3d.render.batch.reading import load_batch
-    from stim3d.render.views.gallery import GalleryError, parse_filters
+    from stim3d.views.gallery import GalleryError, parse_filters
 
     if not batch.is_dir():
         raise StudyError(f"{batch}: no such batch folder")
@@ -212,6 +211,29 @@ def _json_bytes(payload: Any) -> bytes:
     return (json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+class UneditedConsent(StudyError):
+    """The study's consent page is still the shipped template, and the study is not a pilot."""
+
+    def __init__(self, path: Path, placeholders: list[str]) -> None:
+        self.path, self.placeholders = path, placeholders
+        super().__init__(f"{path}: the consent template is not edited (it still has {', '.join(placeholders)}); "
+                         "replace it with your approved text and build again, or build a pilot (pilot)")
+
+
+def _check_consent(out: Path, template: bytes, pilot: bool) -> None:
+    """UneditedConsent unless `pilot` or out/consent.html is edited. Why: participants would agree to a page that
+    names no duration and no researcher. A first build writes the template there, for the owner to edit."""
+    consent = out / package.CONSENT
+    text = consent.read_text(encoding="utf-8", errors="replace") if consent.is_file() else template.decode("utf-8")
+    found = package.consent_placeholders(text)
+    if pilot or not found:
+        return
+    if not consent.is_file():
+        out.mkdir(parents=True, exist_ok=True)
+        package.write_file(consent, template)
+    raise UneditedConsent(consent, found)
+
+
 def build_study(batch: Path, out: Path, options: BuildOptions) -> BuildReport:
     """Write the study folder `out` from the batch folder `batch` (module docstring); returns what was written."""
     from stim3d.version import __version__
@@ -230,6 +252,7 @@ def build_study(batch: Path, out: Path, options: BuildOptions) -> BuildReport:
     stairs = _staircase(records, trials, options) if options.staircase else None
     trials_bytes = _json_bytes({"trials": [t.model_dump(mode="json") for t in trials]})
     assets = package.asset_files()
+    _check_consent(out, assets[package.CONSENT], options.pilot)  # last: every other problem is said first
     jspsych, versions = package.vendored_jspsych()
     stimuli = {stimulus_name(r.item_id): loaded.image_path(r.item_id) for r in [*practice, *catch, *main]}
 
@@ -253,11 +276,11 @@ def build_study(batch: Path, out: Path, options: BuildOptions) -> BuildReport:
     if stairs is not None:
         counts["staircase"] = len(main)
         counts["per_participant"] = per_participant = per_participant + stairs["spec"]["trials"]
-    manifest = {
+    manifest: dict[str, Any] = {
         "format": STUDY_FORMAT,
         "study_id": study_id,
         "stim3d_version": __version__,
-        "batch": {"path": str(loaded.folder.resolve()), "identity": identity, "items": len(loaded.items),
+        "batch": {"name": loaded.folder.resolve().name, "identity": identity, "items": len(loaded.items),
                   "questions": len(loaded.records)},
         "options": recorded,
         "counts": counts,
@@ -270,7 +293,12 @@ def build_study(batch: Path, out: Path, options: BuildOptions) -> BuildReport:
     }
     if stairs is not None:
         manifest["staircase"] = stairs
+    if options.pilot:
+        manifest["pilot"] = True
     package.write_file(out / MANIFEST, _json_bytes(manifest))
+    # Where the batch is goes beside the study, not into study.json: study.json is served to every participant
+    # and packed for JATOS, and an absolute path names the owner's machine, account and folders.
+    package.write_file(out / PRIVATE, _json_bytes({"batch": str(loaded.folder.resolve())}))
     jzip = package.write_jzip(out, study_id, f"stim3d study {study_id}", options.completion_url) if options.jatos else None
     return BuildReport(study=out, study_id=study_id, counts=counts, per_participant=per_participant,
                        files=files, bytes=size, jzip=jzip, staircase=stairs)

@@ -32,23 +32,45 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-from stim3d.scenes.names import check_name
+from stim3d.eval.people import PEOPLE
+from stim3d.eval.store import model_slug
+from stim3d.scenes.names import NAME_LIMIT, check_name
 
 STUDY_FORMAT = "stim3d-study/1"
 SESSION_FORMAT = "stim3d-study-session/1"
 MANIFEST = "study.json"
 TRIALS = "trials.json"
 DATA_DIR = "data"
+PRIVATE = ".stim3d-private.json"  # the owner's side of the study: the batch's path (hidden: never served or packed)
 MAX_BODY_BYTES = 1 << 20  # one session file, every trial included, is far below this
 MAX_RESPONSE_CHARS = 4000  # a rubric description fits; a pasted novel does not
 MAX_RT_MS = 3_600_000
 
 Role = Literal["main", "practice", "catch", "staircase"]
-ParticipantId = Annotated[str, AfterValidator(lambda v: check_name(v, "participant id"))]
+PARTICIPANT_LIMIT = NAME_LIMIT - len(PEOPLE) - 1  # eval/human-<participant> is one name of at most NAME_LIMIT
+
+
+def check_participant(value: str) -> str:
+    """`value` if it is a canonical participant id; else ValueError in one line.
+
+    Canonical: a safe name (check_name) that is its own results folder's name, eval/human-<id>
+    (eval/store.py model_slug drops trailing '.', '_' and '-' and cuts at NAME_LIMIT). Why:
+    `p1`, `p1-` and `p1.` would otherwise be three participants scored into one folder, each
+    run overwriting the last; refusing is plainer than a mapping a study owner must look up.
+    """
+    check_name(value, "participant id")
+    if model_slug(f"{PEOPLE}:{value}") != f"{PEOPLE}-{value}":
+        raise ValueError(f"participant id {value!r}: must end in a letter or digit and have at most "
+                         f"{PARTICIPANT_LIMIT} characters (it names the results folder {PEOPLE}-<id>)")
+    return value
+
+
+ParticipantId = Annotated[str, AfterValidator(check_participant)]
 SessionId = Annotated[str, AfterValidator(lambda v: check_name(v, "session id"))]
 TrialId = Annotated[str, AfterValidator(lambda v: check_name(v, "trial id"))]
 
-# The text a widget submits for each answer type: exactly what scoring/answers.py parses.
+# The text a widget submits for each answer type: exactly what scoring/answers.py parses. The page has a
+# widget for these types and only these (js/widgets.js); `study build` refuses an item of any other type.
 RESPONSE_FORMS: dict[str, str] = {
     "integer": "3",
     "yes_no": "yes | no",
@@ -61,7 +83,8 @@ RESPONSE_FORMS: dict[str, str] = {
     "box": "[x0, y0, x1, y1] in the image's own pixels, x1 and y1 exclusive",
     "number": "2.35 (metres)",
     "choice": "one option, verbatim",
-    "text": "the text as written on the sign",
+    "text": "the text as written on the sign, or an object's name (white space collapsed, double quotes and end "
+            "punctuation dropped, as the scoring core reads it)",
     "rubric": "free text",
 }
 
@@ -101,8 +124,8 @@ class Trial(BaseModel):
     width: int = Field(ge=1)
     height: int = Field(ge=1)
     grid: Grid | None = None  # cell, cell_set and strict click types
-    gold: Any = None  # practice, catch and staircase trials only
-    gold_text: str | None = None  # the gold as a response would write it (feedback, catch checks)
+    gold: Any = None  # practice and staircase trials only: the page judges those (catch answers stay with the scorer)
+    gold_text: str | None = None  # the gold as a response would write it (practice feedback, staircase steps)
     difficulty: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -10,7 +10,7 @@ out for every rule that session breaks (all reasons are listed, not just the fir
   not required: a session with every trial answered but no goodbye screen counts.
 - **failed attention check**: a catch trial (one of the batch's easiest items) answered
   wrong by the scoring core's own parser and exact-match rule (the same `score_record`
-  as every answer, or the trial's gold when the batch has no record for it). Catch
+  as every answer, against the batch's record: trials.json never holds a catch answer). Catch
   trials have an unambiguous answer a person who looks gets right; one wrong means the
   person was not looking, and with two checks per study (the default) the rule is
   deliberately strict.
@@ -31,11 +31,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from stim3d.scoring.answers import canonical_gold, parse
 from stim3d.scoring.records import Record
 from stim3d.scoring.report import score_record
-from stim3d.scoring.rules import apply
-from stim3d.study.contract import Session, Trial
+from stim3d.study.contract import Session
 from stim3d.study.folder import answered_all
 
 FAST_MEDIAN_MS = 1000
@@ -70,16 +68,13 @@ def choose_sessions(sessions: Sequence[tuple[Session, str]]) -> dict[str, Chosen
     return chosen
 
 
-def catch_correct(trial: Trial, response: str, record: Record | None) -> bool:
-    """A catch trial's response right by exact match: the batch's record when there is one, else the trial's gold."""
-    if record is not None:
-        return score_record(record, response).correct
-    parsed = parse(trial.answer_type, response, trial.options)
-    return apply("exact", parsed.value, canonical_gold(trial.answer_type, trial.gold), {}) == 1.0
+def catch_correct(record: Record, response: str) -> bool:
+    """A catch trial's response right by exact match against the batch's record (score.open_batch makes sure every
+    catch trial has one)."""
+    return score_record(record, response).correct
 
 
-def reasons(session: Session, trials: dict[str, Trial], records: dict[str, Record], staircase_steps: int = 0
-            ) -> list[str]:
+def reasons(session: Session, records: dict[str, Record], staircase_steps: int = 0) -> list[str]:
     """Every rule `session` breaks, each as one phrase with the numbers that broke it (empty: included).
 
     `staircase_steps`: the steps a staircase study asks after the plan (its spec's trials);
@@ -93,7 +88,7 @@ def reasons(session: Session, trials: dict[str, Trial], records: dict[str, Recor
     if steps < staircase_steps:
         out.append(f"incomplete: {steps} of {staircase_steps} staircase steps answered")
     failed = [t.trial_id for t in session.trials
-              if t.role == "catch" and not catch_correct(trials[t.trial_id], t.response, records.get(t.trial_id))]
+              if t.role == "catch" and not catch_correct(records[t.trial_id], t.response)]
     if failed:
         out.append(f"failed attention check: catch trial {', '.join(failed)} answered wrong")
     times = [t.rt_ms for t in session.trials if t.role in ("main", "staircase")]

@@ -18,7 +18,17 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stim3d.render.files import OutsideDestination, inside
 from stim3d.scenes.names import check_name
-from stim3d.study.contract import DATA_DIR, MANIFEST, STUDY_FORMAT, TRIALS, Session, Trial, participant_plan
+from stim3d.study.contract import (
+    DATA_DIR,
+    MANIFEST,
+    PRIVATE,
+    STUDY_FORMAT,
+    TRIALS,
+    Session,
+    Trial,
+    check_participant,
+    participant_plan,
+)
 from stim3d.study.errors import StudyError
 
 
@@ -32,7 +42,7 @@ class ManifestOptions(BaseModel):
 
 class ManifestBatch(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    path: str
+    path: str | None = None  # a study built before the path moved to PRIVATE (contract.py)
     identity: dict[str, Any] = {}
 
 
@@ -100,6 +110,19 @@ class StudyFolder:
     def study_id(self) -> str:
         return self.manifest.study_id
 
+    def batch_path(self) -> Path | None:
+        """The batch folder `study build` recorded on this machine (contract.PRIVATE), or an older study.json's path;
+        None when neither says (a study folder copied without its private file)."""
+        private = self.root / PRIVATE
+        if private.is_file():
+            try:
+                recorded = json.loads(private.read_text(encoding="utf-8")).get("batch")
+            except (ValueError, AttributeError):
+                raise StudyError(f"{private}: malformed; rebuild the study with --force or give --batch") from None
+            if isinstance(recorded, str):
+                return Path(recorded)
+        return Path(self.manifest.batch.path) if self.manifest.batch.path else None
+
     @cached_property
     def by_id(self) -> dict[str, Trial]:
         return {t.trial_id: t for t in self.trials}
@@ -125,7 +148,7 @@ class StudyFolder:
     def session_path(self, participant: str, session: str) -> Path:
         """data/<participant>/<session>.json, both names checked, the result inside data/ (symlinks followed)."""
         try:
-            check_name(participant, "participant id")
+            check_participant(participant)
             check_name(session, "session id")
         except ValueError as exc:
             raise StudyError(str(exc)) from None

@@ -35,6 +35,8 @@ ANSWER_INSTRUCTIONS: dict[str, str] = {
     "text": "Type the text exactly as it is written, then press Submit.",
     "rubric": "Describe the picture in a few plain sentences in the text box, then press Submit.",
 }
+# A choice asked openly (AVA object recognition's open question) is typed in the text box: it asks for a name.
+OPEN_NAME_INSTRUCTIONS = "Type the name of the object in a word or two, then press Submit."
 
 # What each task family asks, for the opening pages (a family without an entry gets the generic line).
 FAMILY_INTROS: dict[str, str] = {

@@ -16,10 +16,10 @@ import uuid
 import zipfile
 from importlib import resources
 from importlib.resources.abc import Traversable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from stim3d.render.files import OutsideDestination, atomic_folder, atomic_path, inside
-from stim3d.study.contract import DATA_DIR, MANIFEST
+from stim3d.study.contract import MANIFEST, TRIALS
 from stim3d.study.errors import StudyError
 
 ASSETS = "assets"
@@ -28,6 +28,10 @@ LIB_DIR = "lib/jspsych"
 GENERATED_DIRS = ("stimuli", "lib", "js", "css")
 CONSENT = "consent.html"
 PAGE = "index.html"
+PUBLIC_FILES = (PAGE, CONSENT, MANIFEST, TRIALS)  # with GENERATED_DIRS: everything the page loads
+# What only the shipped consent template says: its placeholders and its instruction to replace it. A consent page
+# holding any of them was not edited, and `study build` refuses it unless the study is a pilot.
+CONSENT_PLACEHOLDERS = ("[N]", "[researcher", "Replace this text with your approved consent form")
 JATOS_SCRIPT = '<script src="jatos.js"></script>'
 JATOS_MARK = "<!-- jatos.js -->"  # where a JATOS archive's copy of index.html loads jatos.js
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
@@ -91,6 +95,11 @@ def write_folder(out: Path, name: str, files: dict[str, bytes]) -> None:
             path.write_bytes(data)
 
 
+def consent_placeholders(text: str) -> list[str]:
+    """The template's placeholders still in a consent page's text (CONSENT_PLACEHOLDERS), in their order."""
+    return [mark for mark in CONSENT_PLACEHOLDERS if mark in text]
+
+
 def write_file(path: Path, data: bytes) -> None:
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
@@ -104,10 +113,21 @@ def copy_stimuli(out: Path, sources: dict[str, Path]) -> None:
             shutil.copyfile(source, tmp / Path(rel).name)
 
 
+def is_public(rel: PurePosixPath) -> bool:
+    """Whether a path relative to the study folder is one of the page's own files (`PUBLIC_FILES`, or a file in
+    `GENERATED_DIRS`), not hidden: the only files the server serves and the JATOS archive carries. Everything
+    else in the folder (data/, the lock, a file the owner put there) stays on the owner's machine."""
+    parts = rel.parts
+    if not parts or any(part.startswith(".") for part in parts):
+        return False
+    return rel.as_posix() in PUBLIC_FILES or (len(parts) > 1 and parts[0] in GENERATED_DIRS)
+
+
 def study_files(out: Path) -> list[Path]:
-    """The files a participant's browser may fetch: everything but data/ and study.json, sorted."""
-    return sorted(p for p in out.rglob("*") if p.is_file() and p.relative_to(out).parts[0] != DATA_DIR
-                  and p.relative_to(out).as_posix() != MANIFEST and not p.name.startswith("."))
+    """The page's files (`is_public`) but study.json, sorted: what build counts and the JATOS archive carries
+    (study.json is added apart: it is written last)."""
+    return sorted(p for p in out.rglob("*") if p.is_file() and is_public(PurePosixPath(p.relative_to(out).as_posix()))
+                  and p.relative_to(out).as_posix() != MANIFEST)
 
 
 def folder_size(out: Path) -> tuple[int, int]:

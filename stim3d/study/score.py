@@ -15,9 +15,11 @@ was built from (study.json's, or `--batch`, whose identity must match):
   counted (eval/people.py);
 - `BATCH/eval/people-vs-models.html`: people beside every model scored in BATCH/eval/
   (versus.py);
-- `STUDY/exclusions.json`: every participant with the session used, included or the
-  reasons not, the rules and thresholds, the files skipped; in a `--staircase` study each
-  included participant's threshold and the pooled one (thresholds.py).
+- `BATCH/eval/people-exclusions.json`: every participant with the session used, included or
+  the reasons not, the rules and thresholds, the files skipped; in a `--staircase` study each
+  included participant's threshold and the pooled one (thresholds.py). Beside the scores,
+  not in the study folder: it names every participant and session, and the study folder is
+  what a server publishes.
 A staircase study's steps are scored as responses too (a question asked twice counts
 twice, as in the pooled folder).
 Practice and catch trials are never scored as questions. A rerun rewrites these from
@@ -48,7 +50,7 @@ from stim3d.study.folder import StudyFolder, first_line, merge_sessions
 from stim3d.study.thresholds import Threshold, estimate_text, participant_threshold, pooled_line
 from stim3d.study.thresholds import pooled as thresholds_pooled
 
-EXCLUSIONS = "exclusions.json"
+EXCLUSIONS = "people-exclusions.json"  # in BATCH/eval/, never in the study folder a server publishes
 MAX_SESSION_BYTES = 8 << 20  # a session file larger than this is not one the server or the page wrote
 SCORED = ("main", "staircase")  # the roles scored as questions (practice and catch never are)
 
@@ -119,8 +121,11 @@ def request_hash(study_id: str, session: Session, index: int) -> str:
 
 
 def open_batch(study: StudyFolder, batch: Path | None) -> Batch:
-    """The study's batch (study.json's path unless `batch` is given), checked to be the one the study was built from."""
-    folder = Path(batch) if batch is not None else Path(study.manifest.batch.path)
+    """The study's batch (where build recorded it, StudyFolder.batch_path, unless `batch` is given), checked to be
+    the one the study was built from."""
+    folder = Path(batch) if batch is not None else study.batch_path()
+    if folder is None:
+        raise StudyError(f"{study.root}: no record of the batch this study was built from; give --batch")
     try:
         loaded = load_batch(folder)
     except ConfigError as exc:
@@ -130,7 +135,7 @@ def open_batch(study: StudyFolder, batch: Path | None) -> Batch:
         if key in manifest and manifest[key] != value:
             raise StudyError(f"{folder}: not the batch this study was built from ({key} differs from study.json's)")
     known = {r.question_id for r in loaded.records}
-    missing = [t.trial_id for t in study.trials if t.role in SCORED and t.trial_id not in known]
+    missing = [t.trial_id for t in study.trials if t.role in (*SCORED, "catch") and t.trial_id not in known]
     if missing:
         raise StudyError(f"{folder}: not the batch this study was built from (it has no question {missing[0]!r}, "
                          f"and {len(missing) - 1} more of the study's are missing)")
@@ -209,7 +214,7 @@ def score_study(study: str | Path, batch: str | Path | None = None) -> StudyScor
     for person, chosen in choose_sessions(sessions).items():
         session = chosen.session
         rows = _rows(folder, session, f"{PEOPLE}:{person}")
-        entry = Participant(person, session.session, chosen.source, reasons(session, folder.by_id, records, steps),
+        entry = Participant(person, session.session, chosen.source, reasons(session, records, steps),
                             main_trials=len(rows), unused_sessions=list(chosen.unused))
         result.participants.append(entry)
         if not entry.included:
@@ -252,7 +257,8 @@ def score_study(study: str | Path, batch: str | Path | None = None) -> StudyScor
 
 
 def _write_exclusions(study: StudyFolder, result: StudyScore) -> Path:
-    path = study.root / EXCLUSIONS
+    path = result.batch / EVAL_DIR / EXCLUSIONS
+    path.parent.mkdir(parents=True, exist_ok=True)
     write_json_atomic(path, {
         "study": study.study_id,
         "batch": str(result.batch),

@@ -25,6 +25,7 @@ from stim3d.eval.adaptive import (  # noqa: F401  (re-exported: the study's modu
     StaircaseSpec,
     guess_rate,
     make_spec,
+    nearest_level,
     replay,
 )
 from stim3d.study.contract import Trial, fnv1a32

@@ -28,9 +28,9 @@ from stim3d.scenes.camera import geometry
 from stim3d.scenes.model import Item
 from stim3d.scoring.answers import answer_text
 from stim3d.scoring.records import Record
-from stim3d.study.contract import Cell, Grid, Role, Trial
+from stim3d.study.contract import RESPONSE_FORMS, Cell, Grid, Role, Trial
 from stim3d.study.errors import StudyError
-from stim3d.study.instructions import answer_instructions, participant_prompt
+from stim3d.study.instructions import OPEN_NAME_INSTRUCTIONS, answer_instructions, participant_prompt
 
 GRID_TYPES = frozenset({"cell", "cell_set", "strict_cell_set", "strict_cell_set_count"})
 SAFE_DIFFICULTY_KEYS = frozenset({
@@ -137,13 +137,21 @@ def record_gold(record: Record) -> Any:
 
 
 def make_trial(record: Record, item: Item, role: Role) -> Trial:
-    """One trial of `role` for a record; golds and the full difficulty only on practice, catch and staircase trials."""
+    """One trial of `role` for a record; golds and the full difficulty only on practice and staircase trials.
+
+    Those are the trials the page itself judges (practice feedback, the staircase's next level). Main and catch
+    trials carry neither: trials.json is served to every participant, and a catch trial whose answer is in it
+    checks nothing; the scorer checks catch answers against the batch's records (exclusions.py).
+    """
     # A choice asked openly (AVA object recognition's q1) is typed, not picked: no buttons to name the answer.
     # It is scored from its record all the same (the options' synonyms, scoring/records.py).
     is_open = record.answer.type == "choice" and record.subject.get("form") == "open"
     answer_type = "text" if is_open else record.answer.type
+    if answer_type not in RESPONSE_FORMS:  # the page would stop on it: refuse before a participant meets it
+        raise StudyError(f"item {record.item_id}, question {record.question_id}: answer type {answer_type!r} has no "
+                         "widget on the study page; leave the item out (--filter) or add the widget")
     options = None if is_open or record.answer.options is None else list(record.answer.options)
-    with_gold = role != "main"
+    with_gold = role in ("practice", "staircase")
     gold = record_gold(record) if with_gold else None
     difficulty = (dict(record.difficulty) if with_gold
                   else {k: v for k, v in record.difficulty.items() if k in SAFE_DIFFICULTY_KEYS})
@@ -155,7 +163,7 @@ def make_trial(record: Record, item: Item, role: Role) -> Trial:
         role=role,
         answer_type=answer_type,
         prompt=participant_prompt(record.question),
-        instructions=answer_instructions(answer_type, options),
+        instructions=OPEN_NAME_INSTRUCTIONS if is_open else answer_instructions(answer_type, options),
         options=options,
         image=stimulus_name(record.item_id),
         width=record.image.width,

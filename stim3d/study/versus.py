@@ -12,7 +12,7 @@ model folder of BATCH/eval/ (its latest answer per question, a missing one wrong
 - in a `--staircase` study, each participant's threshold, the pooled one and every
   model's `stim3d eval --staircase` threshold (thresholds.py);
 - the questions most people got wrong, each linked to the gallery's detail view of its
-  item (`gallery/index.html#item=<id>`, render/views/assets/gallery.js): candidates for
+  item (`gallery/index.html#item=<id>`, stim3d/views/assets/gallery.js): candidates for
   broken stimuli.
 """
 

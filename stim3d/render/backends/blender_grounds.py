@@ -15,7 +15,7 @@ Voronoi textures. Photoreal draws three kinds built to read as real floors
   joints between slabs.
 
 Bumps only where a pixel resolves them (seams, grout, joints): a bump finer than a pixel
-is shading noise that OpenImageDenoise cannot tell from sampling noise (docs/looks.md,
+is shading noise that OpenImageDenoise cannot tell from sampling noise (bench/results/looks_NOTES.md,
 "The grounds' sub-pixel bump"); the aggregate and the grain are in the colour and the
 roughness. The kinds photoreal drew before (wood_planks, concrete, ceramic_tiles,
 fabric, asphalt) keep their builders, so an older item.json renders as it did. Every
@@ -228,3 +228,107 @@ def ground_material(ground: GroundLook):
     material.diffuse_color = rgba(ground.srgb)
     material.roughness = ground.roughness
     return material
+
+
+# -- the settings' surfaces (scenes/settings.py): table tops, walls, outdoor grounds ---------------------------
+
+def _wood_top(nodes: Nodes, bsdf, ground: GroundLook) -> None:
+    """A table top of long glued boards (planks' pattern) under a thin varnish."""
+    _planks(nodes, bsdf, ground)
+    bsdf.inputs["Coat Weight"].default_value = 0.25
+    bsdf.inputs["Coat Roughness"].default_value = 0.15
+
+
+def _laminate(nodes: Nodes, bsdf, ground: GroundLook) -> None:
+    """A plain laminate desk top: a faint low-frequency mottle in colour and sheen."""
+    base = rgba(ground.srgb)
+    mottle = nodes.noise(nodes.coords(ground.scale_m), ground.params.get("seed", 0.0), detail=4.0, roughness=0.6)
+    nodes.link(nodes.mix(mottle.outputs["Factor"], scaled(base, 0.95), scaled(base, 1.04)), bsdf.inputs["Base Color"])
+    nodes.link(nodes.map_range(mottle.outputs["Factor"], (0.3, 0.7), (ground.roughness - 0.06, ground.roughness + 0.06)),
+               bsdf.inputs["Roughness"])
+    bsdf.inputs["Roughness"].default_value = ground.roughness
+
+
+def _plaster(nodes: Nodes, bsdf, ground: GroundLook) -> None:
+    """A painted plaster wall: matte, with a faint cloudy unevenness of the paint."""
+    base = rgba(ground.srgb)
+    cloud = nodes.noise(nodes.coords(ground.scale_m), ground.params.get("seed", 0.0), detail=5.0, roughness=0.55)
+    nodes.link(nodes.mix(cloud.outputs["Factor"], scaled(base, 0.94), scaled(base, 1.04)), bsdf.inputs["Base Color"])
+    bsdf.inputs["Roughness"].default_value = ground.roughness
+    bsdf.inputs["Specular IOR Level"].default_value = 0.2
+
+
+def _paving(nodes: Nodes, bsdf, ground: GroundLook) -> None:
+    """Square concrete or stone slabs one `scale_m` across, each its own shade and mottle, in darker joints."""
+    p, base = ground.params, rgba(ground.srgb)
+    slab = _bricks(nodes, nodes.coords(ground.scale_m), 1.0, p.get("joint_width", 0.025), p.get("stagger", 0.0), 0.2)
+    shade = nodes.mix(slab.outputs["Color"], scaled(base, 0.85), scaled(base, 1.12))
+    mottle = nodes.noise(nodes.coords(ground.scale_m * 0.3), p.get("seed", 0.0), detail=5.0, roughness=0.6)
+    surface = nodes.mix(0.35, shade, mottle.outputs["Color"], "OVERLAY")
+    joint = slab.outputs["Factor"]
+    nodes.link(nodes.mix(joint, surface, rgba((p.get("grout_tone", 0.35),) * 3)), bsdf.inputs["Base Color"])
+    nodes.link(nodes.map_range(joint, (0.0, 1.0), (ground.roughness, 0.95)), bsdf.inputs["Roughness"])
+    bsdf.inputs["Roughness"].default_value = ground.roughness
+    _bump(nodes, bsdf, nodes.math("SUBTRACT", 1.0, joint), 0.5, 0.01 * ground.scale_m)
+
+
+def _gravel(nodes: Nodes, bsdf, ground: GroundLook) -> None:
+    """Loose stones one `scale_m` across (Voronoi cells), each its own tone, darker in the gaps between them."""
+    base = rgba(ground.srgb)
+    stones = nodes.add("ShaderNodeTexVoronoi", Scale=1.0, Randomness=1.0)
+    nodes.link(nodes.coords(ground.scale_m), stones.inputs["Vector"])
+    tone = nodes.map_range(stones.outputs["Color"], (0.0, 1.0), (0.6, 1.35))
+    stone = nodes.mix(1.0, base, _grey(nodes, tone), "MULTIPLY")
+    gap = nodes.map_range(stones.outputs["Distance"], (0.25, 0.55), (0.0, 1.0), smooth=True)
+    patches = nodes.noise(nodes.coords(ground.scale_m * 20.0), ground.params.get("seed", 0.0), detail=2.0)
+    colour = nodes.mix(nodes.map_range(patches.outputs["Factor"], (0.4, 0.6), (0.0, 0.3)), stone, scaled(base, 1.1))
+    nodes.link(nodes.mix(nodes.math("MULTIPLY", gap, 0.7), colour, scaled(base, 0.3)), bsdf.inputs["Base Color"])
+    bsdf.inputs["Roughness"].default_value = ground.roughness
+    _bump(nodes, bsdf, nodes.math("SUBTRACT", 1.0, gap), 0.35, 0.3 * ground.scale_m)
+
+
+def _grass(nodes: Nodes, bsdf, ground: GroundLook) -> None:
+    """A lawn from above: blades as a fine streaky noise, clumps, and drier, yellower patches."""
+    base = rgba(ground.srgb)
+    seed = ground.params.get("seed", 0.0)
+    blades = nodes.noise(nodes.coords(ground.scale_m, (1.0, 0.35, 1.0)), seed, detail=4.0, roughness=0.7)
+    clumps = nodes.noise(nodes.coords(ground.scale_m * 3.0), seed + 5.0, detail=3.0, roughness=0.5)
+    dry = nodes.noise(nodes.coords(ground.scale_m * 40.0), seed + 11.0, detail=2.0)
+    spread = nodes.map_range(blades.outputs["Factor"], (0.3, 0.7), (0.0, 1.0))  # noise sits near 0.5: spread it
+    leaf = nodes.mix(spread, scaled(base, 0.5), scaled(base, 1.5))
+    shade = nodes.map_range(clumps.outputs["Factor"], (0.35, 0.65), (0.45, 0.0))  # hollows between clumps
+    leaf = nodes.mix(shade, leaf, scaled(base, 0.3))
+    straw = (base[0] * 1.9, base[1] * 1.3, base[2] * 0.8, 1.0)
+    dryness = nodes.map_range(dry.outputs["Factor"], (0.45, 0.7), (0.0, 0.45), smooth=True)
+    # Mowing stripes: bands a metre wide (20 scale_m) whose blades lean toward or away from the camera, lighter and
+    # darker in turn, the way a mown lawn reads in a photograph.
+    stripes = nodes.add("ShaderNodeTexWave", Scale=1.0, Distortion=0.3, Detail=1.0)
+    stripes.wave_type, stripes.bands_direction, stripes.wave_profile = "BANDS", "X", "SIN"
+    nodes.link(nodes.coords(ground.scale_m * 20.0), stripes.inputs["Vector"])
+    lean = nodes.map_range(stripes.outputs["Factor"], (0.0, 1.0), (0.8, 1.2))
+    lawn = nodes.mix(1.0, nodes.mix(dryness, leaf, straw), _grey(nodes, lean), "MULTIPLY")
+    nodes.link(lawn, bsdf.inputs["Base Color"])
+    bsdf.inputs["Roughness"].default_value = ground.roughness
+    bsdf.inputs["Specular IOR Level"].default_value = 0.3
+    _bump(nodes, bsdf, blades.outputs["Factor"], 0.3, 0.5 * ground.scale_m)
+
+
+def _hedge(nodes: Nodes, bsdf, ground: GroundLook) -> None:
+    """Clipped leaves: small Voronoi cells (leaves `scale_m` across) each a shade of the green, in shadowed hollows
+    a few leaves across, with a strong bump; a little translucency-like sheen is left out (noise at 16 samples)."""
+    base = rgba(ground.srgb)
+    seed = ground.params.get("seed", 0.0)
+    leaves = nodes.add("ShaderNodeTexVoronoi", Scale=1.0, Randomness=1.0)
+    nodes.link(nodes.coords(ground.scale_m, offset=(seed, 0.0, 0.0)), leaves.inputs["Vector"])
+    tone = nodes.map_range(leaves.outputs["Color"], (0.0, 1.0), (0.6, 1.5))
+    leaf = nodes.mix(1.0, base, _grey(nodes, tone), "MULTIPLY")
+    hollows = nodes.noise(nodes.coords(ground.scale_m * 6.0), seed, detail=3.0, roughness=0.6)
+    depth = nodes.map_range(hollows.outputs["Factor"], (0.35, 0.6), (0.75, 0.0), smooth=True)
+    nodes.link(nodes.mix(depth, leaf, scaled(base, 0.2)), bsdf.inputs["Base Color"])
+    bsdf.inputs["Roughness"].default_value = ground.roughness
+    height = nodes.math("ADD", hollows.outputs["Factor"], nodes.math("MULTIPLY", leaves.outputs["Distance"], -0.3))
+    _bump(nodes, bsdf, height, 0.6, 2.0 * ground.scale_m)
+
+
+GROUND_BUILDERS.update({"hedge": _hedge, "wood_top": _wood_top, "laminate": _laminate, "plaster": _plaster, "paving": _paving,
+                        "gravel": _gravel, "grass": _grass})

@@ -38,7 +38,7 @@ import bpy
 from stim3d.scenes.model import EnvironmentLook, ObjectLook, SceneObject, SunLook
 
 from .blender_grounds import ground_material
-from .blender_nodes import Nodes, new_material, rgba
+from .blender_nodes import Nodes, new_material, new_world, rgba
 
 __all__ = ["ground_material", "object_material", "set_environment", "add_sun", "set_cycles", "environment_files"]
 
@@ -160,11 +160,7 @@ def set_environment(scene_bpy, environment: EnvironmentLook):
     if environment.name not in files:
         raise EnvironmentMissing(
             f"HDRI {environment.name!r} not in {environment_folder()} (found: {', '.join(files) or 'none'})")
-    world = bpy.data.worlds.new("stim3d_environment")
-    if world.node_tree is None:  # Blender 4.x
-        world.use_nodes = True
-    nodes = Nodes(world.node_tree)
-    background = next(node for node in world.node_tree.nodes if node.bl_idname == "ShaderNodeBackground")
+    world, nodes, background = new_world("stim3d_environment")
     texture = nodes.add("ShaderNodeTexEnvironment")
     texture.image = bpy.data.images.load(str(files[environment.name]), check_existing=True)
     coord = nodes.add("ShaderNodeTexCoord")

@@ -103,6 +103,15 @@ class Nodes:
         return node
 
 
+def new_world(name: str):
+    """A node world: (world, Nodes, its Background node); Blender 4.x switches nodes on first."""
+    world = bpy.data.worlds.new(name)
+    if world.node_tree is None:  # Blender 4.x
+        world.use_nodes = True
+    background = next(node for node in world.node_tree.nodes if node.bl_idname == "ShaderNodeBackground")
+    return world, Nodes(world.node_tree), background
+
+
 def new_material(name: str):
     """A node material: (material, Nodes, its Principled BSDF, its output node)."""
     material = bpy.data.materials.new(name)

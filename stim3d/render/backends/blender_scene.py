@@ -18,6 +18,7 @@ import bpy
 import numpy as np
 
 from stim3d.render.backends import blender_looks, blender_textures
+from stim3d.render.backends.blender_nodes import new_world
 from stim3d.scenes.camera import blender_lens
 from stim3d.scenes.colors import srgb_to_linear
 from stim3d.scenes.lens import aperture_m
@@ -164,10 +165,7 @@ def add_ground(scene_bpy, stage: Stage, look: Look):
 
 def set_world(scene_bpy, stage: Stage, strength: float | None = None):
     """The uniform world light: the stage's colour at `strength` (default: the stage's own)."""
-    world = bpy.data.worlds.new("stim3d_world")
-    if world.node_tree is None:  # Blender 4.x
-        world.use_nodes = True
-    background = next(node for node in world.node_tree.nodes if node.bl_idname == "ShaderNodeBackground")
+    world, _nodes, background = new_world("stim3d_world")
     background.inputs["Color"].default_value = _rgba(stage.world_srgb)
     background.inputs["Strength"].default_value = stage.world_strength if strength is None else strength
     world.color = _rgba(stage.world_srgb)[:3]
@@ -228,8 +226,9 @@ def build(scene_bpy, scene: Scene) -> None:
 
     Studio builds the stage's world and ground, the scene's lights and each object's
     plain material; a drawn look (`scene.look`, scenes/looks.py) replaces them with its
-    world, ground material, lights, sun and object materials (render/backends/blender_looks.py).
-    Meshes, transforms and pass indices are the same in every look.
+    world, ground material, lights, sun and object materials (render/backends/blender_looks.py),
+    or, when photoreal drew a setting, with the setting's world and stage (render/backends/blender_settings.py).
+    Meshes, transforms and pass indices are the same in every look; every object of a stage has pass index 0.
     """
     look = scene.look
     add_camera(scene_bpy, scene.camera, clip_range(scene), look.lens if isinstance(look, DrawnLook) else None)
@@ -237,6 +236,13 @@ def build(scene_bpy, scene: Scene) -> None:
         set_world(scene_bpy, scene.stage)
         add_ground(scene_bpy, scene.stage, look)
         lights, sun = scene.lights, None
+    elif look.setting is not None:  # photoreal in a place: its world and stage (render/backends/blender_settings.py)
+        from stim3d.render.backends import blender_settings
+
+        blender_settings.build_setting(scene_bpy, scene, look)
+        lights, sun = look.lights, look.sun
+        if sun is not None and blender_settings.light_gain(look) != 1.0:  # a window takes its share of the light
+            sun = sun.model_copy(update={"strength": sun.strength * blender_settings.light_gain(look)})
     else:
         if look.environment is not None:
             blender_looks.set_environment(scene_bpy, look.environment)
@@ -247,6 +253,10 @@ def build(scene_bpy, scene: Scene) -> None:
     for index, light in enumerate(lights):
         add_light(scene_bpy, light, index)
     if sun is not None:
-        blender_looks.add_sun(scene_bpy, sun)
+        sun_obj = blender_looks.add_sun(scene_bpy, sun)
+        if isinstance(look, DrawnLook) and look.setting is not None:
+            from stim3d.render.backends import blender_settings
+
+            blender_settings.sun_off_walls(scene_bpy, sun_obj)
     for obj in scene.objects:
         add_object(scene_bpy, obj, look)

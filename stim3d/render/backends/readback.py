@@ -118,7 +118,8 @@ def _material_color_and_roughness(obj: Any) -> tuple[tuple[float, float, float],
     if material.node_tree is not None:
         for node in material.node_tree.nodes:
             if node.bl_idname == "ShaderNodeBsdfPrincipled":
-                rgb = tuple(float(c) for c in node.inputs["Base Color"].default_value[:3])
+                base = node.inputs["Base Color"]  # a look may drive it (varnished wood's grain): then the material's own
+                rgb = tuple(float(c) for c in (material.diffuse_color if base.is_linked else base.default_value)[:3])
                 return rgb, float(node.inputs["Roughness"].default_value)  # type: ignore[return-value]
     return tuple(float(c) for c in material.diffuse_color[:3]), float(material.roughness)  # type: ignore[return-value]
 

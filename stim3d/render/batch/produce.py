@@ -175,16 +175,24 @@ class Composed:
     seconds: float
 
 
+def plan_item(plan: ItemPlan, batch_seed: int, settings: RenderSettings) -> Item:
+    """The planned item composed at `settings`' size: its seed, look and the folders it may read mesh files from.
+
+    The one place a plan becomes an item: `render` (compose_item) and `validate` (cli/batch.py, at a trial size)
+    both call it, so validate accepts and refuses exactly what render does. Raises InfeasibleError for impossible
+    constraints."""
+    frame = Frame(settings.width, settings.height, settings.rays_per_pixel, plan.mesh_roots)
+    entropy = [batch_seed, plan.task_index, plan.item_index]
+    return make_item(plan.family, plan.params, entropy, plan.item_id, frame, plan.split, plan.scene_id,
+                     plan.questions, look=plan.look or settings.look)
+
+
 def compose_item(plan: ItemPlan, batch_seed: int, settings: RenderSettings) -> Composed:
     """Compose one planned item and ray-cast its final scene. Pure Python and Embree, never bpy: a worker
     runs it on a thread for its next item while Cycles renders the current one (jobs.Worker).
     Raises InfeasibleError for impossible constraints."""
     started = time.perf_counter()
-    frame = Frame(settings.width, settings.height, settings.rays_per_pixel, plan.mesh_roots)
-    entropy = [batch_seed, plan.task_index, plan.item_index]
-    look = plan.look or settings.look
-    item = make_item(plan.family, plan.params, entropy, plan.item_id, frame, plan.split, plan.scene_id, plan.questions,
-                     look=look)
+    item = plan_item(plan, batch_seed, settings)
     raycast_map = measure(item.scene, item.ground_truth.rays_per_pixel).instance_map
     return Composed(item, raycast_map, time.perf_counter() - started)
 

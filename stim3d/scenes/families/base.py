@@ -119,6 +119,11 @@ class Family:
     otherwise objects sharing a finish share one material, so a material can never single
     out an odd cell, an exception or a letter's dot (scenes/looks.py).
 
+    `densest(params)`, when given, is the most crowded item the parameters can draw, as (how crowded, its
+    parameters): odd_grid's largest grid of its `grid_range`. `stim3d validate` composes, per task, the most
+    crowded of these at the render's full size, so a range whose densest items cannot meet a pixel minimum is
+    refused before the batch, not found in one item of thirty.
+
     `recount(question, scene)`, when given, is the family's one rule for its gold
     answer after the scene changed: the add-on's Re-validate (blender_addon/validation.py)
     and the occlusion sweep (scenes/sweep/items.py) both call it, so an edited scene and
@@ -141,3 +146,4 @@ class Family:
     recount: Callable[[Question, Scene], Recount | None] | None = None
     figure_of: Callable[[SceneObject], str | None] | None = None
     per_object_materials: bool = False
+    densest: Callable[[Any], tuple[float, dict[str, Any]]] | None = None

@@ -9,7 +9,12 @@ prompt). Both are scored as a choice among the library's names, each named by it
 synonyms too (`subject["synonyms"]`, "name=word|word;...", read by
 `scoring/records.py` `Record.choice_synonyms`), so "a coffee cup" is the option mug. The
 target is the `answer` parameter (balanced over the library by a batch); its visible box is
-at least `min_area` of the image and its marker overlaps no other object's box.
+at least `min_area` of the image and its marker overlaps no other object's box. The target
+shows each of its defining features (objects.yaml `defining`: the mug's handle, the car's
+wheels, the chair's backrest) with at least one visible pixel, or the layout is redrawn: a
+mug whose handle is hidden is a can to anyone who looks, an item people get wrong because it
+is ambiguous, not hard. The visible pixels of each of the target's parts are its ground
+truth's `part_px`.
 
 Difficulty axes, recorded: the target's visibility, its size in pixels (the visible box's
 longer side), and the viewpoint: the camera's azimuth about the object from its canonical
@@ -29,14 +34,14 @@ from ....errors import MissingObject
 from ...colors import COLOR_NAMES
 from ...markers import marker_box
 from ...model import Question, Scene, SceneObject, round6
-from ...object_library import object_names, synonyms_of
+from ...object_library import entry, object_names, synonyms_of
 from ..base import Composed, Family, FamilyParams, Frame, Recount
 from ..shared.answers import check_answer
 from .ava_common import ObjectSpec, box_area_fraction, boxes_overlap, finish, options_text, pick, scatter, truth_of
 
 QUESTION = "What is in the {marker} box? Choose one: {options}."
 OPEN_QUESTION = "What is in the {marker} box? Name the object."
-REVISION = 2
+REVISION = 3
 
 
 def display_name(name: str) -> str:
@@ -65,6 +70,11 @@ def synonyms_text() -> str:
     return ";".join(f"{display_name(n)}={'|'.join(synonyms_of(n))}" for n in object_names())
 
 
+def hidden_features(name: str, part_px: dict[str, float]) -> list[str]:
+    """The defining features of library object `name` (objects.yaml) of which no part has a visible pixel."""
+    return [feature for feature, parts in entry(name).defining.items() if sum(part_px[p] for p in parts) <= 0]
+
+
 def compose(params: AvaObjectParams, rng: np.random.Generator, frame: Frame) -> Composed:
     names = object_names()
     target_name = (params.answer or display_name(str(pick(rng, names)))).replace(" ", "_")
@@ -79,10 +89,14 @@ def compose(params: AvaObjectParams, rng: np.random.Generator, frame: Frame) -> 
         box = truth_of(truth, 1).bbox_visible
         if box_area_fraction(box, frame) < params.min_area:
             return "box_area"
+        if hidden_features(target_name, layout.canvas.part_px(layout.objects[1])):
+            return "defining_part_hidden"
         others_boxes = [marker_box(t.bbox_visible, frame) for t in truth.truths if t.id != 1]
         return "marker_overlap" if any(boxes_overlap(marker_box(box, frame), o) for o in others_boxes) else None
 
     layout, truth = scatter(specs, frame, rng, params.min_visibility, accept)
+    parts = layout.canvas.part_px(layout.objects[1])
+    truth.truths = [t.model_copy(update={"part_px": parts}) if t.id == 1 else t for t in truth.truths]
     options = [display_name(n) for n in names]
     subject = {"object": target_name, "object_id": 1, "options": "|".join(options), "synonyms": synonyms_text(),
                "ability": "object"}

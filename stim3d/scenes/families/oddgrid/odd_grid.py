@@ -6,10 +6,12 @@ the camera) or floating in front of a vertical board that faces the camera
 (`layout: board`; the board is a large non-countable cube whose front face is the
 panel; the geometry of both is scenes/families/oddgrid/odd_layout.py). Rows and columns are numbered 1-based from the image's top-left, checked
 on every layout by projecting the cells (scenes/families/shared/grid_layout.py). Every
-grid object is at least MIN_VISIBILITY visible and whole inside the frame; a grid
-whose objects would be smaller than `min_object_px` (pixels: the geometric
-mean of the sides of the smallest object's projected box) is infeasible, never
-rendered unreadable.
+grid object is at least MIN_VISIBILITY visible and whole inside the frame, and
+no smaller than `min_object_px` (pixels: the geometric mean of the sides of the
+smallest object's projected box): a layout with a smaller one draws another camera
+and turn (a thin library object seen end-on is small only from some directions), and
+a grid none of LAYOUT_ATTEMPTS layouts shows that big is infeasible, never rendered
+unreadable.
 
 Draw order (so that variants of one seed, e.g. with and without labels, show the
 same scene): grid size, the odd attributes, whether an odd cell exists (`p_none`
@@ -71,7 +73,7 @@ from .odd_attributes import (
 from .odd_contrast import shift_contrast, size_contrast, visible_as_odd
 from .odd_layout import PITCH, SIZE, Plane, board_object, kind_of, object_px, place_object, quat_of, symmetry_shape
 from .odd_measure import look_colour_check, measured_color_difference
-from .odd_objects import check_objects, draw_objects, nouns, object_terms
+from .odd_objects import check_objects, draw_objects, matched_to_row, nouns, object_terms
 
 PROMPT = (
     "You are solving an odd-one-out visual perception task. You are given an image showing a {rows}×{cols} grid "
@@ -90,6 +92,7 @@ BOARD_AXIS_DEG = (30.0, 60.0)  # a round shape's own axis vs the line of sight, 
 CLEARANCE = 0.03
 AXIS_CANDIDATES = 6
 LAYOUT_ATTEMPTS = 12
+HOPELESS_SHARE = 0.5  # a grid whose smallest object is under half min_object_px is refused without redrawing
 COLORS = tuple(c for c in COLOR_NAMES if c != "gray")  # gray would melt into the ground
 
 
@@ -270,9 +273,12 @@ def measured_differences(odd: SceneObject, objects: list[SceneObject], grid_trut
     cam = geometry(camera)
     found = {"area_ratio": round6(len(cast_object(odd, cam, rays).gx) / max(len(cast_object(plain, cam, rays).gx), 1))}
     cells = [(int(o.attributes["row"]), int(o.attributes["col"])) for o in objects]
+    areas = {cell: t.amodal_px for cell, t in zip(cells, grid_truths, strict=True)}
     if "size_ratio" in odd.attributes:
-        areas = {cell: t.amodal_px for cell, t in zip(cells, grid_truths, strict=True)}
         found.update(size_contrast(areas, odd_cell, float(odd.attributes["size_ratio"]) > 1.0))
+    elif "odd_object" in odd.attributes:  # another object matched to its row (odd_objects.matched_to_row)
+        row = [area for (r, c), area in areas.items() if r == odd_cell[0] and (r, c) != odd_cell]
+        found["area_ratio_row"] = round(areas[odd_cell] / float(np.median(row)), 4)
     if "shift_m_x" in odd.attributes:
         u, v, _ = cam.project(np.array([odd.location, plain.location]))
         found.update(shift_px_u=round6(u[0] - u[1]), shift_px_v=round6(v[0] - v[1]))
@@ -299,6 +305,13 @@ def draw_plan(params: OddGridParams, rng: np.random.Generator) -> tuple[int, int
     return rows, cols, draw_objects(params.objects, spec, shape, rng), color_name, spec
 
 
+def too_small(best_px: float, min_px: float, rows: int, cols: int, frame: Frame) -> InfeasibleError:
+    """The refusal of a grid too dense for the image: the largest smallest object any layout tried showed."""
+    return InfeasibleError("min_object_px", f"the smallest object is {best_px:.1f} px across (geometric mean of its "
+                           f"box's sides) < min_object_px {min_px:g} in a {rows}x{cols} grid at {frame.width}x"
+                           f"{frame.height}, in the best layout tried; use a larger image or a smaller grid")
+
+
 def compose(params: OddGridParams, rng: np.random.Generator, frame: Frame) -> Composed:
     rows, cols, shape, color_name, spec = draw_plan(params, rng)
     attributes, present = spec.attributes, spec.present
@@ -309,13 +322,15 @@ def compose(params: OddGridParams, rng: np.random.Generator, frame: Frame) -> Co
         spec.recorded["delta_e"] = round6(delta_e)
     plane = Plane(params.layout, rows, cols)
     n = rows * cols
-    rejected, redraws, measured = "placement", 0, {}
+    rejected, redraws, measured, best_px = "placement", 0, {}, 0.0
     for _ in range(LAYOUT_ATTEMPTS):
         camera = grid_camera(frame, plane, rng)
         labels = plane.labels(n + 2, np.asarray(camera.location))
         base = base_orientation(plane, shape, camera, rng)
         objects = build_grid(plane, shape, base, (base_color, odd_color_obj), spec, camera, frame.rays_per_pixel, rng)
         odd = next((o for o in objects if o.attributes.get("odd")), None)
+        if odd is not None and spec.odd_object is not None and spec.size_ratio is None:  # no size cue by its kind
+            odd = objects[odd.id - 1] = matched_to_row(odd, objects, plane, camera, frame.rays_per_pixel)
         problem = layout_problem(objects, labels, camera, odd)
         if problem is not None:
             rejected = problem
@@ -329,10 +344,11 @@ def compose(params: OddGridParams, rng: np.random.Generator, frame: Frame) -> Co
         truth = measure(scene, frame.rays_per_pixel)
         grid_truths = truth.truths[:n]
         smallest = min(object_px(t) for t in grid_truths)
-        if smallest < params.min_object_px:
-            raise InfeasibleError("min_object_px", f"the smallest object is {smallest:.1f} px across (geometric mean of "
-                                  f"its box's sides) < min_object_px {params.min_object_px:g} in a {rows}x{cols} grid at "
-                                  f"{frame.width}x{frame.height}; use a larger image or a smaller grid")
+        if smallest < params.min_object_px:  # another camera and turn may show a thin object broadside
+            rejected, best_px = "min_object_px", max(best_px, smallest)
+            if smallest < HOPELESS_SHARE * params.min_object_px:  # no turn doubles a box's geometric mean
+                raise too_small(best_px, params.min_object_px, rows, cols, frame)
+            continue
         if min(t.visibility for t in grid_truths) < MIN_VISIBILITY:
             rejected = "min_visibility"
             continue
@@ -343,6 +359,8 @@ def compose(params: OddGridParams, rng: np.random.Generator, frame: Frame) -> Co
             break
         rejected, redraws = "oddity_contrast", redraws + 1
     else:
+        if rejected == "min_object_px":
+            raise too_small(best_px, params.min_object_px, rows, cols, frame)
         raise InfeasibleError(rejected, f"no {rows}x{cols} {params.layout} layout among {LAYOUT_ATTEMPTS} met it")
     recorded: dict = {}
     if odd is not None:
@@ -376,6 +394,14 @@ def compose(params: OddGridParams, rng: np.random.Generator, frame: Frame) -> Co
     return Composed(scene=scene, questions=[question], truth=truth, difficulty=difficulty)
 
 
+def densest_grid(params: OddGridParams) -> tuple[float, dict]:
+    """The largest grid `params` can draw (rows and columns given, else grid_range's top) and its cell count: what
+    `stim3d validate` composes at full size (Family.densest), since the smallest objects are in the densest grid."""
+    rows = params.rows if params.rows is not None else params.grid_range[1]
+    cols = params.cols if params.cols is not None else params.grid_range[1]
+    return float(rows * cols), {**params.model_dump(mode="json"), "rows": rows, "cols": cols}
+
+
 FAMILY = Family(
     name="odd_grid",
     description="OddGrid-3D: a rows x cols grid (5-9 each by default, 3-12 allowed) of one primitive on the ground "
@@ -386,9 +412,11 @@ FAMILY = Family(
     params_model=OddGridParams,
     compose=compose,
     answer_types=("cell",),
-    revision=7,  # 6: a look's measured odd-colour dE is recorded and checked; 7: size and position oddities measured
-    #              against their neighbours and redrawn below a margin (two branches both took 6; 7 sets them apart)
+    revision=8,  # 6: a look's measured odd-colour dE is recorded and checked; 7: size and position oddities measured
+    #              against their neighbours and redrawn below a margin (two branches both took 6; 7 sets them apart);
+    #              8: an odd library object's area matched to its row, and a layout under min_object_px redrawn
     rendered_difficulty=measured_color_difference,
     look_colour_check=look_colour_check,
     figure_of=label_figure,
+    densest=densest_grid,
 )

@@ -1,9 +1,12 @@
-/* stim3d study: the QUEST-style staircase of stim3d/study/staircase.py, the same math in plain JavaScript.
+/* stim3d study: the QUEST-style staircase of stim3d/eval/adaptive.py, the same maths in plain JavaScript.
  *
  * p(correct | x, t) = g + (1 - g - l) * F(s * (x - t)), F logistic; a posterior over t on GRID_POINTS
- * evenly spaced values spanning the levels; next level = the level nearest the posterior mean (lower on a
- * tie); estimate = posterior mean, SD, central 95 % credible interval on the grid, trials used.
- * tests/test_study_staircase.py runs this file in node and holds it to the Python class to 1e-9.
+ * evenly spaced values spanning the levels; next level = the level nearest the posterior mean, a tie or
+ * near-tie (distances within TIE_TOLERANCE times the level range) going to the lower level, so that a mean
+ * at a midpoint picks the same level here and in Python whatever the CPU (their means may differ in the
+ * last bits); estimate = posterior mean, SD, central 95 % credible interval on the grid, trials used.
+ * tests/test_study_staircase.py runs this file in node and holds it to the Python class: the same levels,
+ * the estimate to 1e-9.
  *
  *   const sc = Stim3dStaircase.create(manifest.spec);
  *   const level = sc.next(); ...; sc.update(level, response === trial.gold_text); sc.estimate();
@@ -15,11 +18,22 @@
   var GRID_POINTS = 401;
   var EPS = 1e-12;
   var CREDIBLE = 0.95;
+  var TIE_TOLERANCE = 1e-9;  // relative to the level range (stim3d/eval/adaptive.py TIE_TOLERANCE)
 
   function logistic(z) {
     if (z >= 0) return 1 / (1 + Math.exp(-z));
     var ez = Math.exp(z);
     return ez / (1 + ez);
+  }
+
+  // The level of ascending `levels` nearest `mean`; a tie or near-tie goes to the lower (adaptive.py nearest_level).
+  function nearestLevel(levels, mean) {
+    var tolerance = TIE_TOLERANCE * (levels[levels.length - 1] - levels[0]);
+    var best = 0;
+    for (var i = 1; i < levels.length; i++) {
+      if (Math.abs(levels[i] - mean) < Math.abs(levels[best] - mean) - tolerance) best = i;
+    }
+    return levels[best];
   }
 
   function check(spec) {
@@ -84,14 +98,7 @@
       grid: grid,
       history: history,
       done: function () { return history.length >= spec.trials; },
-      next: function () {
-        var m = mean(posterior());
-        var best = 0;
-        for (var i = 1; i < spec.levels.length; i++) {
-          if (Math.abs(spec.levels[i] - m) < Math.abs(spec.levels[best] - m)) best = i;
-        }
-        return spec.levels[best];
-      },
+      next: function () { return nearestLevel(spec.levels, mean(posterior())); },
       update: function (level, correct) {
         if (spec.levels.indexOf(level) < 0) throw new Error("level " + level + " is not one of the staircase's levels");
         var span = 1 - spec.guess - spec.lapse;
@@ -136,7 +143,8 @@
     return ids[fnv1a32(seed + "|" + participant + "|" + step + "|" + manifest.keys[index]) % ids.length];
   }
 
-  var api = { create: create, pickTrial: pickTrial, fnv1a32: fnv1a32, GRID_POINTS: GRID_POINTS };
+  var api = { create: create, pickTrial: pickTrial, nearestLevel: nearestLevel, fnv1a32: fnv1a32,
+              GRID_POINTS: GRID_POINTS, TIE_TOLERANCE: TIE_TOLERANCE };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   if (root) root.Stim3dStaircase = api;
 })(typeof window !== "undefined" ? window : null);

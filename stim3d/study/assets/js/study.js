@@ -5,8 +5,11 @@
  * and keeps one Session (contract.Session) that is saved after every trial: PUT api/session when `stim3d study
  * serve` answers api/ping, jatos.submitResultData under JATOS, and always localStorage (a reload resumes); with no
  * server the completion page offers the Session as a download. Nothing identifying is recorded (docs/study.md).
- * One file past 400 lines: the page's flow reads top to bottom in one place (the staircase flow, the one
- * separable part, is js/staircase_flow.js); plain <script> tags, no bundler, so each file is a global scope.
+ * With a server every session has a token (POST api/session answers it once; the page keeps it in localStorage
+ * per study, participant and session and sends it as `Authorization: Bearer`): without it nobody reads or writes
+ * the session, and a participant who starts again in another browser is refused (one session per participant).
+ * The page's flow reads top to bottom in this one file (the staircase flow, the one separable part, is
+ * js/staircase_flow.js); plain <script> tags, no bundler, so each file is a global scope.
  */
 (function () {
   "use strict";
@@ -21,6 +24,11 @@
   const escapeHtml = (text) => String(text).replace(/[&<>"']/g, (c) => ({
     "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
   const validName = (v) => typeof v === "string" && NAME.test(v) && v.length <= NAME_LIMIT && !v.includes("..");
+  /* contract.check_participant: a safe name ending in a letter or digit, short enough to name eval/human-<id>. */
+  const PARTICIPANT_LIMIT = 114;
+  const PARTICIPANT_RULE = "Use letters, digits, '.', '_' or '-', starting and ending with a letter or digit " +
+                           `(at most ${PARTICIPANT_LIMIT} characters).`;
+  const validParticipant = (v) => validName(v) && /[A-Za-z0-9]$/.test(v) && v.length <= PARTICIPANT_LIMIT;
 
   function fail(message) {
     display().innerHTML = `<div class="stim3d-page"><p class="stim3d-error" role="alert">${escapeHtml(message)}</p></div>`;
@@ -41,24 +49,29 @@
     return params;
   }
 
-  function askParticipant() {
+  /* The participant id typed into a form; `rejected`, an id from the link that is not canonical, is named. */
+  function askParticipant(rejected) {
     return new Promise((resolve) => {
       display().innerHTML = `<form class="stim3d-page stim3d-form" id="stim3d-who">
         <h2>Welcome</h2>
         <label for="stim3d-participant">Participant ID</label>
         <input id="stim3d-participant" name="participant" autocomplete="off" required>
-        <p class="stim3d-error" id="stim3d-who-error" role="alert"></p>
+        <p class="stim3d-error" id="stim3d-who-error" role="alert">${rejected ? escapeHtml(
+          `The participant ID in the link (${rejected}) cannot be used. ${PARTICIPANT_RULE}`) : ""}</p>
         <button type="submit" class="jspsych-btn">Continue</button></form>`;
       const input = document.getElementById("stim3d-participant");
       input.focus();
       document.getElementById("stim3d-who").addEventListener("submit", (event) => {
         event.preventDefault();
         const value = input.value.trim();
-        if (validName(value)) resolve(value);
-        else document.getElementById("stim3d-who-error").textContent =
-          "Use letters, digits, '.', '_' or '-' (starting with a letter or digit).";
+        if (validParticipant(value)) resolve(value);
+        else document.getElementById("stim3d-who-error").textContent = PARTICIPANT_RULE;
       });
     });
+  }
+
+  function remembered(key) {
+    try { return window.localStorage.getItem(key); } catch (e) { return null; }
   }
 
   function randomId() {
@@ -67,21 +80,44 @@
     return "s" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
   }
 
-  /* {id, fresh}: fresh when the id was made just now (nothing can be stored under it yet). */
+  /* The session id: Prolific's SESSION_ID, else the one this browser made for this participant (a reload resumes). */
   function sessionId(study, participant, params) {
-    if (params.SESSION_ID) return { id: params.SESSION_ID, fresh: false };
+    if (params.SESSION_ID) return params.SESSION_ID;
     const key = `stim3d:${study.study_id}:${participant}:session`;
-    let id = null;
-    try { id = window.localStorage.getItem(key); } catch (e) { /* storage may be off */ }
-    const fresh = !validName(id);
-    if (fresh) {
+    let id = remembered(key);
+    if (!validName(id)) {
       id = randomId();
       try { window.localStorage.setItem(key, id); } catch (e) { /* then a reload starts a new session */ }
     }
-    return { id, fresh };
+    return id;
   }
 
   /* -- where the session is stored -------------------------------------------------------------------- */
+
+  /* The session's token: kept where a reload of this browser finds it (the server keeps only its digest). */
+  const tokenKey = (study, session) => `stim3d:${study.study_id}:${session.participant}:${session.session}:token`;
+
+  /* The token of this session: the one this browser kept, or a new one from POST api/session. Throws an Error
+   * whose message is the page to show when the server refuses (a participant who started elsewhere). */
+  async function sessionToken(study, session) {
+    const key = tokenKey(study, session);
+    const kept = remembered(key);
+    if (kept) return { token: kept, started: false };
+    const response = await fetch("api/session", {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ participant: session.participant, session: session.session }),
+    });
+    const answer = await response.json().catch(() => ({}));
+    if (response.status === 409) {
+      throw new Error(`You have already started this study (participant ID ${session.participant}) in another ` +
+                      "browser or on another device. Please go on there; if you cannot, contact the researcher.");
+    }
+    if (!response.ok || typeof answer.token !== "string") {
+      throw new Error(`The study could not start your session (${answer.error || `HTTP ${response.status}`}).`);
+    }
+    try { window.localStorage.setItem(key, answer.token); } catch (e) { /* then a reload cannot resume */ }
+    return { token: answer.token, started: true };
+  }
 
   async function hasServer(study) {
     if (window.jatos) return false;
@@ -93,7 +129,7 @@
     }
   }
 
-  function makeStore(study, session, server) {
+  function makeStore(study, session, server, token) {
     const localKey = `stim3d:${study.study_id}:${session.participant}:${session.session}:data`;
     let chain = Promise.resolve();
     let lastError = null;
@@ -102,7 +138,8 @@
       try { window.localStorage.setItem(localKey, body); } catch (e) { /* quota: the server or download has it */ }
       if (window.jatos) return Promise.resolve(jatos.submitResultData(body)).catch((e) => { lastError = e; });
       if (!server) return Promise.resolve();
-      return fetch("api/session", { method: "PUT", headers: { "Content-Type": "application/json" }, body })
+      return fetch("api/session", { method: "PUT", body,
+                                    headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` } })
         .then((r) => { if (!r.ok) throw new Error(`saving failed: HTTP ${r.status}`); lastError = null; })
         .catch((e) => { lastError = e; });
     }
@@ -112,9 +149,11 @@
       async stored() {
         if (server) {
           const query = `participant=${encodeURIComponent(session.participant)}&session=${encodeURIComponent(session.session)}`;
-          const response = await fetch(`api/session?${query}`, { cache: "no-store" });
+          const response = await fetch(`api/session?${query}`,
+                                       { cache: "no-store", headers: { Authorization: `Bearer ${token}` } });
           if (response.ok) return response.json();
-          return null;
+          if (response.status === 403) return undefined;  // the token kept here is no longer the session's
+          throw new Error(`The study could not read your session (HTTP ${response.status}).`);
         }
         try { return JSON.parse(window.localStorage.getItem(localKey) || "null"); } catch (e) { return null; }
       },
@@ -317,8 +356,8 @@
     const params = urlParameters();
     let participant = params.participant || params.PROLIFIC_PID ||
       (window.jatos && jatos.workerId ? `jatos-${jatos.workerId}` : null);
-    if (!validName(participant)) participant = await askParticipant();
-    const { id, fresh } = sessionId(study, participant, params);
+    if (!validParticipant(participant)) participant = await askParticipant(participant);
+    const id = sessionId(study, participant, params);
     if (!validName(id)) { fail("The session id in the link is not valid."); return; }
     const plan = Stim3dPlan.participantPlan(trials, study.options.seed, participant, study.options.per_participant);
     const prolific = {};
@@ -327,9 +366,22 @@
                       prolific: Object.keys(prolific).length ? prolific : null, environment: environment(),
                       plan, trials: [], complete: false };
     const server = await hasServer(study);
-    const store = makeStore(study, session, server);
-    // a new id has nothing stored: not asking spares the server's 404 (a console error) on every first visit
-    const stored = fresh ? null : await store.stored().catch(() => null);
+    let stored = null;
+    let store;
+    try {
+      let begun = server ? await sessionToken(study, session) : { token: null, started: false };
+      store = makeStore(study, session, server, begun.token);
+      if (!begun.started) stored = await store.stored();  // a session started just now has nothing stored
+      if (stored === undefined) {  // the owner moved this session out of data/ to let the participant start over
+        try { window.localStorage.removeItem(tokenKey(study, session)); } catch (e) { /* then it is kept */ }
+        begun = await sessionToken(study, session);
+        store = makeStore(study, session, server, begun.token);
+        stored = null;
+      }
+    } catch (e) {
+      fail(e.message);
+      return;
+    }
     if (stored && Array.isArray(stored.trials) && JSON.stringify(stored.plan) === JSON.stringify(plan)) {
       session.trials = stored.trials.filter((t) => t.index < plan.length && plan[t.index] === t.trial_id);
     }
@@ -347,6 +399,6 @@
     await finish(study, session, store, server);
   }
 
-  window.Stim3dStudy = { main, feedbackHtml, validName };
+  window.Stim3dStudy = { main, feedbackHtml, validName, validParticipant };
   window.addEventListener("DOMContentLoaded", () => { main().catch((e) => fail(`Something went wrong: ${e.message}`)); });
 })();

@@ -54,6 +54,12 @@ var jsPsychStim3dResponse = (function (jspsych) {
 
   // -- the response texts (contract.RESPONSE_FORMS) -------------------------------------------------
 
+  // A typed text as the scoring core reads it (scoring/parsers_actions.py parse_text): the markdown marks it drops
+  // and the double quotes it would read as "the quoted part only" removed, white space collapsed, quotes and end
+  // punctuation trimmed from the ends (its _EDGES). What the page submits is then exactly what scoring reads.
+  const TEXT_DROPPED = /[*`_"\u201c\u201d]/g;
+  const TEXT_EDGES = /^[\s'\u2018\u2019.,;:!?]+|[\s'\u2018\u2019.,;:!?]+$/g;
+  const MAX_TYPED = 200; // a sign's text or an object's name; far below contract.MAX_RESPONSE_CHARS
   const cellText = (c) => `Row ${c.row}, Column ${c.col}`;
   const NO_CELL_TEXT = "Row 0, Column 0"; // a cell answer's "none" (scoring/rules.py NO_CELL)
   const clickText = (c) => `CLICK(R${c.row},C${c.col}); `;
@@ -65,6 +71,10 @@ var jsPsychStim3dResponse = (function (jspsych) {
     strict_cell_set: (cells) => cells.map(clickText).join("") + "DONE",
     strict_cell_set_count: (cells, count) => (count === null ? null : cells.map(clickText).join("") + `SUBMIT(${count})`),
     box: (b) => `[${b.join(", ")}]`,
+    text: (typed) => {
+      const t = typed.replace(TEXT_DROPPED, "").replace(/\s+/g, " ").replace(TEXT_EDGES, "");
+      return t || null;
+    },
   };
 
   /** The cell of `grid` under the image point (x, y): the box holding it, the nearest centre among overlaps. */
@@ -479,6 +489,10 @@ var jsPsychStim3dResponse = (function (jspsych) {
       const t = textEntry(body, changed, "Your answer in metres", { inputmode: "decimal", max: 16,
                                                                    filter: (v) => v.replace(/[^0-9.,]/g, "") });
       return { value: () => decimal(t.input.value), focus: t.focus };
+    }
+    if (type === "text") { // AVA's OCR (the text on a sign) and an object named in the open (its name)
+      const t = textEntry(body, changed, "Your answer", { max: MAX_TYPED });
+      return { value: () => formats.text(t.input.value), focus: t.focus };
     }
     if (type === "rubric") {
       const t = textEntry(body, changed, "Your description", { area: true });

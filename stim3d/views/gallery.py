@@ -37,10 +37,10 @@ from stim3d.render.batch.config import ConfigError
 from stim3d.render.batch.folder import IMAGE, ITEM_JSON, MASK, BatchFolder
 from stim3d.render.batch.item_folder import load_item, load_mask
 from stim3d.render.files import atomic_path, inside, write_text_atomic
-from stim3d.render.views.gallery_page import THUMB_WIDTH, GalleryEntry, render_index
-from stim3d.render.views.overlays import LAYERS, OVERLAY_STYLE, OVERLAYS_DIR, grid_cells, overlay_paths, write_overlays
 from stim3d.scenes.model import Item, StudioLook
 from stim3d.scenes.names import NAME_LIMIT, check_name
+from stim3d.views.gallery_page import THUMB_WIDTH, GalleryEntry, render_index
+from stim3d.views.overlays import LAYERS, OVERLAY_STYLE, OVERLAYS_DIR, grid_cells, overlay_paths, write_overlays
 
 GALLERY_DIR = "gallery"
 THUMBS_DIR = "thumbs"

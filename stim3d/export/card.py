@@ -17,9 +17,9 @@ from typing import Any
 
 import yaml
 
+from stim3d.export.common import ExportedItem
 from stim3d.render.batch.folder import MANIFEST, BatchFolder
 from stim3d.render.batch.summary import constant_baselines
-from stim3d.render.export.common import ExportedItem
 from stim3d.version import __version__
 
 DATA_LICENSE = "cc-by-4.0"  # the generated images and annotations; stim3d itself is GPL-3.0-or-later

@@ -21,10 +21,10 @@ from PIL.PngImagePlugin import PngInfo
 from stim3d.render.batch.folder import IMAGE
 from stim3d.render.batch.item_folder import load_item
 from stim3d.render.files import atomic_path
-from stim3d.render.views.gallery import GalleryError, item_folders, select_items, thumbnail
-from stim3d.render.views.gallery_page import short_value
 from stim3d.scenes.model import Item
 from stim3d.scoring.answers import answer_text
+from stim3d.views.gallery import GalleryError, item_folders, select_items, thumbnail
+from stim3d.views.gallery_page import short_value
 
 GAP = 10
 BACKGROUND = (255, 255, 255)

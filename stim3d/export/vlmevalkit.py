@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from stim3d.export.common import ExportError, ExportReport, export_folder, exportable_items, look_name
 from stim3d.install_hint import install_hint
 from stim3d.render.batch.folder import IMAGE
-from stim3d.render.export.common import ExportError, ExportReport, export_folder, exportable_items, look_name
 from stim3d.scenes.names import check_name
 from stim3d.scoring.records import Record, answer_text
 

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import yaml
 
+from stim3d.export.common import ExportError, ExportReport, export_folder, exportable_items
+from stim3d.export.imagefolder import export_imagefolder
 from stim3d.install_hint import install_hint
-from stim3d.render.export.common import ExportError, ExportReport, export_folder, exportable_items
-from stim3d.render.export.imagefolder import export_imagefolder
 from stim3d.scenes.names import check_name
 
 DATASET_DIR = "dataset"

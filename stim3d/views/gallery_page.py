@@ -1,5 +1,5 @@
 """The gallery's HTML page: cards, filters and the detail view; its CSS and JavaScript are package data files
-(render/views/assets/)."""
+(stim3d/views/assets/)."""
 
 
 import functools
@@ -11,9 +11,9 @@ from typing import Any
 from urllib.parse import quote
 
 from stim3d.render.batch.folder import ITEMS_DIR
-from stim3d.render.views.overlays import LAYER_TITLES, LAYERS, OVERLAYS_DIR, grid_cells, hex_colour, object_colour
 from stim3d.scenes.model import Item
 from stim3d.scoring.answers import answer_text
+from stim3d.views.overlays import LAYER_TITLES, LAYERS, OVERLAYS_DIR, grid_cells, hex_colour, object_colour
 
 THUMB_WIDTH = 256
 MAX_SELECT_VALUES = 12  # a numeric difficulty key with more distinct values gets a min/max range filter
@@ -21,7 +21,7 @@ MAX_SELECT_VALUES = 12  # a numeric difficulty key with more distinct values get
 
 @functools.cache
 def _asset(name: str) -> str:
-    return resources.files("stim3d.render.views").joinpath("assets", name).read_text(encoding="utf-8")
+    return resources.files("stim3d.views").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 def short_value(value: Any) -> str:

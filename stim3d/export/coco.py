@@ -14,15 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from stim3d.render.batch.folder import IMAGE
-from stim3d.render.batch.item_folder import load_mask
-from stim3d.render.export.common import (
+from stim3d.export.common import (
     ExportReport,
     export_folder,
     exportable_items,
     look_name,
     object_materials,
 )
+from stim3d.render.batch.folder import IMAGE
+from stim3d.render.batch.item_folder import load_mask
 from stim3d.scenes.meshes import kind_name
 from stim3d.scenes.model import SHAPES, Item, SceneObject
 from stim3d.scenes.object_library import object_names

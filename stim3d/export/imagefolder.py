@@ -14,9 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from stim3d.render.batch.folder import IMAGE, MASK
-from stim3d.render.export.card import write_card
-from stim3d.render.export.common import (
+from stim3d.export.card import write_card
+from stim3d.export.common import (
     ExportedItem,
     ExportError,
     ExportReport,
@@ -25,7 +24,7 @@ from stim3d.render.export.common import (
     look_name,
     object_materials,
 )
-from stim3d.render.export.hf_features import (
+from stim3d.export.hf_features import (
     PyarrowMissing,
     difficulty_types,
     features,
@@ -33,6 +32,7 @@ from stim3d.render.export.hf_features import (
     typed_rows,
     write_metadata,
 )
+from stim3d.render.batch.folder import IMAGE, MASK
 from stim3d.render.files import inside
 from stim3d.scenes.model import Item
 from stim3d.scoring.records import Record, answer_text

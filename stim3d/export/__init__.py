@@ -21,8 +21,8 @@ Each export is written into a temporary sibling and renamed into place when comp
 (`common.export_folder`).
 """
 
-from stim3d.render.export.coco import export_coco
-from stim3d.render.export.common import ExportError, ExportReport
-from stim3d.render.export.imagefolder import export_imagefolder
+from stim3d.export.coco import export_coco
+from stim3d.export.common import ExportError, ExportReport
+from stim3d.export.imagefolder import export_imagefolder
 
 __all__ = ["ExportError", "ExportReport", "export_coco", "export_imagefolder"]

@@ -43,15 +43,15 @@ from typing import Any
 
 import numpy as np
 
-from stim3d.render.batch.folder import IMAGE
-from stim3d.render.export.clevr_metadata import FINISH_MATERIALS, metadata, synonyms
-from stim3d.render.export.common import (
+from stim3d.export.clevr_metadata import FINISH_MATERIALS, metadata, synonyms
+from stim3d.export.common import (
     ExportReport,
     export_folder,
     exportable_items,
     look_name,
     object_materials,
 )
+from stim3d.render.batch.folder import IMAGE
 from stim3d.render.files import inside
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.meshes import kind_name

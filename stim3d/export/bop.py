@@ -42,10 +42,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from stim3d.render.batch.folder import DEPTH, IMAGE
-from stim3d.render.batch.item_folder import load_mask, save_png16
-from stim3d.render.export.bop_models import MM, model_key, model_ply
-from stim3d.render.export.common import (
+from stim3d.export.bop_models import MM, model_key, model_ply
+from stim3d.export.common import (
     ExportedItem,
     ExportReport,
     export_folder,
@@ -53,6 +51,8 @@ from stim3d.render.export.common import (
     look_name,
     object_materials,
 )
+from stim3d.render.batch.folder import DEPTH, IMAGE
+from stim3d.render.batch.item_folder import load_mask, save_png16
 from stim3d.render.files import inside
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.interchange import camera_to_world, intrinsics
