@@ -6,10 +6,10 @@ killed run resumes). On every rendered frame it measures:
 
 - the share of pixels clipped (a channel at 255) and crushed (black in every channel), render/camera_pipeline.py
   `clipped_share` and `crushed_share`; a frame passes at no more than 1 % of each;
-- the share of the frame that is background: pixels that are no object and whose camera ray does not first meet
-  the support surface the objects stand on (the table's top, the paved patch outdoors, the dome's ground near the
-  objects), ray cast against the setting's own stage geometry (scenes/settings.py `stage_parts`,
-  `background_share`); a frame "shows a background" when at least BACKGROUND_MIN of it is;
+- the share of the frame that is background: pixels whose camera ray first meets neither an object nor the
+  support surface the objects stand on (the table's top, the paved patch outdoors, the dome's ground near the
+  objects), ray cast against the setting's own stage geometry as bench/settings_background.py classes a ray
+  (`background_share`); a frame "shows a background" when at least BACKGROUND_MIN of it is;
 - seconds per item (timing.json's stages), redraws, objects still failing colour or under the contrast floor, the
   mask's agreement with the ray-cast instance map (provenance), and, with several looks, whether mask.png and
   every gold are identical to the first look's item of the same id.
@@ -27,17 +27,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import trimesh
 import yaml
 from PIL import Image
 
 from stim3d.render.camera_pipeline import clipped_share, crushed_share
-from stim3d.scenes.camera import geometry
 from stim3d.scenes.model import LOOK_NAMES, DrawnLook, Item
 from stim3d.scenes.presets import preset_path
-from stim3d.scenes.settings import setting_axes, stage_parts, to_world
 
 from .common import Run, name_list, parse_args, print_table
+from .settings_background import ray_labels
 
 PRESETS = ("dysm3d", "ava3d", "oddgrid3d", "rose3d", "rubrics3d")
 LOOKS = ("studio", "photoreal_raw", "photoreal")
@@ -80,50 +78,16 @@ def render(folder: Path, preset: str, per_task: int, look: str) -> Path:
     return out
 
 
-def _first_hits(meshes: list[trimesh.Trimesh], origins: np.ndarray, directions: np.ndarray) -> np.ndarray:
-    """Distance along each ray to the first hit of `meshes` (inf where none)."""
-    distance = np.full(len(origins), np.inf)
-    if meshes:
-        mesh = trimesh.util.concatenate(meshes)
-        locations, rays, _ = mesh.ray.intersects_location(origins, directions, multiple_hits=False)
-        distance[rays] = np.linalg.norm(locations - origins[rays], axis=1)
-    return distance
-
-
-def background_share(item: Item, mask: np.ndarray, step: int = STEP) -> float:
+def background_share(item: Item, shape: tuple[int, ...], step: int = STEP) -> float:
     """The share of the frame's pixels (every `step`-th row and column, through their centres) that show neither
     an object nor the support surface: the ray's first hit is another part of the setting's stage, or nothing (the
-    sky or the environment map). The support is the table's top, the paved patch outdoors (the lawn where there is
-    no patch), the dome's ground within twice the objects' reach of its centre; without a setting, the ground."""
+    sky or the environment map), as bench/settings_background.py `ray_labels` classes it; 0 without a setting."""
     look = item.scene.look
-    setting = look.setting if isinstance(look, DrawnLook) else None
-    if setting is None:
+    if not isinstance(look, DrawnLook) or look.setting is None:
         return 0.0
-    camera = geometry(item.scene.camera)
-    ys, xs = np.mgrid[0:mask.shape[0]:step, 0:mask.shape[1]:step]
-    origins, directions = (np.asarray(a, float) for a in camera.rays(xs.ravel() + 0.5, ys.ravel() + 0.5))
-    origins = origins.copy()
-    support, beyond = [], []
-    for part in stage_parts(setting, item.scene.camera.location):
-        faces = np.concatenate([part.quads[:, [0, 1, 2]], part.quads[:, [0, 2, 3]]])
-        mesh = trimesh.Trimesh(to_world(setting, part.vertices), faces, process=False)
-        (support if part.surface in ("table_top", "ground") else beyond).append(mesh)
-    near_support, near_beyond = _first_hits(support, origins, directions), _first_hits(beyond, origins, directions)
-    on_support = near_support < near_beyond
-    if setting.kind != "tabletop":  # an endless ground: only its support patch counts as the support
-        origin, right, away = setting_axes(setting)
-        points = origins + directions * np.where(np.isfinite(near_support), near_support, 0.0)[:, None]
-        offset = points - origin
-        if setting.kind == "outdoor" and setting.patch is not None:
-            inside = (np.abs(offset @ right) <= setting.patch[0] / 2) & (np.abs(offset @ away) <= setting.patch[1] / 2)
-        elif setting.kind == "dome":
-            reach = max(float(np.linalg.norm(np.array(o.location[:2]) - origin[:2])) for o in item.scene.objects)
-            inside = np.linalg.norm(offset[:, :2], axis=1) <= 2 * reach
-        else:
-            inside = np.ones(len(points), bool)
-        on_support &= inside
-    objects = mask[ys.ravel(), xs.ravel()] > 0
-    return float(np.mean(~objects & ~on_support))
+    ys, xs = np.mgrid[0:shape[0]:step, 0:shape[1]:step]
+    labels = ray_labels(item, xs.ravel() + 0.5, ys.ravel() + 0.5)
+    return float(np.mean((labels == "beyond") | (labels == "sky")))
 
 
 def frame(item_dir: Path) -> dict[str, Any]:
@@ -136,7 +100,7 @@ def frame(item_dir: Path) -> dict[str, Any]:
     setting = look.setting.kind if isinstance(look, DrawnLook) and look.setting is not None else None
     return {"item": item.item_id, "family": item.family, "look": look.name, "setting": setting,
             "clipped": round(clipped_share(image), 5), "crushed": round(crushed_share(image), 5),
-            "background": round(background_share(item, mask), 4),
+            "background": round(background_share(item, mask.shape), 4),
             "seconds": round(sum(v for v in timing.values() if isinstance(v, (int, float))), 2),
             "mask_agreement": item.provenance.mask_agreement if item.provenance is not None else None,
             "redraws": look.redraws, "colour_failures": len(look.colour_failures),

@@ -43,14 +43,14 @@ def _hits(meshes: list[trimesh.Trimesh], origins: np.ndarray, directions: np.nda
     return distance
 
 
-def top_row(item) -> dict[str, float]:
+def ray_labels(item, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """What each camera ray through image points (`xs`, `ys`, pixel units) meets first in a photoreal item's
+    setting: `support`, `beyond`, `sky` or `object` (the module docstring)."""
     setting = item.scene.look.setting
-    camera = item.scene.camera
-    xs = np.arange(camera.width) + 0.5
-    origins, directions = geometry(camera).rays(xs, np.full(xs.shape, 0.5))
+    origins, directions = geometry(item.scene.camera).rays(np.asarray(xs, float), np.asarray(ys, float))
     origins = np.asarray(origins, dtype=float).copy()
     groups: dict[str, list[trimesh.Trimesh]] = {"support": [], "beyond": [], "object": []}
-    for part in stage_parts(setting, camera.location):
+    for part in stage_parts(setting, item.scene.camera.location):
         faces = np.concatenate([part.quads[:, [0, 1, 2]], part.quads[:, [0, 2, 3]]])
         mesh = trimesh.Trimesh(to_world(setting, part.vertices), faces, process=False)
         support = part.surface == "table_top" or (part.surface == "ground")
@@ -75,6 +75,12 @@ def top_row(item) -> dict[str, float]:
             spread = max(float(np.linalg.norm(np.asarray(o.location[:2]) - origin[:2])) for o in item.scene.objects)
             inside = np.linalg.norm(local[:, :2], axis=1) <= 2 * spread
         label[on_ground & ~inside] = "beyond"
+    return label
+
+
+def top_row(item) -> dict[str, float]:
+    xs = np.arange(item.scene.camera.width) + 0.5
+    label = ray_labels(item, xs, np.full(xs.shape, 0.5))
     return {name: float(np.mean(label == name)) for name in ("support", "beyond", "sky", "object")}
 
 
