@@ -5,7 +5,8 @@ samples, denoiser and parameters) once per look of `--looks` into `FOLDER/<look>
 killed run resumes). On every rendered frame it measures:
 
 - the share of pixels clipped (a channel at 255) and crushed (black in every channel), render/camera_pipeline.py
-  `clipped_share` and `crushed_share`; a frame passes at no more than 1 % of each;
+  `clipped_share` and `crushed_share`, on the photograph (an AVA item's frame before its marker boxes are drawn,
+  image_raw.png); a frame passes at no more than 1 % of each;
 - the share of the frame that is background: pixels whose camera ray first meets neither an object nor the
   support surface the objects stand on (the table's top, the paved patch outdoors, the dome's ground near the
   objects), ray cast against the setting's own stage geometry as bench/settings_background.py classes a ray
@@ -31,6 +32,7 @@ import yaml
 from PIL import Image
 
 from stim3d.render.camera_pipeline import clipped_share, crushed_share
+from stim3d.render.markers import RAW_IMAGE
 from stim3d.scenes.model import LOOK_NAMES, DrawnLook, Item
 from stim3d.scenes.presets import preset_path
 
@@ -93,7 +95,10 @@ def background_share(item: Item, shape: tuple[int, ...], step: int = STEP) -> fl
 def frame(item_dir: Path) -> dict[str, Any]:
     """One rendered item's figures."""
     item = Item.model_validate_json((item_dir / "item.json").read_text())
-    image = np.asarray(Image.open(item_dir / "image.png").convert("RGB"))
+    # the photograph: an AVA item's image.png has its markers drawn on (pure red or blue boxes, clipped by design),
+    # image_raw.png is the frame before them (render/markers.py)
+    photograph = item_dir / RAW_IMAGE if (item_dir / RAW_IMAGE).is_file() else item_dir / "image.png"
+    image = np.asarray(Image.open(photograph).convert("RGB"))
     mask = np.asarray(Image.open(item_dir / "mask.png"))
     timing = json.loads((item_dir / "timing.json").read_text()) if (item_dir / "timing.json").is_file() else {}
     look = item.scene.look

@@ -2,7 +2,7 @@
 
 For every registered family (its defaults; odd_grid 5x5) and each setting kind, the first 8 items of entropy
 [2026, 11, i] whose photoreal setting is that kind are ray cast (no render): rays through the top row's pixel
-centres at 320x240 against the stage (scenes/settings.py stage_parts) and the objects, classed by first hit:
+centres at 320x240 against the stage (scenes/setting_stage.py stage_parts) and the objects, classed by first hit:
 
 - `support`: the surface the objects stand on (the table top; outdoors the patch, or the lawn when there is no
   patch; the dome's ground within the objects' footprint radius times two);
@@ -25,7 +25,8 @@ from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.meshes import object_mesh, object_world_vertices
-from stim3d.scenes.settings import SETTING_KINDS, setting_axes, stage_parts, to_world
+from stim3d.scenes.setting_stage import setting_axes, stage_parts, to_world
+from stim3d.scenes.settings import SETTING_KINDS
 
 from .common import Run, parse_args
 

@@ -1,5 +1,5 @@
 """Upward irradiance and grey-card white balance of Blender's physical sky (Sky Texture, MULTIPLE_SCATTERING, no
-sun disc, strength 1) at the sun elevations the outdoor setting draws: the table scenes/settings.py normalises the
+sun disc, strength 1) at the sun elevations the outdoor setting draws: the table scenes/setting_outdoor.py normalises the
 sky's strength and colour with (SKY_IRRADIANCE), as scenes/looks.py does for the HDRIs.
 
 Each elevation's sky is rendered by Cycles as a 256x128 equirectangular panorama (EXR, linear), integrated over the

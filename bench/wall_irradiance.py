@@ -1,5 +1,5 @@
 """Irradiance of each HDRI shipped with Blender on a vertical surface, by the azimuth the surface faces: the table
-scenes/settings.py keeps a tabletop's far wall from blowing out with (WALL_IRRADIANCE).
+scenes/setting_room.py keeps a tabletop's far wall from blowing out with (WALL_IRRADIANCE).
 
 A wall facing the horizontal unit normal n = (cos psi, sin psi, 0) in the map's own frame receives
 E(psi) = integral over {d . n > 0} of L(d) (d . n) dw (luminance, the map's units), L looked up as Blender's

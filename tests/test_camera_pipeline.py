@@ -61,6 +61,37 @@ def test_a_frame_that_clips_a_third_under_the_standard_transform_clips_under_one
         assert clipped_share(image) <= 0.01 and crushed_share(image) <= 0.01
 
 
+def _blue_cones_on_a_white_table() -> np.ndarray:
+    """A 96x128 linear frame like an odd_grid board: a near-white table on the shoulder (sRGB 236 developed) with a
+    grid of saturated blue discs, their edges anti-aliased as a render's are (coverage of 4x4 samples per pixel):
+    where a JPEG's chroma rings."""
+    table, blue = np.array([0.9, 0.891, 0.873]), np.array([0.02, 0.05, 0.75])
+    sub = (np.arange(4) + 0.5) / 4
+    rows = (np.arange(96)[:, None] + sub[None, :]).reshape(-1)
+    cols = (np.arange(128)[:, None] + sub[None, :]).reshape(-1)
+    inside = np.zeros((96 * 4, 128 * 4), bool)
+    for cy in range(12, 96, 24):
+        for cx in range(10, 128, 21):
+            inside |= (rows[:, None] - cy) ** 2 + (cols[None, :] - cx) ** 2 <= 49
+    coverage = inside.reshape(96, 4, 128, 4).mean(axis=(1, 3))[..., None]
+    return table * (1 - coverage) + blue * coverage
+
+
+def test_saturated_edges_on_a_white_table_do_not_clip_through_the_drawn_jpeg():
+    """The drawn pipelines write full-chroma JPEGs at quality 90-96: at 4:2:0 the chroma ringing along saturated blue
+    edges on a white table pushes a channel to 255 in over 1 % of the frame, at the drawn settings it stays within
+    the 1 % a frame allows, at the lowest drawn quality too."""
+    frame = _blue_cones_on_a_white_table()
+    qualities = {draw_pipeline([seed, 0, 0]).jpeg_quality for seed in range(40)}
+    assert {draw_pipeline([seed, 0, 0]).jpeg_subsampling for seed in range(40)} == {"4:4:4"}
+    assert min(qualities) == 90 and max(qualities) == 96
+    for quality in (90, 96):
+        assert clipped_share(develop(frame, PLAIN.model_copy(update={"jpeg_quality": quality,
+                                                                     "jpeg_subsampling": "4:4:4"}))) <= 0.01
+    older = PLAIN.model_copy(update={"jpeg_quality": 90, "jpeg_subsampling": "4:2:0"})
+    assert clipped_share(develop(frame, older)) > 0.01
+
+
 def test_the_pipeline_is_a_pure_function_of_its_parameters_and_each_step_shows():
     frame = _bright_table()
     drawn = draw_pipeline([7, 1, 2])

@@ -268,3 +268,25 @@ def test_an_oddgrid_boards_label_numbers_clear_the_floor_as_numbers(tmp_path, mo
     assert all(len(values) == 1 for values in by_number.values())  # one value per number
     judged = [v for values in by_number.values() for v in values if v is not None]
     assert judged and min(judged) > FLOOR_DE and len(calls) == 1
+
+
+def test_a_toy_cars_parts_are_judged_as_one_car_against_what_it_stands_on(tmp_path, monkeypatch):
+    """ava_orientation's car is nine part objects (body cubes of one colour side by side, a cabin, a nose, wheels):
+    each body cube's ring is mostly its neighbouring cubes, which alone read as no contrast and sent every draw of
+    such a car into redraws. Rendered flat on a light ground, every part records the car's one contrast, far above
+    the floor, and the item renders once."""
+    item = make_item("ava_orientation", {"answer": "left"}, [2026, 3, 1], "car", Frame(320, 240))
+    parts = [o for o in item.scene.objects if o.attributes.get("part_of") == "toy_car"]
+    assert len(parts) == len(item.scene.objects) >= 5
+    calls = []
+
+    def render(settings, rendered, workdir):
+        calls.append(1)
+        return _fake_render(lambda r, obj: obj.color.srgb, background=(215, 215, 215))(settings, rendered, workdir)
+
+    monkeypatch.setattr(produce, "render_with", render)
+    done = load_item(produce.render_item(item, RenderSettings(width=320, height=240, samples=1), tmp_path / "o",
+                                         tmp_path / "w", key="k"))
+    values = {done.ground_truth.of(obj.id).contrast_de for obj in parts
+              if done.ground_truth.of(obj.id).visible_px > 0}
+    assert len(values) == 1 and next(iter(values)) > FLOOR_DE and len(calls) == 1

@@ -15,7 +15,8 @@ from stim3d.scenes.families.base import Frame
 from stim3d.scenes.items import make_item
 from stim3d.scenes.meshes import object_world_vertices
 from stim3d.scenes.model import Item
-from stim3d.scenes.settings import SETTING_KINDS, draw_setting, setting_axes, stage_parts, to_world
+from stim3d.scenes.setting_stage import setting_axes, stage_parts, to_world
+from stim3d.scenes.settings import SETTING_KINDS, draw_setting
 
 ENTROPY = [2026, 0, 0]
 PARAMS = {"odd_grid": {"rows": 5, "cols": 5}}

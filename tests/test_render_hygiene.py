@@ -71,14 +71,14 @@ np.save({str(tmp_path / "image.npy")!r}, out.image)
 
 def test_backend_module_loads_where_ctypes_cannot_open_the_c_library(monkeypatch):
     """Windows: ctypes.CDLL(None) raises TypeError; the add-on imports this module and must still load."""
-    from stim3d.render.backends import blender
+    from stim3d.render.backends import blender_streams
 
     def refuse(*args, **kwargs):
         raise TypeError("expected str, bytes or os.PathLike object, not NoneType")
 
     monkeypatch.setattr(ctypes, "CDLL", refuse)
-    reloaded = importlib.reload(blender)
+    reloaded = importlib.reload(blender_streams)
     assert reloaded._LIBC is None
     reloaded._flush_c()  # a no-op, not an error
     monkeypatch.undo()
-    importlib.reload(blender)
+    importlib.reload(blender_streams)

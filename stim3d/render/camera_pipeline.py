@@ -17,7 +17,7 @@ look's exposure already in it) and applies the steps `scene.look.pipeline` recor
    `peak` sits a few levels under full scale, as a camera's JPEG white does, so the JPEG step's ringing on
    a bright, smooth table does not push it to 255 (at 1.0, 2 % of one bright frame's pixels did);
 6. the sRGB encoding, rounded to 8 bits;
-7. with `jpeg_quality`, a JPEG round trip through Pillow at that quality (4:2:0, as cameras write).
+7. with `jpeg_quality`, a JPEG round trip through Pillow at that quality and `jpeg_subsampling`.
 
 None of these moves an object: the object-index pass, masks, boxes and golds are the renderer's, and the
 colour and contrast checks (scenes/look_redraws.py) run on the developed pixels. `clipped_share` and
@@ -48,7 +48,7 @@ def develop(linear: np.ndarray, pipeline: PipelineLook) -> np.ndarray:
         x = _noise(x, pipeline.iso, pipeline.seed)
     toned = tone(x, pipeline.knee, pipeline.white, pipeline.peak)
     image = np.rint(np.clip(linear_to_srgb(toned), 0.0, 1.0) * 255).astype(np.uint8)
-    return image if pipeline.jpeg_quality is None else _jpeg(image, pipeline.jpeg_quality)
+    return image if pipeline.jpeg_quality is None else _jpeg(image, pipeline.jpeg_quality, pipeline.jpeg_subsampling)
 
 
 def tone(x: np.ndarray, knee: float, white: float, peak: float) -> np.ndarray:
@@ -108,11 +108,11 @@ def _noise(x: np.ndarray, iso: int, seed: int) -> np.ndarray:
     return np.clip(x + np.random.default_rng(seed).standard_normal(x.shape) * sigma, 0.0, None)
 
 
-def _jpeg(image: np.ndarray, quality: int) -> np.ndarray:
+def _jpeg(image: np.ndarray, quality: int, subsampling: str) -> np.ndarray:
     from PIL import Image
 
     buffer = io.BytesIO()
-    Image.fromarray(image).save(buffer, format="JPEG", quality=quality, subsampling="4:2:0")
+    Image.fromarray(image).save(buffer, format="JPEG", quality=quality, subsampling=subsampling)
     buffer.seek(0)
     with Image.open(buffer) as decoded:
         return np.asarray(decoded.convert("RGB"), dtype=np.uint8).copy()

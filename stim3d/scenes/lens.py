@@ -63,6 +63,10 @@ def draw_lens(scene: Scene, entropy: list[int], attempt: int = 0) -> LensLook | 
     near, far = object_depths(scene)
     focus = round6(2.0 / (1.0 / near + 1.0 / far))
     lens = LensLook(sensor_mm=sensor, focal_mm=focal, f_number=f_number, focus_m=focus, scale=scale, coc_px=0.0)
-    while max(coc_px(lens, camera.fx, near), coc_px(lens, camera.fx, far)) > MAX_COC_PX:
+
+    def worst(lens: LensLook) -> float:  # the nearest or the farthest vertex: the circle grows away from the focus
+        return max(coc_px(lens, camera.fx, near), coc_px(lens, camera.fx, far))
+
+    while worst(lens) > MAX_COC_PX:
         lens = lens.model_copy(update={"f_number": round(lens.f_number * THIRD_STOP, 3)})
-    return lens.model_copy(update={"coc_px": round6(max(coc_px(lens, camera.fx, near), coc_px(lens, camera.fx, far)))})
+    return lens.model_copy(update={"coc_px": round6(worst(lens))})

@@ -219,7 +219,9 @@ class PipelineLook(Strict):
     sensor noise at `iso` (signal-dependent, seeded by `seed`; None: none), the tone curve (linear up to `knee`,
     then a hue-preserving shoulder that reaches `peak`, the display's white level, at `white` times the
     exposure's white: highlights roll off instead of clipping), the sRGB encoding and, when `jpeg_quality` is
-    set, a JPEG round trip at that quality.
+    set, a JPEG round trip at that quality with `jpeg_subsampling` chroma (4:4:4 full chroma, as a camera's finest
+    JPEG writes it; 4:2:0, an older item's, halves the chroma both ways and its ringing clipped a channel along
+    the edges of saturated objects on a bright table).
     """
 
     aberration_px: float = Field(ge=0, le=1)
@@ -231,6 +233,7 @@ class PipelineLook(Strict):
     white: float = Field(gt=1)
     peak: float = Field(gt=0, le=1)
     jpeg_quality: int | None = Field(None, ge=50, le=100)
+    jpeg_subsampling: Annotated[Literal["4:2:0", "4:4:4"], ADDED] = "4:2:0"
 
 
 class LensLook(Strict):

@@ -29,8 +29,7 @@ same code in desktop Blender 4.2 and later. The compositor tree and the File Out
 node changed API in 5.0, and 4.x calls the Render Layers object-index socket
 "IndexOB": `_compositor_tree`, `_file_output` and `RENDER_LAYER_SOCKETS_4X` hide
 the difference (testing for the 5.0 attribute, not a version number); the rest is
-common. scripts/check_blender42.sh checks bpy 4.2.0. (About 400 lines, mostly these
-notes: the scene build and the look's materials are their own modules already.)
+common. scripts/check_blender42.sh checks bpy 4.2.0.
 
 Pixel filter: Cycles' default (Blackman-Harris, 1.5 px) is kept. Cycles writes its
 data passes (object index, depth) from the first sample of each pixel only, and that
@@ -46,31 +45,19 @@ Workbench (`settings.engine == "workbench"`): studio lighting, material colours;
 in Blender 5.0 it offers no Object Index pass (only Combined and Depth), so its
 `instance_map` is None. Its depth pass is returned when asked.
 
-Blender prints "Fra:" progress lines on stdout; file descriptor 1 is pointed at
-`workdir/blender.log` while Blender works, and the tail of that log is put into
-the exception when the render fails. stderr is left alone, except that a Workbench
-render's `EGL Error (0x3009): EGL_BAD_MATCH` lines are dropped: Blender's headless
-GPU context prints them while it probes EGL surface configurations, and the render
-completes unaffected (the image and depth are checked in tests), so they only
-alarm a user. Every other stderr line of the render is passed through.
-
-On Windows `ctypes.CDLL(None)` raises TypeError (there is no "this process" C
-library handle), so the C-level flush is skipped there: the module, and the
-Blender add-on that imports it, must load on Windows and macOS too.
+Blender's C-level prints go to `workdir/blender.log` (render/backends/blender_streams.py).
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
-import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from stim3d.render.backends.blender_streams import EGL_NOISE, stderr_without, stdout_to
 from stim3d.render.backends.output import RenderOutput
 from stim3d.render.files import log_tail
 from stim3d.render.settings import RenderSettings
@@ -89,66 +76,6 @@ VECTOR_PASSES = {"Normal"}  # written and read back as three channels (X, Y, Z)
 COLOUR_PASSES = {"Image"}  # written and read back as colour channels (R, G, B; the alpha is dropped)
 GPU_KINDS = ("OPTIX", "CUDA")
 GPU_ERROR = "GPU requested but no CUDA/OptiX device found"
-
-EGL_NOISE = b"EGL_BAD_MATCH"  # stderr lines of a Workbench render that are dropped (module docstring)
-
-
-def _c_library() -> Any:
-    """The process's C library for fflush, or None where ctypes cannot open it (Windows: TypeError)."""
-    try:
-        return ctypes.CDLL(None)
-    except (TypeError, OSError):
-        return None
-
-
-_LIBC = _c_library()
-
-
-def _flush_c() -> None:
-    if _LIBC is not None:
-        _LIBC.fflush(None)
-
-
-@contextmanager
-def _fd_to(fd: int, stream, path: Path):
-    """Point file descriptor `fd` (and the Python `stream` on it) at `path`; restore it afterwards.
-
-    Blender prints from C, below Python's sys.stdout/sys.stderr, so the descriptor itself is moved;
-    both buffers are flushed on the way in and out so nothing lands on the wrong side.
-    """
-    stream.flush()
-    _flush_c()
-    saved = os.dup(fd)
-    try:
-        with open(path, "wb") as log:
-            os.dup2(log.fileno(), fd)
-        yield
-    finally:
-        stream.flush()
-        _flush_c()
-        os.dup2(saved, fd)
-        os.close(saved)
-
-
-def _stdout_to(path: Path):
-    """Point fd 1 (Blender's C-level prints) at `path`; restore it afterwards."""
-    return _fd_to(1, sys.stdout, path)
-
-
-@contextmanager
-def _stderr_without(noise: bytes, path: Path, active: bool = True):
-    """Collect fd 2 in `path` while active, then pass every line not containing `noise` to the real stderr."""
-    if not active:
-        yield
-        return
-    try:
-        with _fd_to(2, sys.stderr, path):
-            yield
-    finally:
-        kept = [line for line in path.read_bytes().splitlines(keepends=True) if noise not in line]
-        if kept:
-            os.write(2, b"".join(kept))
-
 
 def _enable_gpu(bpy) -> str:
     """Select the first CUDA/OptiX device kind that has devices; RuntimeError if none."""
@@ -354,7 +281,7 @@ def preload() -> None:
 
     from stim3d.render.backends import blender_scene  # noqa: F401
 
-    with _stdout_to(Path(os.devnull)):
+    with stdout_to(Path(os.devnull)):
         bpy.ops.wm.read_factory_settings(use_empty=True)
 
 
@@ -381,7 +308,7 @@ def render_scene(scene: Scene, settings: RenderSettings, seed: int, workdir: Pat
     cycles = settings.engine == "cycles"
     want_depth = settings.depth
 
-    with _stdout_to(log_path), _stderr_without(EGL_NOISE, workdir / "blender.stderr.log", active=not cycles):
+    with stdout_to(log_path), stderr_without(EGL_NOISE, workdir / "blender.stderr.log", active=not cycles):
         try:
             bpy.ops.wm.read_factory_settings(use_empty=True)
             scene_bpy = bpy.context.scene

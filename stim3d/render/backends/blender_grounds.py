@@ -230,7 +230,7 @@ def ground_material(ground: GroundLook):
     return material
 
 
-# -- the settings' surfaces (scenes/settings.py): table tops, walls, outdoor grounds ---------------------------
+# -- the settings' surfaces (scenes/setting_room.py, scenes/setting_outdoor.py): table tops, walls, outdoor grounds ---------------------------
 
 def _wood_top(nodes: Nodes, bsdf, ground: GroundLook) -> None:
     """A table top of long glued boards (planks' pattern) under a thin varnish."""

@@ -38,7 +38,7 @@ import bpy
 from stim3d.scenes.model import EnvironmentLook, ObjectLook, SceneObject, SunLook
 
 from .blender_grounds import ground_material
-from .blender_nodes import Nodes, new_material, new_world, rgba
+from .blender_nodes import Nodes, finish_world, new_material, new_world, rgba
 
 __all__ = ["ground_material", "object_material", "set_environment", "add_sun", "set_cycles", "environment_files"]
 
@@ -168,20 +168,13 @@ def set_environment(scene_bpy, environment: EnvironmentLook):
     mapping.inputs["Rotation"].default_value = (0.0, 0.0, math.radians(environment.rotation_deg))
     nodes.link(coord.outputs["Generated"], mapping.inputs["Vector"])
     nodes.link(mapping.outputs["Vector"], texture.inputs["Vector"])
-    colour = texture.outputs["Color"]
-    if environment.white_balance is not None:  # grey-card white balance; an older look without it: as shipped
-        colour = nodes.mix(1.0, colour, (*environment.white_balance, 1.0), "MULTIPLY")
-    nodes.link(colour, background.inputs["Color"])
-    background.inputs["Strength"].default_value = environment.strength
-    # Importance map: 'AUTOMATIC' builds it at a resolution that cost 15 s per render on this 2-core machine
+    # The grey-card white balance (an older look without it: as shipped). Importance map: 'AUTOMATIC' builds it at a resolution that cost 15 s per render on this 2-core machine
     # (160x120, 1 sample: 18 s vs 1.2 s). At 256 px an HDRI whose own sun is a few texels (sunrise) was
     # sampled through 4x4-texel map cells, so most light samples aimed at the sun missed it: a 64-sample
     # render's ground noise was 11.4 levels RMS, 2.7 at 2048 px, two map cells per texel of the shipped
     # 1024-px HDRIs (bench/results/looks_noise.json; tests/test_looks_sampling.py).
-    world.cycles.sampling_method = "MANUAL"
-    world.cycles.sample_map_resolution = ENVIRONMENT_MAP_RESOLUTION
-    scene_bpy.world = world
-    return world
+    return finish_world(scene_bpy, world, nodes, background, texture.outputs["Color"], environment.white_balance,
+                        environment.strength, ENVIRONMENT_MAP_RESOLUTION)
 
 
 def add_sun(scene_bpy, sun: SunLook):

@@ -112,6 +112,21 @@ def new_world(name: str):
     return world, Nodes(world.node_tree), background
 
 
+def finish_world(scene_bpy, world, nodes: Nodes, background, colour, white_balance, strength: float,
+                 map_resolution: int):
+    """`world` lit by `colour` times `white_balance` (None: as it is) at `strength`, with a manual importance map at
+    `map_resolution` (Blender's automatic one is slow here: render/backends/blender_looks.py says why), set as the
+    scene's world."""
+    if white_balance is not None:
+        colour = nodes.mix(1.0, colour, (*white_balance, 1.0), "MULTIPLY")
+    nodes.link(colour, background.inputs["Color"])
+    background.inputs["Strength"].default_value = strength
+    world.cycles.sampling_method = "MANUAL"
+    world.cycles.sample_map_resolution = map_resolution
+    scene_bpy.world = world
+    return world
+
+
 def new_material(name: str):
     """A node material: (material, Nodes, its Principled BSDF, its output node)."""
     material = bpy.data.materials.new(name)

@@ -38,17 +38,12 @@ import numpy as np
 from stim3d.scenes.camera import look_at
 from stim3d.scenes.colors import linear_to_srgb, srgb_to_linear
 from stim3d.scenes.model import DrawnLook, EnvironmentLook, GroundLook, Scene, SettingLook, SkyLook
-from stim3d.scenes.settings import (
-    DOME_MAX_ALBEDO,
-    StagePart,
-    setting_axes,
-    stage_parts,
-    window_light_location,
-)
+from stim3d.scenes.setting_stage import StagePart, setting_axes, stage_parts, window_light_location
+from stim3d.scenes.settings import DOME_MAX_ALBEDO
 
 from . import blender_looks
 from .blender_grounds import GROUND_BUILDERS, ground_material
-from .blender_nodes import new_material, new_world, rgba
+from .blender_nodes import finish_world, new_material, new_world, rgba
 
 SKY_MAP_RESOLUTION = 512  # the sky's importance map: smooth, a small map samples it well
 PAINT = (0.86, 0.85, 0.82)  # window frames and skirting boards
@@ -101,7 +96,7 @@ def _paint(name: str, srgb, roughness: float, metallic: float = 0.0):
 
 
 def _toned(srgb, tone: float) -> tuple[float, float, float]:
-    """An sRGB colour whose linear value is scaled by `tone` (the wall's darkening, scenes/settings.py)."""
+    """An sRGB colour whose linear value is scaled by `tone` (the wall's darkening, scenes/setting_room.py)."""
     darker = linear_to_srgb(np.asarray(srgb_to_linear(srgb)) * tone)
     return (float(darker[0]), float(darker[1]), float(darker[2]))
 
@@ -174,13 +169,8 @@ def set_sky(scene_bpy, sky: SkyLook):
     texture.air_density = sky.air_density
     texture.aerosol_density = sky.aerosol_density
     texture.ozone_density = sky.ozone_density
-    colour = nodes.mix(1.0, texture.outputs["Color"], (*sky.white_balance, 1.0), "MULTIPLY")
-    nodes.link(colour, background.inputs["Color"])
-    background.inputs["Strength"].default_value = sky.strength
-    world.cycles.sampling_method = "MANUAL"
-    world.cycles.sample_map_resolution = SKY_MAP_RESOLUTION
-    scene_bpy.world = world
-    return world
+    return finish_world(scene_bpy, world, nodes, background, texture.outputs["Color"], sky.white_balance, sky.strength,
+                        SKY_MAP_RESOLUTION)
 
 
 def _outdoor(scene_bpy, scene: Scene, setting: SettingLook) -> None:

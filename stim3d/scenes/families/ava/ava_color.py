@@ -20,16 +20,15 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from ...colors import COLOR_NAMES, PALETTE, delta_e_srgb
-from ...markers import marker_box
 from ...model import SHAPES, Item, Question, round6
 from ..base import VISIBLE, Composed, Family, FamilyParams, Frame, MinVisibility, SizeRange
 from ..shared.answers import check_answer
 from .ava_common import (
     ObjectSpec,
     box_area_fraction,
-    boxes_overlap,
     distractor_specs,
     finish,
+    marker_overlap,
     options_text,
     pick,
     scatter,
@@ -108,8 +107,7 @@ def compose(params: AvaColorParams, rng: np.random.Generator, frame: Frame) -> C
         box = truth_of(truth, 1).bbox_visible
         if box_area_fraction(box, frame) < params.min_area:
             return "box_area"
-        others = [marker_box(t.bbox_visible, frame) for t in truth.truths if t.id != 1]
-        return "marker_overlap" if any(boxes_overlap(marker_box(box, frame), o) for o in others) else None
+        return marker_overlap(truth, frame)
 
     layout, truth = scatter(specs, frame, rng, params.min_visibility, accept)
     question = Question(

@@ -21,7 +21,7 @@ share lives here:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ...colors import COLOR_NAMES, named
-from ...markers import Box, with_marker
+from ...markers import Box, marker_box, with_marker
 from ...model import SHAPES, Question, Scene, SceneObject
 from ...object_library import library, library_object
 from ...placement import Bounds, InfeasibleError, Layout
@@ -122,6 +122,18 @@ def scatter(
 
 def boxes_overlap(a: Box, b: Box) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def marker_overlap(truth: VisibilityResult, frame: Frame, marked: int = 1, others: Collection[int] | None = None,
+                   ignore: Collection[int] = ()) -> str | None:
+    """"marker_overlap" when the marker drawn around object `marked` (its visible box grown by the marker,
+    scenes/markers.py) overlaps the grown box of any of `others` (default: every other object but `ignore`), else
+    None. Why: a marker that takes in another object's box no longer says which object it marks, and a marker
+    drawn over another object changes what that object looks like."""
+    boxes = {t.id: marker_box(t.bbox_visible, frame) for t in truth.truths if t.bbox_visible is not None}
+    against = [i for i in boxes if i != marked and i not in ignore] if others is None else others
+    # an object with no visible pixel has no box for a marker to meet
+    return "marker_overlap" if any(i in boxes and boxes_overlap(boxes[marked], boxes[i]) for i in against) else None
 
 
 def box_area_fraction(box: Box, frame: Frame) -> float:

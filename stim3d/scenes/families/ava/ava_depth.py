@@ -17,14 +17,13 @@ import numpy as np
 from pydantic import Field
 
 from ...colors import COLOR_NAMES
-from ...markers import marker_box
 from ...model import SHAPES, Question
 from ..base import VISIBLE, Composed, Family, FamilyParams, Frame, MinVisibility, SizeRange
 from .ava_common import (
     ObjectSpec,
-    boxes_overlap,
     distractor_specs,
     finish,
+    marker_overlap,
     options_text,
     pick,
     scatter,
@@ -66,9 +65,7 @@ def compose_absolute(params: AvaDepthAbsoluteParams, rng: np.random.Generator, f
     specs = [target, *distractor_specs(rng, n_distractors, [(target.shape, target.color)], params.size_range)]
 
     def accept(layout, truth) -> str | None:
-        box = marker_box(truth_of(truth, 1).bbox_visible, frame)
-        others = [marker_box(t.bbox_visible, frame) for t in truth.truths if t.id != 1]
-        return "marker_overlap" if any(boxes_overlap(box, other) for other in others) else None
+        return marker_overlap(truth, frame)
 
     layout, truth = scatter(specs, frame, rng, params.min_visibility, accept)
     measured = truth_of(truth, 1)
@@ -99,10 +96,7 @@ def compose_relative(params: AvaDepthRelativeParams, rng: np.random.Generator, f
         a, b = truth_of(truth, 1), truth_of(truth, 2)
         if abs(a.depth_min - b.depth_min) < params.min_gap:
             return "depth_gap"
-        boxes = {t.id: marker_box(t.bbox_visible, frame) for t in truth.truths}
-        if boxes_overlap(boxes[1], boxes[2]):
-            return "marker_overlap"
-        return None
+        return marker_overlap(truth, frame, others=(2,))
 
     layout, truth = scatter(specs, frame, rng, params.min_visibility, accept)
     near_id = 1 if truth_of(truth, 1).depth_min < truth_of(truth, 2).depth_min else 2

@@ -32,12 +32,11 @@ from pydantic import Field, model_validator
 
 from ....errors import MissingObject
 from ...colors import COLOR_NAMES
-from ...markers import marker_box
 from ...model import Question, Scene, SceneObject, round6
 from ...object_library import entry, object_names, synonyms_of
 from ..base import Composed, Family, FamilyParams, Frame, Recount
 from ..shared.answers import check_answer
-from .ava_common import ObjectSpec, box_area_fraction, boxes_overlap, finish, options_text, pick, scatter, truth_of
+from .ava_common import ObjectSpec, box_area_fraction, finish, marker_overlap, options_text, pick, scatter, truth_of
 
 QUESTION = "What is in the {marker} box? Choose one: {options}."
 OPEN_QUESTION = "What is in the {marker} box? Name the object."
@@ -91,8 +90,7 @@ def compose(params: AvaObjectParams, rng: np.random.Generator, frame: Frame) -> 
             return "box_area"
         if hidden_features(target_name, layout.canvas.part_px(layout.objects[1])):
             return "defining_part_hidden"
-        others_boxes = [marker_box(t.bbox_visible, frame) for t in truth.truths if t.id != 1]
-        return "marker_overlap" if any(boxes_overlap(marker_box(box, frame), o) for o in others_boxes) else None
+        return marker_overlap(truth, frame)
 
     layout, truth = scatter(specs, frame, rng, params.min_visibility, accept)
     parts = layout.canvas.part_px(layout.objects[1])

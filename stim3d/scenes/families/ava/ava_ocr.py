@@ -22,13 +22,13 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from ...colors import PALETTE
-from ...markers import marker_box
 from ...model import Camera, Question, SceneObject
 from ...surfaces import PAPER_SRGB, ink_srgb, michelson, text_boxes, text_width_m
+from ...visibility import VisibilityResult
 from ..base import Composed, Family, FamilyParams, Frame
 from ..shared.stage import counting_camera
-from .ava_common import box_area_fraction, boxes_overlap, finish, pick, scatter, truth_of
-from .ava_sign import face_points_px, occluder_maker, recount_sign, sign_and_occluder, sign_maker, viewing_angle_deg
+from .ava_common import box_area_fraction, finish, pick
+from .ava_sign import face_points_px, recount_sign, scatter_sign, viewing_angle_deg
 
 QUESTION = "What is written on the sign in the {marker} box? Answer with the exact text."
 WORDS: tuple[str, ...] = (
@@ -120,35 +120,26 @@ def compose(params: AvaOcrParams, rng: np.random.Generator, frame: Frame) -> Com
     view = float(rng.uniform(-params.max_view_deg, params.max_view_deg))
     camera = counting_camera(frame)
     attributes = {"text": text, "text_height_m": height, "text_contrast": round(contrast, 6)}
-    n_distractors = int(rng.integers(0, params.max_distractors + 1))
-    specs, occluded = sign_and_occluder(rng, params.occluder_share, ink, (0.6, 1.0), n_distractors)
-    made: list[SceneObject] = []
-    makers = {1: sign_maker(1, size, ink, camera, view, attributes, made)}
-    if occluded:
-        makers[2] = occluder_maker(2, specs[1], camera, made)
 
-    def accept(layout, truth) -> str | None:
-        obj = layout.objects[1]
-        if char_height_px(obj, camera, text, height) < params.min_char * frame.width:
+    def readable(sign: SceneObject, truth: VisibilityResult) -> str | None:
+        if char_height_px(sign, camera, text, height) < params.min_char * frame.width:
             return "char_height_px"
-        if not characters_whole(obj, camera, truth.instance_map, text, height):
-            return "characters_hidden"
-        box = marker_box(truth_of(truth, 1).bbox_visible, frame)
-        others = [marker_box(t.bbox_visible, frame) for t in truth.truths if t.id != 1 and not (occluded and t.id == 2)]
-        return "marker_overlap" if any(boxes_overlap(box, o) for o in others) else None
+        return None if characters_whole(sign, camera, truth.instance_map, text, height) else "characters_hidden"
 
-    layout, truth = scatter(specs, frame, rng, params.min_visibility, accept, makers=makers)
-    obj, target = layout.objects[1], truth_of(truth, 1)
+    scene = scatter_sign(params, rng, frame, camera, size=size, ink=ink, view_deg=view, attributes=attributes,
+                         readable=readable)
+    obj, target = scene.sign, scene.target
     question = Question(question_id="q0", text=QUESTION.format(marker=params.marker), answer_type="text", gold=text,
                         subject={"shape": "sign", "object_id": 1, "ability": "ocr"})
     difficulty = {
-        "ability": "ocr", "text_kind": kind, "n_chars": len(text), "n_distractors": n_distractors, "occluder": occluded,
+        "ability": "ocr", "text_kind": kind, "n_chars": len(text), "n_distractors": scene.n_distractors,
+        "occluder": scene.occluded,
         "char_height_px": round(char_height_px(obj, camera, text, height), 3), "text_height_m": height,
         "viewing_angle_deg": viewing_angle_deg(obj, camera), "occlusion": target.occlusion,
         "contrast": michelson(PAPER_SRGB, ink_srgb(PALETTE[ink], contrast)),
-        "box_area_fraction": round(box_area_fraction(target.bbox_visible, frame), 6),
+        "box_area_fraction": round(box_area_fraction(scene.target_box, frame), 6),
     }
-    return finish(layout, truth, question, difficulty, markers={1: params.marker}, frame=frame)
+    return finish(scene.layout, scene.truth, question, difficulty, markers={1: params.marker}, frame=frame)
 
 FAMILY = Family(
     name="ava_ocr",

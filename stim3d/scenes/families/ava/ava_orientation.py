@@ -145,6 +145,14 @@ def compose(params: AvaOrientationParams, rng: np.random.Generator, frame: Frame
     return Composed(scene=scene, questions=[question], truth=truth, difficulty=difficulty)
 
 
+def car_figure(obj: SceneObject) -> str | None:
+    """The car a part belongs to (`part_of`), None for anything else: the contrast floor judges the car against what
+    it stands on as one figure (Family.figure_of). Part by part, a body cube's ring is mostly its neighbouring cubes
+    of the same colour, so the floor failed every draw of a car whose side shows two body cubes."""
+    figure = obj.attributes.get("part_of")
+    return None if figure is None else str(figure)
+
+
 FAMILY = Family(
     name="ava_orientation",
     per_object_materials=True,
@@ -154,4 +162,5 @@ FAMILY = Family(
     compose=compose,
     answer_types=("choice",),
     revision=2,  # 2: difficulty key scale -> car_scale (a key named like a parameter split the summary's grid cells)
+    figure_of=car_figure,
 )

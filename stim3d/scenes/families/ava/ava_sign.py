@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from ....errors import MissingObject
 from ...camera import geometry
 from ...colors import named
+from ...markers import Box
 from ...model import Camera, Question, Scene, SceneObject, round6
-from ...placement import footprint_radius, resting_pose
+from ...placement import Layout, footprint_radius, resting_pose
 from ...primitives import axis_angle_quat, matrix_to_quat, quat_to_matrix, unit_dimensions
-from ..base import Recount
-from .ava_common import ObjectSpec, distractor_specs, make_object, pick
+from ...visibility import ObjectTruth, VisibilityResult
+from ..base import Frame, Recount
+from .ava_common import ObjectSpec, distractor_specs, make_object, marker_overlap, pick, scatter, truth_of
 
 FRONT = 0.0051  # the face's offset from the tile's centre plane, in sizes (the tile is 0.01 thick)
 
@@ -133,3 +137,58 @@ def recount_sign(attribute: str) -> Callable[[Question, Scene], Recount | None]:
         value = sign.attributes.get(attribute)
         return None if value is None else Recount(value, (sign.id,))
     return recount
+
+
+class SignParams(Protocol):
+    """What the sign families' params share (each family declares its own fields, in its own order)."""
+
+    max_distractors: int
+    occluder_share: float
+    min_visibility: float
+
+
+@dataclass(frozen=True)
+class SignScene:
+    """The scattered sign scene: the layout and its measured truth, the distractor count and whether an occluder
+    (id 2) stands in front of the sign (id 1)."""
+
+    layout: Layout
+    truth: VisibilityResult
+    n_distractors: int
+    occluded: bool
+
+    @property
+    def sign(self) -> SceneObject:
+        return self.layout.objects[1]
+
+    @property
+    def target(self) -> ObjectTruth:
+        return truth_of(self.truth, 1)
+
+    @property
+    def target_box(self) -> Box:
+        """The sign's visible box (scatter keeps it above its visibility floor, so it has one)."""
+        box = self.target.bbox_visible
+        assert box is not None, "scatter placed the sign above its visibility floor"
+        return box
+
+
+def scatter_sign(params: SignParams, rng: np.random.Generator, frame: Frame, camera: Camera, *, size: float, ink: str,
+                 view_deg: float, attributes: dict, readable: Callable[[SceneObject, VisibilityResult], str | None],
+                 ) -> SignScene:
+    """The sign (id 1, facing the camera `view_deg` off), an occluder in front of it in `occluder_share` of the
+    items (id 2) and 0..max_distractors plain objects, scattered until `readable(sign, truth)` (the family's own
+    test: a period or every character on the image) holds and the sign's marker overlaps no other object's (the
+    occluder's may: it stands in front of the sign on purpose)."""
+    n_distractors = int(rng.integers(0, params.max_distractors + 1))
+    specs, occluded = sign_and_occluder(rng, params.occluder_share, ink, (0.6, 1.0), n_distractors)
+    made: list[SceneObject] = []
+    makers = {1: sign_maker(1, size, ink, camera, view_deg, attributes, made)}
+    if occluded:
+        makers[2] = occluder_maker(2, specs[1], camera, made)
+
+    def accept(layout: Layout, truth: VisibilityResult) -> str | None:
+        return readable(layout.objects[1], truth) or marker_overlap(truth, frame, ignore=(2,) if occluded else ())
+
+    layout, truth = scatter(specs, frame, rng, params.min_visibility, accept, makers=makers)
+    return SignScene(layout, truth, n_distractors, occluded)

@@ -19,15 +19,14 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from ...colors import COLOR_NAMES
-from ...markers import marker_box
 from ...model import SHAPES, Question
 from ..base import VISIBLE, Composed, Family, FamilyParams, Frame, MinVisibility, SizeRange
 from ..shared.answers import check_answer
 from .ava_common import (
     ObjectSpec,
-    boxes_overlap,
     distractor_specs,
     finish,
+    marker_overlap,
     options_text,
     pick,
     scatter,
@@ -106,8 +105,7 @@ def compose(params: AvaSpatialParams, rng: np.random.Generator, frame: Frame) ->
         margin = relation_margin(relation, truth_of(truth, 1), truth_of(truth, 2))
         if margin == 0.0 or abs(margin) < needed:
             return "relation_margin"
-        boxes = {t.id: marker_box(t.bbox_visible, frame) for t in truth.truths}
-        return "marker_overlap" if boxes_overlap(boxes[1], boxes[2]) else None
+        return marker_overlap(truth, frame, others=(2,))
 
     layout, truth = scatter(specs, frame, rng, params.min_visibility, accept)
     one_first = relation_margin(relation, truth_of(truth, 1), truth_of(truth, 2)) > 0

@@ -21,22 +21,19 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from ...colors import PALETTE
-from ...markers import marker_box
 from ...model import Question, SceneObject
 from ...surfaces import PAPER_SRGB, TEXTURE_CLASSES, ink_srgb, michelson
+from ...visibility import VisibilityResult
 from ..base import Composed, Family, FamilyParams, Frame
 from ..shared.answers import check_answer
 from ..shared.stage import counting_camera
 from .ava_common import (
     box_area_fraction,
-    boxes_overlap,
     finish,
     options_text,
     pick,
-    scatter,
-    truth_of,
 )
-from .ava_sign import face_scale_px, occluder_maker, recount_sign, sign_and_occluder, sign_maker, viewing_angle_deg
+from .ava_sign import face_scale_px, recount_sign, scatter_sign, viewing_angle_deg
 
 QUESTION = "What is the texture of the sign in the {marker} box? Choose one: {options}."
 INKS = ("red", "green", "blue", "purple", "black")  # palette colours dark enough against the paper
@@ -80,22 +77,13 @@ def compose(params: AvaTextureParams, rng: np.random.Generator, frame: Frame) ->
     camera = counting_camera(frame)
     attributes = {"texture": texture, "texture_period_m": round(period, 6), "texture_angle_deg": round(angle, 3),
                   "texture_contrast": round(contrast, 6)}
-    n_distractors = int(rng.integers(0, params.max_distractors + 1))
-    specs, occluded = sign_and_occluder(rng, params.occluder_share, ink, (0.6, 1.0), n_distractors)
-    made: list[SceneObject] = []
-    makers = {1: sign_maker(1, size, ink, camera, view, attributes, made)}
-    if occluded:
-        makers[2] = occluder_maker(2, specs[1], camera, made)
 
-    def accept(layout, truth) -> str | None:
-        if face_scale_px(layout.objects[1], camera, angle) * period < params.min_period * frame.width:
-            return "period_px"
-        box = marker_box(truth_of(truth, 1).bbox_visible, frame)
-        others = [marker_box(t.bbox_visible, frame) for t in truth.truths if t.id != 1 and not (occluded and t.id == 2)]
-        return "marker_overlap" if any(boxes_overlap(box, o) for o in others) else None
+    def readable(sign: SceneObject, truth: VisibilityResult) -> str | None:
+        return "period_px" if face_scale_px(sign, camera, angle) * period < params.min_period * frame.width else None
 
-    layout, truth = scatter(specs, frame, rng, params.min_visibility, accept, makers=makers)
-    obj = layout.objects[1]
+    scene = scatter_sign(params, rng, frame, camera, size=size, ink=ink, view_deg=view, attributes=attributes,
+                         readable=readable)
+    obj, target = scene.sign, scene.target
     question = Question(
         question_id="q0",
         text=QUESTION.format(marker=params.marker, options=options_text(TEXTURE_CLASSES)),
@@ -103,16 +91,16 @@ def compose(params: AvaTextureParams, rng: np.random.Generator, frame: Frame) ->
         gold=texture,
         subject={"shape": "sign", "object_id": 1, "options": "|".join(TEXTURE_CLASSES), "ability": "texture"},
     )
-    target = truth_of(truth, 1)
     difficulty = {
-        "ability": "texture", "texture": texture, "shape": "tile", "n_distractors": n_distractors, "occluder": occluded,
+        "ability": "texture", "texture": texture, "shape": "tile", "n_distractors": scene.n_distractors,
+        "occluder": scene.occluded,
         "period_m": round(period, 6), "period_px": round(face_scale_px(obj, camera, angle) * period, 3),
         "periods_across": round(size / period, 3), "contrast": michelson(PAPER_SRGB, ink_srgb(PALETTE[ink], contrast)),
         "viewing_angle_deg": viewing_angle_deg(obj, camera), "target_visibility": target.visibility,
         "occlusion": target.occlusion,
-        "box_area_fraction": round(box_area_fraction(target.bbox_visible, frame), 6),
+        "box_area_fraction": round(box_area_fraction(scene.target_box, frame), 6),
     }
-    return finish(layout, truth, question, difficulty, markers={1: params.marker}, frame=frame)
+    return finish(scene.layout, scene.truth, question, difficulty, markers={1: params.marker}, frame=frame)
 
 
 FAMILY = Family(
