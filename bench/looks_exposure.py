@@ -1,5 +1,5 @@
-"""Upward irradiance of each HDRI shipped with Blender: the tables scenes/looks.py normalises exposure
-and white balance with.
+"""Upward irradiance of each HDRI photoreal draws (Blender's and the vendored pmndrs maps): the tables
+scenes/look_basis.py normalises exposure and white balance with.
 
 For an equirectangular map with radiance L (linear Rec.709 RGB), the irradiance on an
 upward-facing surface is E = integral over the upper hemisphere of L cos(theta) dw, per
@@ -26,10 +26,11 @@ from .common import Run, parse_args
 LUMA = np.array([0.2126, 0.7152, 0.0722])
 
 
-def environment_folder() -> Path:
-    import bpy
+def environment_maps() -> dict[str, Path]:
+    """Every HDRI photoreal may draw, by the name a look records (Blender's and the vendored pmndrs maps)."""
+    from stim3d.render.backends.blender_looks import environment_files
 
-    return Path(bpy.utils.system_resource("DATAFILES", path="studiolights/world"))
+    return environment_files()
 
 
 def upward_irradiance(path: Path) -> float:
@@ -62,8 +63,7 @@ def upward_irradiance_rgb(path: Path) -> np.ndarray:
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0])
     run = Run("looks_exposure", args.quick, args.out, {"luminance": "Rec.709 (0.2126, 0.7152, 0.0722)"})
-    folder = environment_folder()
-    rgb = {path.stem: upward_irradiance_rgb(path) for path in sorted(folder.glob("*.exr"))}
+    rgb = {name: upward_irradiance_rgb(path) for name, path in environment_maps().items()}
     table = {name: round(float(LUMA @ value), 4) for name, value in rgb.items()}
     balance = {name: white_balance(value) for name, value in rgb.items()}
     for name, value in table.items():

@@ -1,4 +1,4 @@
-"""Irradiance of each HDRI shipped with Blender on a vertical surface, by the azimuth the surface faces: the table
+"""Irradiance of each HDRI photoreal draws on a vertical surface, by the azimuth the surface faces: the table
 scenes/setting_room.py keeps a tabletop's far wall from blowing out with (WALL_IRRADIANCE).
 
 A wall facing the horizontal unit normal n = (cos psi, sin psi, 0) in the map's own frame receives
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .common import Run, parse_args
-from .looks_exposure import LUMA, environment_folder
+from .looks_exposure import LUMA, environment_maps
 
 AZIMUTHS = 24
 
@@ -50,7 +50,7 @@ def wall_irradiance(rgb: np.ndarray, azimuths: int = AZIMUTHS) -> list[float]:
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0])
     run = Run("wall_irradiance", args.quick, args.out, {"azimuths": AZIMUTHS})
-    table = {path.stem: wall_irradiance(read_map(path)) for path in sorted(environment_folder().glob("*.exr"))}
+    table = {name: wall_irradiance(read_map(path)) for name, path in environment_maps().items()}
     for name, values in table.items():
         print(f"{name:10s} min {min(values):7.3f} max {max(values):7.3f}  {values}")
     run.finish({"wall_irradiance": table})

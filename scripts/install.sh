@@ -18,7 +18,8 @@ done
 
 # Libraries `import bpy` needs on a bare Debian, plus EGL (Workbench, pyrender) and OSMesa.
 APT_PACKAGES="libx11-6 libxrender1 libxfixes3 libxi6 libxkbcommon0 libsm6 libgl1 libegl1 libegl-mesa0 libosmesa6"
-# npm fetches jsPsych for `stim3d study build` (scripts/fetch_jspsych.sh); Debian's only when none is installed.
+# npm fetches jsPsych for `stim3d study build` (scripts/fetch_jspsych.sh) and photoreal's pmndrs HDRIs
+# (scripts/fetch_hdris.sh); Debian's only when none is installed.
 command -v npm >/dev/null 2>&1 || APT_PACKAGES="$APT_PACKAGES nodejs npm"
 # The gallery test (tests/test_gallery.py) opens the page in headless Chromium; only the tests need it.
 if [ "${with_browser:-0}" = 1 ]; then APT_PACKAGES="$APT_PACKAGES chromium"; fi
@@ -41,5 +42,7 @@ command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
 # jsPsych at pinned, integrity-checked versions into stim3d/study/vendor/jspsych/ before the install, so the
 # study's page is complete in an editable install and in a wheel built from this checkout.
 bash scripts/fetch_jspsych.sh
+# photoreal's 18 pmndrs HDRIs (stim3d/render/hdri/, package data like jsPsych), pinned and integrity-checked.
+bash scripts/fetch_hdris.sh
 .venv/bin/python -m pip install -q -e ".[$extras]"
 echo "install.sh: ready: .venv/bin/stim3d ($(.venv/bin/python -c 'import bpy; print("Blender", bpy.app.version_string)' 2>/dev/null | tail -1))"

@@ -27,7 +27,7 @@ def test_gains_bring_every_level_to_the_same_luminance_and_keep_the_overall_leve
 
 def test_the_committed_gains_are_the_committed_levels():
     figures = json.loads(RESULT.read_text())["figures"]
-    assert set(figures["side_gain"]) == set(looks.ENVIRONMENTS)
+    assert set(figures["side_gain"]) == {name for name in looks.ENVIRONMENTS if not name.startswith("pmndrs_")}  # Blender's
     assert side_gains(figures["level"]) == pytest.approx(figures["side_gain"], abs=2e-4)
 
 

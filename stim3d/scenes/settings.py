@@ -8,8 +8,8 @@ ground. Three kinds, the tabletop most often (SETTING_KINDS):
   objects stand on, the room's far wall, maybe a side wall and a window, in the frame;
 - `outdoor` (scenes/setting_outdoor.py): Blender's physical sky over a paving, gravel or lawn
   and a hedge beyond;
-- `dome`: Kubric's approach. The world is photoreal's HDRI as before; the ground's colour is
-  the same map looked up by the direction from a dome centre `dome_height` above the scene's
+- `dome`: Kubric's approach, under Blender's own HDRIs only (`kinds_for`). The world is
+  photoreal's HDRI as before; the ground's colour is the same map looked up by the direction from a dome centre `dome_height` above the scene's
   centre (about the camera's height, DOME_HEIGHT) to the ground point, so ground and
   background are one picture. The shipped HDRIs are 1024x512, a texel per 0.35 degrees: a
   320x240 frame of a counting family's 39-degree view gets about 110 texels across, so the
@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .look_basis import TARGET_IRRADIANCE, scene_frame, texture_scale
+from .look_basis import PMNDRS_PREFIX, TARGET_IRRADIANCE, scene_frame, texture_scale
 from .model import EnvironmentLook, GroundLook, Scene, SettingLook, SunLook, round6
 from .setting_draw import choice, uniform
 from .setting_outdoor import draw_outdoor
@@ -82,12 +82,21 @@ def _dome(scene: Scene, environment: EnvironmentLook, rng: np.random.Generator) 
                        dome_height=round6(uniform(rng, DOME_HEIGHT) * camera_height), dome_gain=round6(gain))
 
 
+def kinds_for(environment: EnvironmentLook) -> dict[str, float]:
+    """The kinds a setting may be under `environment`, with their weights. A pmndrs map (512x256) is never a dome:
+    there it would be the frame's background and ground, blurred three times more than Blender's 1024x512 maps;
+    a room shows it only through a window, out of focus, and outdoors Blender's physical sky replaces it."""
+    if environment.name.startswith(PMNDRS_PREFIX):
+        return {kind: weight for kind, weight in SETTING_KINDS.items() if kind != "dome"}
+    return SETTING_KINDS
+
+
 def draw_setting(scene: Scene, environment: EnvironmentLook, sun: SunLook | None, floor: GroundLook,
                  entropy: list[int], attempt: int = 0) -> SettingLook:
     """Photoreal's setting for `scene`, from the setting's own stream; `environment`, `sun` and `floor` are what
     photoreal drew (the exposure the setting's lights match, the sky's sun, the room's floor). A pure function."""
     rng = setting_rng(entropy, attempt)
-    kind = choice(rng, SETTING_KINDS)
+    kind = choice(rng, kinds_for(environment))
     if kind == "tabletop":
         return draw_tabletop(scene, floor, environment, rng)
     if kind == "outdoor":

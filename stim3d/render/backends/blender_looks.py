@@ -35,6 +35,7 @@ from pathlib import Path
 
 import bpy
 
+from stim3d.scenes.look_basis import PMNDRS_PREFIX
 from stim3d.scenes.model import EnvironmentLook, ObjectLook, SceneObject, SunLook
 
 from .blender_grounds import ground_material
@@ -43,6 +44,7 @@ from .blender_nodes import Nodes, finish_world, new_material, new_world, rgba
 __all__ = ["ground_material", "object_material", "set_environment", "add_sun", "set_cycles", "environment_files"]
 
 ENVIRONMENT_FOLDER = "studiolights/world"  # inside Blender's DATAFILES
+PMNDRS_FOLDER = Path(__file__).resolve().parents[1] / "hdri"  # stim3d/render/hdri (scripts/fetch_hdris.sh)
 COAT_ROUGHNESS = 0.05
 BEVEL_SAMPLES = 4  # the Bevel node's rays per shading point (Blender's default)
 WEAR_SCALE = 0.2  # the wear noise's feature size as a share of the object's size: pixels wide, not sub-pixel
@@ -50,7 +52,7 @@ ENVIRONMENT_MAP_RESOLUTION = 2048  # the world's importance map (set_environment
 
 
 class EnvironmentMissing(RuntimeError):
-    """The HDRI a look names is not among the ones this Blender ships."""
+    """The HDRI a look names is neither one this Blender ships nor one of the vendored pmndrs maps."""
 
 
 def environment_folder() -> Path:
@@ -59,8 +61,12 @@ def environment_folder() -> Path:
 
 
 def environment_files() -> dict[str, Path]:
-    """HDRI name (file stem) -> path, for every .exr this Blender ships."""
-    return {path.stem: path for path in sorted(environment_folder().glob("*.exr"))}
+    """HDRI name -> path: every .exr this Blender ships (by file stem), then the pmndrs maps that
+    scripts/fetch_hdris.sh vendored into stim3d/render/hdri/ (named PMNDRS_PREFIX + stem, so a pmndrs `city` is
+    never Blender's `city`)."""
+    files = {path.stem: path for path in sorted(environment_folder().glob("*.exr"))}
+    files.update({PMNDRS_PREFIX + path.stem: path for path in sorted(PMNDRS_FOLDER.glob("*.exr"))})
+    return files
 
 
 # -- objects ------------------------------------------------------------------------------------------------
@@ -158,6 +164,9 @@ def set_environment(scene_bpy, environment: EnvironmentLook):
     look's strength. EnvironmentMissing if absent."""
     files = environment_files()
     if environment.name not in files:
+        if environment.name.startswith(PMNDRS_PREFIX):
+            raise EnvironmentMissing(f"HDRI {environment.name!r} is not in {PMNDRS_FOLDER}: the pmndrs maps are fetched "
+                                     "by scripts/fetch_hdris.sh (scripts/install.sh runs it; a wheel carries them)")
         raise EnvironmentMissing(
             f"HDRI {environment.name!r} not in {environment_folder()} (found: {', '.join(files) or 'none'})")
     world, nodes, background = new_world("stim3d_environment")
