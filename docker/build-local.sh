@@ -105,6 +105,8 @@ if [ -n "$ref" ]; then
   cp .dockerignore "$context/"
   echo "build-local.sh: context is $ref ($(git rev-parse --short "$ref"))"
 fi
+# jsPsych (git-ignored) into the context: the image has no npm, and stim3d's build stops without it.
+[ -f "$context/scripts/fetch_jspsych.sh" ] && bash "$context/scripts/fetch_jspsych.sh"
 ca="${STIM3D_CA_BUNDLE:-${PIP_CERT:-${SSL_CERT_FILE:-}}}"
 secret=()
 if [ -n "$ca" ]; then

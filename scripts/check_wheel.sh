@@ -1,27 +1,39 @@
 #!/usr/bin/env bash
 # stim3d as a user has it: a wheel in a fresh virtual environment, used from a folder with no checkout in sight.
-# Builds the wheel offline with the standard tools (`pip wheel --no-build-isolation`: pyproject's setuptools
-# backend, from the test extra), installs it with --no-deps into a fresh venv whose dependencies (bpy, numpy,
-# datasets...) come from the main venv through a .pth file placed after the venv's own site-packages (the main
-# venv's editable stim3d is not seen: a .pth-added folder's own .pth files do not run, and the fresh venv's
-# stim3d comes first). Then, from another folder: renders a preset by name, builds the Blender add-on and
-# checks the wheel inside it, installs the template plug-in (examples/plugin-template) and renders it with a
-# built-in family in two splits, exports that batch as an imagefolder and loads both splits with
-# datasets.load_dataset. Called by .ci/run; runs alone too: `bash scripts/check_wheel.sh` (needs .venv).
+# Builds the wheel from a clean clone of the checkout's HEAD (`git clone` into a temporary folder, so nothing
+# git-ignored comes along: no vendored jsPsych, no build/ or egg-info), offline for pip with the standard tools
+# (`pip wheel --no-build-isolation`: pyproject's build backend, build_backend/stim3d_build.py, over the test
+# extra's setuptools); the backend fetches jsPsych there with scripts/fetch_jspsych.sh (npm and the npm registry:
+# the one network access), as a release build does. Installs the wheel with --no-deps into a fresh venv whose
+# dependencies (bpy, numpy, datasets...) come from the main venv through a .pth file placed after the venv's own
+# site-packages (the main venv's editable stim3d is not seen: a .pth-added folder's own .pth files do not run,
+# and the fresh venv's stim3d comes first). Then, from another folder: renders a preset by name, builds the
+# Blender add-on and checks the wheel inside it, installs the template plug-in (examples/plugin-template) and
+# renders it with a built-in family in two splits, exports that batch as an imagefolder and loads both splits
+# with datasets.load_dataset, and builds a study (with its JATOS archive) from that batch, checking both carry
+# the wheel's jsPsych. Called by .ci/run; runs alone too: `bash scripts/check_wheel.sh` (needs .venv).
+#
+# What is tested is HEAD, committed: uncommitted changes are not in the clone, and the script says so on stderr
+# when the working tree has any (commit them to test them). CI runs on a clean clone, where the two are the same.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
 main_venv="${MAIN_VENV:-$repo/.venv}"   # the rendering venv (scripts/install.sh)
 started=$SECONDS
 unset PYTHONPATH   # a user's shell: a checkout on it would stand in for the installed wheel
-export PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1   # offline: every step uses what is installed already
+export PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1   # offline for pip: every step uses what is installed already
 export HF_DATASETS_DISABLE_PROGRESS_BARS=1 HF_HUB_OFFLINE=1
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-# Build from a copy of the sources, so the build leaves no build/ or egg-info in the checkout.
-tar --exclude=__pycache__ -cf - pyproject.toml README.md LICENSE MANIFEST.in stim3d scenes render scoring blender_addon \
-  | (mkdir -p "$work/src" && cd "$work/src" && tar -xf -)
+head="$(git rev-parse HEAD)"
+if [ -n "$(git status --porcelain)" ]; then
+  echo "check_wheel.sh: the working tree has uncommitted or untracked changes; testing HEAD ${head:0:12} without them" >&2
+fi
+git clone -q --no-checkout "$repo" "$work/src"
+git -C "$work/src" checkout -q --detach "$head"
+[ ! -e "$work/src/stim3d/study/vendor" ] \
+  || { echo "check_wheel.sh: HEAD holds stim3d/study/vendor/ (jsPsych is fetched, never committed)" >&2; exit 1; }
 "$main_venv/bin/python" -m pip wheel -q --no-deps --no-build-isolation -w "$work/dist" "$work/src" >/dev/null
 wheel="$(ls "$work"/dist/stim3d-*.whl)"
 
@@ -30,7 +42,7 @@ bin="$work/venv/bin"
 site="$("$bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 "$main_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' > "$site/zz_main_venv_dependencies.pth"
 "$bin/python" -m pip install -q --no-deps "$wheel"
-cp -r examples/plugin-template "$work/plugin"
+cp -r "$work/src/examples/plugin-template" "$work/plugin"
 "$bin/python" -m pip install -q --no-deps --no-build-isolation "$work/plugin" >/dev/null
 
 mkdir "$work/user" && cd "$work/user"   # a user's folder: nothing of the checkout is importable from here
@@ -97,5 +109,24 @@ loaded = datasets.load_dataset(sys.argv[2], cache_dir=str(Path(sys.argv[2]).pare
 expected = collections.Counter(r["split"] for r in records)
 assert {split: len(loaded[split]) for split in loaded} == dict(expected), (dict(expected), loaded)
 PY
-echo "check_wheel.sh: from the wheel in a fresh venv: preset rendered by name, add-on built, plug-in rendered," \
-  "two-split imagefolder loaded ($((SECONDS - started)) s)"
+# A study from that batch (a pilot: the consent page is the unedited template; five items leave three main trials
+# after one practice and one catch trial), with its JATOS archive: both carry the wheel's vendored jsPsych.
+"$bin/stim3d" study build batch --out study --pilot --practice 1 --catch 1 --jatos >/dev/null
+"$bin/python" - study <<'PY'
+import hashlib, sys, zipfile
+from importlib import resources
+from pathlib import Path
+study = Path(sys.argv[1])
+vendor = resources.files("stim3d.study").joinpath("vendor", "jspsych")
+sums = dict(line.split("  ")[::-1] for line in vendor.joinpath("SHA256SUMS").read_text().splitlines())
+assert "jspsych.js" in sums and "jspsych.css" in sums, sorted(sums)
+lib = study / "lib" / "jspsych"
+for name, digest in sums.items():
+    assert hashlib.sha256((lib / name).read_bytes()).hexdigest() == digest, name
+with zipfile.ZipFile(study.with_name("study.jzip")) as archive:
+    packed = [n for n in archive.namelist() if n.endswith("/lib/jspsych/jspsych.js")]
+    assert len(packed) == 1 and archive.read(packed[0]) == (lib / "jspsych.js").read_bytes(), packed
+PY
+echo "check_wheel.sh: from the wheel (built from a clean clone of ${head:0:12}) in a fresh venv: preset rendered" \
+  "by name, add-on built, plug-in rendered, two-split imagefolder loaded, study built with jsPsych" \
+  "($((SECONDS - started)) s)"

@@ -47,7 +47,8 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/out"
 
 echo "$PACKAGES" | awk 'NF == 4' | while read -r name version integrity file; do
-  tarball="$(cd "$work" && npm pack --silent "$name@$version" | tail -n 1)"
+  tarball="$(cd "$work" && npm pack --loglevel=error "$name@$version" | tail -n 1)" \
+    || { echo "fetch_jspsych.sh: npm pack $name@$version failed (npm's error above; is the npm registry reachable?)" >&2; exit 1; }
   # SRI "sha512-<base64>": the same digest of the tarball's bytes, base64-encoded.
   actual="sha512-$(openssl dgst -sha512 -binary "$work/$tarball" | base64 -w 0)"
   if [ "$actual" != "$integrity" ]; then

@@ -12,7 +12,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TOPS = ("scenes", "render", "scoring", "blender_addon", "stim3d", "tests", "docs", "bench", "scripts", "docker")
+TOPS = ("scenes", "render", "scoring", "blender_addon", "stim3d", "tests", "docs", "bench", "scripts", "docker",
+        "build_backend")
 PATH = re.compile(r"(?<![\w./-])((?:" + "|".join(TOPS) + r")/[\w./-]*\w)")
 PLACEHOLDER = re.compile(r"(^|/)[A-Z][A-Z_]*(\.|/|$)")
 

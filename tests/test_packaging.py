@@ -55,11 +55,12 @@ def installed(tmp_path_factory) -> dict[str, Path]:
     """A fresh venv with stim3d's wheel, render==1.5.0, scoring==0.0.9 and the tiny plug-in installed."""
     base = tmp_path_factory.mktemp("packaging")
     # Built from a copy: setuptools builds in place, and a stim3d.egg-info left in the checkout would be a second
-    # stim3d distribution wherever the checkout is on sys.path (pip would then call stim3d installed).
+    # stim3d distribution wherever the checkout is on sys.path (pip would then call stim3d installed). With the build
+    # backend (build_backend/) and the jsPsych pins it checks the vendored copy against (scripts/fetch_jspsych.sh).
     source = base / "src"
     source.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "stim3d", "scenes", "render", "scoring",
-                 "blender_addon"):
+                 "blender_addon", "build_backend", "scripts"):
         if (ROOT / name).is_dir():
             shutil.copytree(ROOT / name, source / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
         else:

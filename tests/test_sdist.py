@@ -1,7 +1,8 @@
-"""The source distribution carries its test suite: built with setuptools as `python -m build --sdist` would, unpacked,
-and collected by pytest from the unpacked folder (issue 28: tests/helpers.py, batch_support.py, conftest.py and
-bench/ were missing). Needs the package index for setuptools >= 77 (PEP 639 licence metadata), as
-tests/test_packaging.py does; the pip cache makes it quick."""
+"""The source distribution carries its test suite: built with stim3d's build backend as `python -m build --sdist`
+would, unpacked, and collected by pytest from the unpacked folder (tests/helpers.py, batch_support.py, conftest.py
+and bench/ included). It carries what a wheel built from it needs too: the build backend, and jsPsych vendored
+with the script holding its pins (the backend checks one against the other, offline). Needs the package index for
+setuptools >= 77 (PEP 639 licence metadata), as tests/test_packaging.py does; the pip cache makes it quick."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "mkdocs.yml", "stim3d", "scenes", "render",
-           "scoring", "blender_addon", "tests", "bench", "docs", "scripts", "examples")
+           "scoring", "blender_addon", "build_backend", "tests", "bench", "docs", "scripts", "examples")
 
 
 @pytest.mark.network  # pip installs setuptools>=77 from the package index
@@ -33,8 +34,9 @@ def test_the_sdist_holds_the_test_suite_and_it_collects(tmp_path):
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = str(venv / "bin" / "python")
     subprocess.run([python, "-m", "pip", "install", "-q", "setuptools>=77"], check=True, capture_output=True)
-    built = subprocess.run([python, "-c", "import sys; from setuptools import build_meta; "
-                            "print(build_meta.build_sdist(sys.argv[1]))", str(tmp_path / "dist")],
+    # As a frontend calls it: pyproject's backend-path on sys.path, the hook run in the source tree.
+    built = subprocess.run([python, "-c", "import sys; sys.path.insert(0, 'build_backend'); import stim3d_build; "
+                            "print(stim3d_build.build_sdist(sys.argv[1]))", str(tmp_path / "dist")],
                            cwd=source, capture_output=True, text=True, check=True)
     archive = tmp_path / "dist" / built.stdout.strip().splitlines()[-1]
     with tarfile.open(archive) as tar:
@@ -42,7 +44,8 @@ def test_the_sdist_holds_the_test_suite_and_it_collects(tmp_path):
     (unpacked,) = (tmp_path / "unpacked").iterdir()
     for needed in ("tests/conftest.py", "tests/helpers.py", "tests/batch_support.py", "bench/common.py",
                    "stim3d/scenes/presets/demo.yaml", "stim3d/scoring/schema/record.schema.json",
-                   "examples/plugin-template/pyproject.toml"):
+                   "examples/plugin-template/pyproject.toml", "build_backend/stim3d_build.py", "scripts/fetch_jspsych.sh",
+                   "stim3d/study/vendor/jspsych/jspsych.js", "stim3d/study/vendor/jspsych/SHA256SUMS"):
         assert (unpacked / needed).is_file(), needed
     collected = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
                                cwd=unpacked, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})

@@ -35,7 +35,8 @@ from stim3d.study.errors import StudyError
 from stim3d.study.folder import StudyFolder
 from stim3d.study.quotas import SAVE_SLACK, Limits
 from stim3d.study.score import score_study
-from stim3d.study.serve import FORBIDDEN, Exposure, make_server
+from stim3d.study.serve import Exposure, make_server
+from stim3d.study.sessions import FORBIDDEN
 from tests.study_widgets_support import running
 
 pytestmark = pytest.mark.bpy

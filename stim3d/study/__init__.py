@@ -8,8 +8,9 @@ CLI (stim3d/cli/study.py) calls:
   pinned version, stim3d's own jsPsych plugins (one response widget per answer type of
   scoring/answers.py, each producing exactly the text the scoring core parses), the stimuli
   and a manifest naming the batch and stim3d's version;
-- `serve` (serve.py): the study's page over HTTP and each session's data appended under
-  `STUDY/data/` (the only server in stim3d; loopback by default);
+- `serve` (serve.py, the server's life and its folder lock; handler.py, each request; sessions.py, the
+  session store): the study's page over HTTP and each session's data stored under `STUDY/data/` (the only
+  server in stim3d; loopback by default);
 - `score` (score.py): the sessions -> the same responses, scores and reports as `stim3d eval`,
   under `human:<participant>` and pooled as `human`, after documented exclusions.
 
