@@ -2,7 +2,7 @@
 
 The human side of every comparison the seed benchmarks make (DYSM, ROSE, OddGridBench,
 PerceptionRubrics report people beside models). Three steps, each a plain function the
-CLI (stim3d/cli/study.py) calls:
+`stim3d study` command calls:
 
 - `build` (build.py): a batch -> a self-contained static study folder: the page, jsPsych at a
   pinned version, stim3d's own jsPsych plugins (one response widget per answer type of

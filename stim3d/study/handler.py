@@ -19,20 +19,22 @@ from __future__ import annotations
 
 import json
 import mimetypes
+import threading
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import ValidationError
 
 from stim3d.study.contract import DATA_DIR, MAX_BODY_BYTES
 from stim3d.study.errors import StudyError
-from stim3d.study.folder import first_line
+from stim3d.study.folder import StudyFolder, first_line
 from stim3d.study.package import is_public
-from stim3d.study.quotas import OverQuota, host_allowed, host_name
+from stim3d.study.quotas import OverQuota, Quotas, host_allowed, host_name
 from stim3d.study.sessions import (
     FORBIDDEN,
+    LogFn,
     NotYours,
     SessionConflict,
     SessionStart,
@@ -41,8 +43,29 @@ from stim3d.study.sessions import (
     store_session,
 )
 
-if TYPE_CHECKING:
-    from stim3d.study.serve import StudyServer
+
+class Proxied(Protocol):
+    """How the server faces the network, as far as a request needs it (serve.py Exposure)."""
+
+    @property
+    def behind_proxy(self) -> bool: ...
+
+
+class Served(Protocol):
+    """What a request needs of the server that runs it (serve.py StudyServer): the study, its lock and quotas, the
+    host names it answers to, its log, and whether it is closing. A protocol, so this module never imports the
+    server that imports it."""
+
+    study: StudyFolder
+    root: Path
+    lock: threading.Lock
+    log: LogFn
+    quotas: Quotas
+    hosts: frozenset[str]
+    closing: bool
+
+    @property
+    def exposure(self) -> Proxied: ...
 
 REQUEST_TIMEOUT = 30.0  # seconds a client may take to send its request; a stalled one cannot hold a thread longer
 TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
@@ -52,7 +75,7 @@ TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=u
 class StudyHandler(BaseHTTPRequestHandler):
     """One request: the API under /api/, else a file of the study folder."""
 
-    server: StudyServer
+    server: Served  # type: ignore[assignment]  # a BaseServer to socketserver; to a request, what Served names
     timeout = REQUEST_TIMEOUT
     server_version = "stim3d-study"
 

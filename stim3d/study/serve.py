@@ -12,7 +12,7 @@ read-merge-write of a session with a lock of its own process, and two servers on
 would each write their own merge over the other's (trials lost while every PUT got 200).
 
 The library neither prints nor exits: it logs through the `log` it is given and raises StudyError; the CLI
-(stim3d/cli/study.py) prints, handles signals and chooses the exit code, and `serve_until` stops when the
+(the `stim3d study serve` command) prints, handles signals and chooses the exit code, and `serve_until` stops when the
 caller's `stopped()` says so.
 """
 
@@ -186,7 +186,7 @@ def serve_until(server: StudyServer, stopped: Callable[[], bool], poll_s: float 
     """Serve in a thread until `stopped()` is true (polled every `poll_s`), then close: see `StudyServer.close`.
 
     Why a thread: the caller's main thread only polls, so a signal handler that merely records the signal
-    (stim3d/cli/study.py) is seen within `poll_s` however busy the server is; an exception raised from a handler
+    (the `stim3d study serve` command's) is seen within `poll_s` however busy the server is; an exception raised from a handler
     inside `serve_forever` would be caught by socketserver's per-request error handling (a SIGTERM swallowed
     under load) and an Event set from one could deadlock."""
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": poll_s}, daemon=True,
