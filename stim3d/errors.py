@@ -8,10 +8,18 @@ subclass also keeps the built-in base it always had (ValueError, RuntimeError), 
 that caught those keeps working. The facts of an error are fields, so callers decide by
 type and field, never by matching the message.
 
+The library speaks in settings, not flags: an error about one setting carries it as
+`field` (the name a caller of the library knows: a keyword argument, an options model's
+field) and reads `timeout 0: must be above 0`; another setting a message points to is
+written in backticks (`force=True`, `filters`). Only the command line knows flags: it
+names each setting by the flag that sets it (stim3d/cli/flags.py), so the same error
+reads `--timeout 0: must be above 0` and `--force` there.
+
 The scoring core (stim3d/scoring/) is the exception: it imports nothing else of stim3d
 so that it can be vendored alone, so its errors (RecordVersionError, RuleError,
 ScoringInputError, ...) are plain ValueErrors with no common base there, which the
-commands that call it catch as ValueError (stim3d/cli/score.py).
+commands that call it catch as ValueError (stim3d/cli/score.py); they carry no field, so
+they name a setting in backticks only (`by`).
 
 This module imports nothing, so every layer may import it.
 """
@@ -20,7 +28,17 @@ from __future__ import annotations
 
 
 class Stim3dError(Exception):
-    """A failure the user can act on; `str()` is its one-line message."""
+    """A failure the user can act on; `str()` is its one-line message.
+
+    `field`: the setting at fault, when there is one, and `value` the value given as it is shown (None: not
+    shown, e.g. a secret); `reason` is the message without them. Every subclass takes them, so an error keeps
+    its type (`except SweepError` still catches it) and still names its setting.
+    """
+
+    def __init__(self, reason: str = "", *, field: str | None = None, value: object = None) -> None:
+        self.reason, self.field, self.value = reason, field, value
+        named = field if value is None else f"{field} {value}"
+        super().__init__(reason if field is None else f"{named}: {reason}")
 
 
 class ConfigError(Stim3dError, ValueError):

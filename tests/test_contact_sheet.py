@@ -98,7 +98,7 @@ def test_sheet_spreads_over_the_batch_and_records_its_items(batch, tmp_path):
 def test_family_selection_and_bad_arguments(batch):
     sheet = contact_sheet(batch, n=10, columns=5, family="shape_color_count", thumb_width=64)
     assert [c.item_id for c in sheet.cells] == [i for i in item_ids(batch) if i.startswith("shape_color_count")]
-    for kwargs, message in [({"n": 0}, "--n 0"), ({"columns": 0}, "--columns 0"), ({"family": "hexagons"}, "--family 'hexagons'")]:
+    for kwargs, message in [({"n": 0}, "^n 0: "), ({"columns": 0}, "^columns 0: "), ({"family": "hexagons"}, "^family 'hexagons': ")]:
         with pytest.raises(GalleryError, match=message):
             contact_sheet(batch, **kwargs)
 

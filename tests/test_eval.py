@@ -285,12 +285,13 @@ def test_downscale_sends_a_smaller_image_and_asks_again(batch):
 
     from PIL import Image
 
-    from stim3d.eval.request import RequestOptions, image_data_url, request_hash
+    from stim3d.eval.options import EvalOptions
+    from stim3d.eval.request import image_data_url, request_hash
 
     record = read_records(batch / "records.jsonl")[0]
     url = image_data_url(batch / record.image.path, 0.5)
     with Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))) as image:
         assert image.size == (32, 24)  # the batch renders 64x48
-    full, half = RequestOptions(model="m"), RequestOptions(model="m", image_scale=0.5)
+    full, half = EvalOptions(model="m").request(), EvalOptions(model="m", image_scale=0.5).request()
     assert request_hash(record, full) != request_hash(record, half)
-    assert request_hash(record, full) == request_hash(record, RequestOptions(model="m"))
+    assert request_hash(record, full) == request_hash(record, EvalOptions(model="m").request())

@@ -14,7 +14,7 @@ import pytest
 
 import stim3d
 from stim3d.cli import main
-from stim3d.eval.options import MAX_TIMEOUT, EvalOptions
+from stim3d.eval.options import MAX_TIMEOUT, EvalOptions, default
 from stim3d.eval.run import EvalError, evaluate
 from stim3d.eval.store import RESPONSES, eval_folder
 from stim3d.scoring.records import read_records
@@ -139,31 +139,33 @@ def test_the_settings_baselines_and_samples_are_recorded_and_shown(batch, server
 
 
 @pytest.mark.parametrize("setting, value, words", [
-    ("timeout", 1e308, "--timeout 1e+308: must be less than or equal to 3600"),
-    ("timeout", math.nan, "--timeout nan: must be a finite number"),
-    ("timeout", 0, "--timeout 0: must be greater than 0"),
-    ("temperature", math.inf, "--temperature inf: must be a finite number"),
-    ("temperature", 2.5, "--temperature 2.5: must be less than or equal to 2"),
-    ("max_tokens", 10**9, "--max-tokens 1000000000"),
-    ("concurrency", 0, "--concurrency 0"),
-    ("retries", -1, "--retries -1"),
-    ("image_scale", 0.0, "--downscale 0"),
-    ("seed", True, "--seed True: must be a number"),
-    ("extra_body", {"top_p": math.nan}, "--extra-body"),
+    ("timeout", 1e308, "timeout 1e+308: must be less than or equal to 3600"),
+    ("timeout", math.nan, "timeout nan: must be a finite number"),
+    ("timeout", 0, "timeout 0: must be greater than 0"),
+    ("temperature", math.inf, "temperature inf: must be a finite number"),
+    ("temperature", 2.5, "temperature 2.5: must be less than or equal to 2"),
+    ("max_tokens", 10**9, "max_tokens 1000000000"),
+    ("concurrency", 0, "concurrency 0"),
+    ("retries", -1, "retries -1"),
+    ("image_scale", 0.0, "image_scale 0"),
+    ("seed", True, "seed True: must be a number"),
+    ("extra_body", {"top_p": math.nan}, "extra_body"),
+    ("extra_body", {"messages": []}, "extra_body {'messages': []}: may not set 'messages'"),
+    ("temprature", 0.5, "temprature: unknown setting; settings: model, "),
 ])
 def test_every_setting_is_bounded_with_one_line_naming_it(tmp_path, setting, value, words):
     with pytest.raises(EvalError) as caught:
         evaluate(tmp_path, "baseline:oracle", **{setting: value})
     assert str(caught.value).startswith(words) and "\n" not in str(caught.value)
+    assert caught.value.field == setting  # the fact a caller decides by, whatever the wording
 
 
-def test_evaluate_and_eval_options_agree_on_every_default():
-    import inspect
-
-    params = inspect.signature(evaluate).parameters
-    for name, field in EvalOptions.model_fields.items():
-        if name in params and params[name].default is not inspect.Parameter.empty and name != "extra_body":
-            assert params[name].default == field.get_default(call_default_factory=True), name
+def test_the_command_and_the_library_ask_the_same_request_by_default(batch, capsys):
+    """The defaults are EvalOptions' alone: `stim3d eval` without settings sends what `evaluate` sends."""
+    library = evaluate(batch, "baseline:oracle", dry_run=True).dry_run_request
+    assert main(["eval", str(batch), "--model", "baseline:oracle", "--dry-run"]) == 0
+    assert json.loads(capsys.readouterr().out) == library
+    assert (library["temperature"], library["max_tokens"]) == (default("temperature"), default("max_tokens"))
     assert EvalOptions(model="m").timeout <= MAX_TIMEOUT
 
 

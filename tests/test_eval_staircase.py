@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from stim3d.cli import main
+from stim3d.eval.options import EvalOptions
 from stim3d.eval.staircase import RESULT, run_staircases, sweep_tracks
 from stim3d.eval.store import RESPONSES, eval_folder
 from stim3d.scoring.records import read_records
@@ -72,7 +73,7 @@ def test_oracle_threshold_sits_at_the_lowest_level_and_the_file_is_deterministic
 def test_constant_baseline_is_always_right_on_a_sweep_whose_answer_never_changes(sweep):
     # The count does not depend on visibility (answer_depends_on_visibility: false), so the most
     # frequent gold IS the gold at every level: a blind answer passes this sweep, as the threshold shows.
-    run = run_staircases(sweep, "baseline:constant", trials=10)
+    run = run_staircases(sweep, EvalOptions(model="baseline:constant"), trials=10)
     (track,) = run.tracks
     assert all(step["correct"] for step in track["steps"])
     assert track["estimate"]["ci"][0] == LEVELS[0]
@@ -80,7 +81,7 @@ def test_constant_baseline_is_always_right_on_a_sweep_whose_answer_never_changes
 
 def test_always_wrong_model_ends_at_the_top_with_a_broad_posterior(sweep, server):
     server.wrong = set(server.by_request[k].question_id for k in server.by_request)
-    run = run_staircases(sweep, "fake", server.url, trials=12, **FAST)
+    run = run_staircases(sweep, EvalOptions(model="fake", base_url=server.url, **FAST), trials=12)
     (track,) = run.tracks
     est = track["estimate"]
     assert not any(step["correct"] for step in track["steps"])
@@ -91,7 +92,7 @@ def test_always_wrong_model_ends_at_the_top_with_a_broad_posterior(sweep, server
 def test_a_model_failing_below_055_gets_a_threshold_between_050_and_060(sweep, server):
     records = read_records(sweep / "records.jsonl")
     server.wrong = {r.question_id for r in records if r.difficulty["sweep_level"] < 0.55}
-    run = run_staircases(sweep, "fake", server.url, trials=20, **FAST)
+    run = run_staircases(sweep, EvalOptions(model="fake", base_url=server.url, **FAST), trials=20)
     (track,) = run.tracks
     est = track["estimate"]
     assert 0.45 <= est["threshold"] <= 0.65 and est["ci"][0] >= 0.4 and est["ci"][1] <= 0.7, est
@@ -104,9 +105,9 @@ def test_a_model_failing_below_055_gets_a_threshold_between_050_and_060(sweep, s
 
 
 def test_a_longer_rerun_resumes_and_asks_only_the_new_steps(sweep, server):
-    first = run_staircases(sweep, "fake", server.url, trials=6, **FAST)
+    first = run_staircases(sweep, EvalOptions(model="fake", base_url=server.url, **FAST), trials=6)
     assert first.asked == 6 and server.received == 6
-    second = run_staircases(sweep, "fake", server.url, trials=10, **FAST)
+    second = run_staircases(sweep, EvalOptions(model="fake", base_url=server.url, **FAST), trials=10)
     assert second.reused == 6 and second.asked == 4 and server.received == 10
     assert second.tracks[0]["steps"][:6] == first.tracks[0]["steps"]
 
@@ -124,7 +125,8 @@ def test_a_question_that_keeps_failing_stops_its_track_and_exits_1(sweep, server
     (["--staircase", "--staircase-trials", "0"], "--staircase-trials: '0': must be at least 1"),
     (["--staircase", "--staircase-trials", "x"], "'x' is not a whole number"),
     (["--staircase-trials", "5"], "--staircase-trials needs --staircase"),
-    (["--staircase", "--limit", "3"], "drop --limit"),
+    (["--staircase", "--limit", "3"], "--limit: does not apply: a staircase picks its own questions"),
+    (["--staircase", "--dry-run"], "--dry-run: does not apply"),
     (["--staircase", "--filter", "no_such_key=1"], "no_such_key"),
 ])
 def test_bad_staircase_arguments_are_one_line_and_exit_2(sweep, capsys, extra, words):

@@ -427,8 +427,9 @@ def test_cli_gallery_selects_items_and_rejects_bad_arguments(batch):
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"filters": {"colour": "red"}}, "no item has a difficulty or parameter 'colour'"),
-    ({"filters": {"min_visibility": "0.5"}}, "no items match --filter min_visibility=0.5"),
-    ({"family": "shape_count", "filters": {"band_met": "maybe"}}, "no items match --family shape_count --filter band_met=maybe"),
+    ({"filters": {"min_visibility": "0.5"}}, "no items match `filters=min_visibility=0.5`"),
+    ({"family": "shape_count", "filters": {"band_met": "maybe"}},
+     "no items match `family=shape_count` `filters=band_met=maybe`"),
 ])
 def test_selection_mistakes_are_named(batch, kwargs, message):
     with pytest.raises(GalleryError, match=message):

@@ -121,7 +121,7 @@ def test_manifest_of_another_revision_is_refused_unless_forced(tmp_path, monkeyp
     FAMILIES._loaded()
     family = FAMILIES._families["shape_count"]
     monkeypatch.setitem(FAMILIES._families, "shape_count", dataclasses.replace(family, revision=family.revision + 1))
-    with pytest.raises(ConfigError, match=r"generator revisions: shape_count \d+\).*--force"):
+    with pytest.raises(ConfigError, match=r"generator revisions: shape_count \d+\).*`force=True`"):
         _check_manifest(out, config, force=False)
     _check_manifest(out, config, force=True)
     assert json.loads((out / "batch.json").read_text())["code"]["generator_revisions"]["shape_count"] == family.revision + 1

@@ -115,7 +115,7 @@ def test_force_rebuilds_but_keeps_data_and_consent(batch, tmp_path):
     (out / "data" / "p1").mkdir(parents=True)
     (out / "data" / "p1" / "s1.json").write_text("{}")
     (out / "stimuli" / "stale.png").write_bytes(b"x")
-    with pytest.raises(StudyError, match="already a study; --force"):
+    with pytest.raises(StudyError, match="already a study; `force=True` rebuilds it"):
         build_study(batch, out, BuildOptions(pilot=True))
     build_study(batch, out, BuildOptions(pilot=True, force=True, practice=1))
     assert (out / "consent.html").read_text() == "our approved text"
@@ -285,7 +285,7 @@ def test_no_absolute_path_is_published_and_score_finds_the_batch_from_the_privat
     copy = tmp_path / "copied-study"
     shutil.copytree(built, copy)
     (copy / ".stim3d-private.json").unlink()  # a study folder copied without its private file
-    with pytest.raises(StudyError, match=r"no record of the batch this study was built from; give --batch$"):
+    with pytest.raises(StudyError, match=r"no record of the batch this study was built from; give `batch`$"):
         score_study(copy)
 
 

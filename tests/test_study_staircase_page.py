@@ -105,6 +105,7 @@ def _participant(page, base: str, by_image: dict[str, Trial]) -> None:
 def test_a_participant_runs_the_staircase_and_score_reports_the_threshold_replay_gives(sweep, tmp_path):
     from playwright.sync_api import sync_playwright
 
+    from stim3d.eval.options import EvalOptions
     from stim3d.eval.staircase import run_staircases
     from stim3d.study.score import score_study
     from stim3d.study.serve import make_server
@@ -160,7 +161,7 @@ def test_a_participant_runs_the_staircase_and_score_reports_the_threshold_replay
         server.server_close()
     assert not errors, errors
 
-    run_staircases(batch, "baseline:oracle", trials=6)  # a model's threshold to sit beside the people's
+    run_staircases(batch, EvalOptions(model="baseline:oracle"), trials=6)  # a model's threshold beside the people's
     scored = score_study(study)
     (person,) = scored.participants
     assert person.included, person.reasons

@@ -8,7 +8,9 @@ temporaries are already gone by then (render/files.py removes them on any error)
 
 Each command group is a module here (batch, score, eval, study, views, export, sweep, addon)
 with a `register(sub)` that adds its subcommands; this module builds the parser
-and turns the library's one-line exceptions into exit code 2.
+and turns the library's one-line exceptions into exit code 2, each setting they name
+shown as its flag (flags.py). A command lets a library error pass unchanged; it catches
+one only to add what the library cannot know (a flag the library has no setting for).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Callable, Sequence
 from stim3d.cli import addon, batch, export, logs, presets, score, study, sweep, views
 from stim3d.cli import eval as eval_cmd
 from stim3d.cli.common import CliParser, CoreInterrupted, error_line, shown_name
+from stim3d.cli.flags import error_text
 from stim3d.cli.streams import guarded_streams
 from stim3d.errors import Stim3dError
 from stim3d.version import __version__
@@ -63,12 +66,13 @@ def _run(func: Callable[[argparse.Namespace], int], args: argparse.Namespace, ar
     try:
         return func(args)
     except ConfigError as exc:  # every problem of the config, one line each
-        for line in str(exc).splitlines() or [type(exc).__name__]:
+        for line in error_text(exc).splitlines() or [type(exc).__name__]:
             print(f"stim3d: error: {line}", file=sys.stderr)
         return 2
     except Stim3dError as exc:  # every user-facing failure (stim3d/errors.py): one line, exit 2
         logs.LOGGER.debug("the error's traceback", exc_info=True)  # --verbose / --log-file show where it came from
-        print(f"stim3d: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
+        text = error_text(exc)
+        print(f"stim3d: error: {text.splitlines()[0] if text else type(exc).__name__}", file=sys.stderr)
         return 2
     except CoreInterrupted as exc:
         print(str(exc), file=sys.stderr)

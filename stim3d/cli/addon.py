@@ -6,18 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from stim3d.cli.common import CliParser, UsageError
+from stim3d.cli.common import CliParser
 
 
 def cmd_addon_build(args: argparse.Namespace) -> int:
-    from stim3d.render.packaging.addon import PLATFORMS, AddonBuildError, build_addon
+    from stim3d.render.packaging.addon import PLATFORMS, build_addon
 
     platforms = list(PLATFORMS) if "all" in args.platform or not args.platform else args.platform
-    try:
-        build_addon(Path(args.out), platforms, with_dependencies=not args.without_dependencies,
-                    progress=lambda message: print(message, file=sys.stderr, flush=True))
-    except AddonBuildError as exc:
-        raise UsageError(str(exc)) from None
+    build_addon(Path(args.out), platforms, with_dependencies=not args.without_dependencies,
+                progress=lambda message: print(message, file=sys.stderr, flush=True))
     return 0
 
 

@@ -14,7 +14,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from stim3d.export.bop import export_bop
     from stim3d.export.clevr import export_clevr
     from stim3d.export.coco import export_coco
-    from stim3d.export.common import ExportError, ExportReport, default_destination
+    from stim3d.export.common import ExportReport, default_destination
     from stim3d.export.imagefolder import export_imagefolder
     from stim3d.export.lmms_eval import export_lmms_eval
     from stim3d.export.vlmevalkit import export_vlmevalkit
@@ -26,11 +26,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         "imagefolder": export_imagefolder, "coco": export_coco, "clevr": export_clevr, "bop": export_bop,
         "vlmevalkit": export_vlmevalkit, "lmms-eval": export_lmms_eval}
     export = exports[args.format]
-    try:
-        dest = Path(args.to) if args.to else default_destination(batches[0], args.format)
-        report = export(batches, dest, split=args.split)
-    except ExportError as exc:
-        raise UsageError(str(exc)) from None
+    dest = Path(args.to) if args.to else default_destination(batches[0], args.format)
+    report = export(batches, dest, split=args.split)
     for where, reason in sorted(report.skipped.items()):
         print(f"skipped {where}: {reason}", file=sys.stderr)
     for where, reason in sorted(report.omitted.items()):

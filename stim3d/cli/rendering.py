@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import ValidationError
 
 from stim3d.cli.common import UsageError
+from stim3d.cli.flags import flag
 
 if TYPE_CHECKING:
     from stim3d.render.batch.config import BatchConfig, TaskConfig
@@ -24,11 +25,11 @@ R = TypeVar("R")
 def run_batch_call(run: Callable[[], R]) -> R | int:
     """`run()`'s report, or the exit code its stop means: 130 interrupted (finished items are kept), 1 aborted.
 
-    One place for `render` and `render all`: SIGTERM stops the workers as Ctrl-C does, and a missing
-    executor is bad input (exit 2).
+    One place for `render` and `render all`: SIGTERM stops the workers as Ctrl-C does (a missing executor is
+    bad input, a Stim3dError: exit 2 as every other).
     """
     from stim3d.render.batch.driver import BatchInterrupted
-    from stim3d.render.batch.executors.jobs import BatchAborted, ExecutorUnavailable
+    from stim3d.render.batch.executors.jobs import BatchAborted
 
     signal.signal(signal.SIGTERM, _interrupt)
     try:
@@ -37,8 +38,6 @@ def run_batch_call(run: Callable[[], R]) -> R | int:
         print(f"stim3d: {stop}; workers stopped, finished items are kept. Rerun the same command to resume.",
               file=sys.stderr)
         return 130
-    except ExecutorUnavailable as exc:
-        raise UsageError(str(exc)) from None
     except BatchAborted as exc:
         print(f"stim3d: error: {exc}", file=sys.stderr)
         return 1
@@ -56,7 +55,7 @@ def with_overrides(config: BatchConfig, args: argparse.Namespace) -> BatchConfig
         render = config.render.model_validate({**config.render.model_dump(), **overrides})
     except ValidationError as exc:
         error = exc.errors()[0]
-        raise UsageError(f"--{error['loc'][0]} {error['input']!r}: {error['msg']}") from None
+        raise UsageError(f"{flag(str(error['loc'][0]), repr(error['input']))}: {error['msg']}") from None
     return config.model_copy(update={"render": render, "tasks": [without_sampling(task, overrides) for task in config.tasks]})
 
 
@@ -69,13 +68,11 @@ def without_sampling(task: TaskConfig, overrides: dict[str, Any]) -> TaskConfig:
 
 
 def require_renderer(engine: str) -> None:
-    """One line (exit 2) when this install cannot render with `engine` (the light core has no Blender)."""
-    from stim3d.render.backends.availability import RendererMissing, require_engine
+    """RendererMissing (one line, exit 2) when this install cannot render with `engine` (the light core has no
+    Blender), before any work starts."""
+    from stim3d.render.backends.availability import require_engine
 
-    try:
-        require_engine(engine)
-    except RendererMissing as exc:
-        raise UsageError(str(exc)) from None
+    require_engine(engine)
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt

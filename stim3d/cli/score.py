@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from stim3d.cli.common import UsageError, number, seconds, writable_file
+from stim3d.errors import Stim3dError
 from stim3d.render.batch.folder import RECORDS
 
 
@@ -61,7 +62,6 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def _compare(records_path: Path, args: argparse.Namespace) -> int:
     from stim3d.eval.compare import compare
-    from stim3d.eval.run import EvalError
     from stim3d.scoring.records import read_records
 
     if not records_path.is_file():
@@ -72,9 +72,9 @@ def _compare(records_path: Path, args: argparse.Namespace) -> int:
         page_path = (Path(args.report) if args.report else records_path.parent / "eval") / "compare.html"
         page, reports = compare(records, [Path(p) for p in args.compare], page_path,
                                 title=f"models on {records_path.parent.resolve().name}")
-    except EvalError as exc:
-        raise UsageError(str(exc)) from None
-    except ValueError as exc:
+    except Stim3dError:
+        raise  # already one line, naming its setting (cli/__init__.py shows it as the flag)
+    except ValueError as exc:  # the scoring core's (a bad record)
         raise UsageError(str(exc).splitlines()[0]) from None
     width = max(len(name) for name in reports) + 2
     print(f"{'model':<{width}}{'n':>6} {'missing':>8} {'accuracy':>9} {'score':>6}")

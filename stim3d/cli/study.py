@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stim3d.cli.common import MAX_PORT, UsageError, positive, seed, whole
+from stim3d.cli.flags import flag
 
 if TYPE_CHECKING:
     from stim3d.study.build import BuildOptions
 
 
 def cmd_study_build(args: argparse.Namespace) -> int:
-    from stim3d.study import StudyError
     from stim3d.study.build import UneditedConsent, build_study
 
     try:
@@ -24,8 +24,6 @@ def cmd_study_build(args: argparse.Namespace) -> int:
         raise UsageError(f"{exc.path}: the consent template is not edited (it still has "
                          f"{', '.join(exc.placeholders)}); replace it with your approved text and build again, "
                          "or pass --pilot to try the study first") from None
-    except StudyError as exc:
-        raise UsageError(str(exc)) from None
     for line in report.summary_lines():
         print(line)
     return 0
@@ -45,7 +43,7 @@ def build_options(args: argparse.Namespace) -> BuildOptions:
         if not error["loc"]:  # a rule across options: its message names them
             raise UsageError(str(error["msg"]).removeprefix("Value error, ")) from None
         name = str(error["loc"][0])
-        raise UsageError(f"--{name.replace('_', '-')} {values.get(name)!r}: {error['msg']}") from None
+        raise UsageError(f"{flag(name, repr(values.get(name)))}: {error['msg']}") from None
 
 
 def _log(line: str) -> None:
@@ -56,7 +54,6 @@ def cmd_study_serve(args: argparse.Namespace) -> int:
     """Serve until SIGINT (exit 130, as every stim3d command) or SIGTERM (exit 0), within a fraction of a second
     however busy the server is (study/serve.py serve_until). The first line on stdout is the page's URL (the real
     port when --port 0), flushed at once so a script can read it; each stored session is one line on stderr."""
-    from stim3d.study import StudyError
     from stim3d.study.contract import DATA_DIR
     from stim3d.study.quotas import is_loopback
     from stim3d.study.serve import HOST_NAME, Exposure, make_server, serve_until
@@ -72,11 +69,8 @@ def cmd_study_serve(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, lambda signum, frame: received.append(signum))
                 for sig in (signal.SIGTERM, signal.SIGINT)}  # before the URL: a script may stop us right after it
     try:
-        try:
-            server = make_server(Path(args.study), args.host, args.port, log=_log,
-                                 exposure=Exposure(behind_proxy=args.behind_proxy, allowed_hosts=hosts))
-        except StudyError as exc:
-            raise UsageError(str(exc)) from None
+        server = make_server(Path(args.study), args.host, args.port, log=_log,
+                             exposure=Exposure(behind_proxy=args.behind_proxy, allowed_hosts=hosts))
         print(server.url, flush=True)
         where = "this machine only" if is_loopback(args.host) else f"every address of {args.host} (behind your proxy)"
         _log(f"serving {server.study.root} to {where}; sessions go to {server.study.root / DATA_DIR}; Ctrl-C stops")
@@ -89,13 +83,9 @@ def cmd_study_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_study_score(args: argparse.Namespace) -> int:
-    from stim3d.study import StudyError
     from stim3d.study.score import score_study
 
-    try:
-        report = score_study(Path(args.study), batch=Path(args.batch) if args.batch else None)
-    except StudyError as exc:
-        raise UsageError(str(exc)) from None
+    report = score_study(Path(args.study), batch=Path(args.batch) if args.batch else None)
     for line in report.summary_lines():
         print(line)
     return 0

@@ -45,9 +45,8 @@ def occluder_choice(text: str) -> int | str | None:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from stim3d.cli.rendering import require_renderer
     from stim3d.errors import MissingObject
-    from stim3d.render.batch.executors import ExecutorUnavailable, check_ray
+    from stim3d.render.batch.executors import check_ray
     from stim3d.render.sweep import parse_levels, run_occlusion_sweep
-    from stim3d.scenes.sweep import SweepError
 
     def progress(done: int, total: int, label: str, status: str) -> None:
         if not args.quiet:
@@ -74,10 +73,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                                      executor=args.executor, address=args.address)
     except MissingObject as exc:  # an item of a config source lacks the --target/--occluder id
         raise UsageError(f"--target/--occluder: {exc}") from None
-    except SweepError as exc:
-        raise UsageError(str(exc)) from None
-    except ExecutorUnavailable as exc:
-        raise UsageError(str(exc)) from None
     for line in report.summary_lines():
         print(line)
     for path in report.outputs:
@@ -87,30 +82,26 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def cmd_sweep_look(args: argparse.Namespace) -> int:
     from stim3d.cli.rendering import require_renderer
-    from stim3d.render.batch.executors import ExecutorUnavailable, check_ray
+    from stim3d.render.batch.executors import check_ray
     from stim3d.render.sweep.looks import parse_looks, run_look_sweep
-    from stim3d.scenes.sweep import SweepError
 
     def progress(done: int, total: int, label: str, status: str) -> None:
         if not args.quiet:
             print(f"[{done}/{total}] {label} {status}", file=sys.stderr, flush=True)
 
     require_renderer(args.engine or "cycles")
-    try:
-        if args.executor == "ray":
-            check_ray(args.address)
-        looks = parse_looks(args.looks)
-        for source in args.sources:
-            if not Path(source).exists():
-                raise UsageError(f"{source}: no such item folder or config file")
-        out = Path(args.out)
-        if out.exists() and not out.is_dir():
-            raise UsageError(f"--out {out}: exists and is not a folder")
-        report = run_look_sweep([Path(s) for s in args.sources], out, looks, engine=args.engine,
-                                samples=args.samples, progress=progress, workers=args.workers,
-                                executor=args.executor, address=args.address)
-    except (SweepError, ExecutorUnavailable) as exc:
-        raise UsageError(str(exc)) from None
+    if args.executor == "ray":
+        check_ray(args.address)
+    looks = parse_looks(args.looks)
+    for source in args.sources:
+        if not Path(source).exists():
+            raise UsageError(f"{source}: no such item folder or config file")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a folder")
+    report = run_look_sweep([Path(s) for s in args.sources], out, looks, engine=args.engine,
+                            samples=args.samples, progress=progress, workers=args.workers,
+                            executor=args.executor, address=args.address)
     for line in report.summary_lines():
         print(line)
     for path in report.outputs:

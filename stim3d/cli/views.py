@@ -13,7 +13,7 @@ NESTED_FILTER = "--filter: a value nested too deeply to read; give a plain value
 
 def cmd_gallery(args: argparse.Namespace) -> int:
     from stim3d.eval.wrong import FILTER_KEY, wrong_item_ids
-    from stim3d.views.gallery import GalleryError, build_gallery, parse_filters
+    from stim3d.views.gallery import build_gallery, parse_filters
 
     def progress(done: int, total: int, item_id: str) -> None:
         if done == total or done % max(1, total // 20) == 0:
@@ -23,14 +23,9 @@ def cmd_gallery(args: argparse.Namespace) -> int:
         filters = parse_filters(args.filter)
         only_items, only_label = None, None
         if (model := filters.pop(FILTER_KEY, None)) is not None:  # the items a model got wrong (stim3d/eval/wrong.py)
-            try:
-                only_items, only_label = wrong_item_ids(Path(args.out), model), f"{FILTER_KEY}={model}"
-            except ValueError as exc:  # that model was not scored here
-                raise UsageError(str(exc)) from None
+            only_items, only_label = wrong_item_ids(Path(args.out), model), f"{FILTER_KEY}={model}"
         report = build_gallery(Path(args.out), family=args.family, filters=filters, progress=progress,
                                name=args.name, only_items=only_items, only_label=only_label)
-    except GalleryError as exc:
-        raise UsageError(str(exc)) from None
     except RecursionError:  # a filter value like [[[[...]]]] read as YAML
         raise UsageError(NESTED_FILTER) from None
     for item_id, reason in sorted(report.unreadable.items()):
@@ -41,13 +36,11 @@ def cmd_gallery(args: argparse.Namespace) -> int:
 
 def cmd_contact_sheet(args: argparse.Namespace) -> int:
     from stim3d.views.contact_sheet import contact_sheet
-    from stim3d.views.gallery import GalleryError, parse_filters
+    from stim3d.views.gallery import parse_filters
 
     try:
         sheet = contact_sheet(Path(args.out), n=args.n, columns=args.columns, family=args.family,
                               filters=parse_filters(args.filter), thumb_width=args.thumb_width)
-    except GalleryError as exc:
-        raise UsageError(str(exc)) from None
     except RecursionError:
         raise UsageError(NESTED_FILTER) from None
     for item_id, reason in sorted(sheet.skipped.items()):

@@ -35,7 +35,7 @@ from stim3d.eval.client import (
     message_content,
     post_json,
 )
-from stim3d.eval.options import EvalError
+from stim3d.eval.options import EvalError, EvalOptions
 from stim3d.eval.request import RequestOptions, image_data_url, request_body
 from stim3d.eval.store import ResponseStore
 from stim3d.scoring.records import Record
@@ -48,9 +48,15 @@ ProgressFn = Callable[[int, int, str], None]  # (done, total, message)
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    retries: int = 5  # attempts after the first
-    backoff: float = 0.5  # seconds before the first retry; doubles each time (full jitter)
-    timeout: float = 120.0  # hard limit on one attempt, seconds
+    """How hard one question is tried: `EvalOptions`' settings (their defaults and bounds are there)."""
+
+    retries: int  # attempts after the first
+    backoff: float  # seconds before the first retry; doubles each time (full jitter)
+    timeout: float  # hard limit on one attempt, seconds
+
+    @classmethod
+    def of(cls, options: EvalOptions) -> RetryPolicy:
+        return cls(options.retries, options.backoff, options.timeout)
 
 
 @dataclass
@@ -90,10 +96,10 @@ class Asker:
     options: RequestOptions
     store: ResponseStore
     tally: Tally
-    endpoint: Endpoint | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    policy: RetryPolicy = field(default_factory=RetryPolicy)
-    answer_of: Callable[[Record], str] | None = None  # a baseline
+    endpoint: Endpoint | None  # None for a baseline
+    headers: dict[str, str]
+    policy: RetryPolicy
+    answer_of: Callable[[Record], str] | None  # a baseline
     stop: threading.Event = field(default_factory=threading.Event)
 
     def __call__(self, record: Record, digest: str) -> None:
@@ -137,7 +143,7 @@ class EarlyStop:
             return None
         times = "" if count == 1 else f" {count} times"
         return (f"{self.where}: HTTP {error.status}{times}: {error.server_message or '(no message)'}; stopped: every "
-                "request would fail (check --model, --base-url and --api-key-env)")
+                "request would fail (check `model`, `base_url` and `api_key_env`)")
 
 
 def ask_all(todo: Sequence[tuple[Record, str]], asker: Asker, concurrency: int, tally: Tally, where: str,

@@ -18,6 +18,7 @@ import random
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 
+from stim3d.eval.options import EvalError
 from stim3d.scoring.records import Record, answer_text
 
 PREFIX = "baseline:"
@@ -37,7 +38,7 @@ def _text(record: Record, gold_json: str) -> str:
 
 
 def baseline_answers(name: str, records: Sequence[Record], seed: int = 0) -> Callable[[Record], str]:
-    """A function from a record to the baseline's response text; ValueError for an unknown baseline."""
+    """A function from a record to the baseline's response text; EvalError on `model` for an unknown baseline."""
     kind = name.removeprefix(PREFIX)
     if kind == "oracle":
         return lambda record: _text(record, _gold_json(record))
@@ -56,4 +57,5 @@ def baseline_answers(name: str, records: Sequence[Record], seed: int = 0) -> Cal
                 return rng.choice(record.answer.options)
             return _text(record, rng.choice(choices[question_type(record)]))
         return draw
-    raise ValueError(f"--model {name!r}: unknown baseline; use one of {', '.join(PREFIX + n for n in NAMES)}")
+    raise EvalError(f"unknown baseline; use one of {', '.join(PREFIX + n for n in NAMES)}", field="model",
+                    value=repr(name))

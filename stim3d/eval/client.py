@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from stim3d.eval.options import EvalError
 from stim3d.eval.redact import MAX_DEPTH, Redactor
 
 CHUNK = 65536
@@ -78,23 +79,24 @@ class Endpoint:
 
     @classmethod
     def parse(cls, base_url: str) -> Endpoint:
-        """`http(s)://host[:port]/prefix`; ValueError naming what is wrong otherwise, without repeating the URL: a
-        refused URL may hold a key (`https://user:KEY@host`, `?key=KEY`), and a refusal is printed and logged."""
+        """`http(s)://host[:port]/prefix`; EvalError on `base_url` naming what is wrong otherwise, without repeating
+        the URL: a refused URL may hold a key (`https://user:KEY@host`, `?key=KEY`), and a refusal is printed and
+        logged."""
         try:
             parts = urlsplit(base_url)
             port = parts.port or (443 if parts.scheme == "https" else 80)
         except ValueError:
-            raise ValueError("--base-url: the port is not a number from 1 to 65535 (the URL is not repeated here: "
-                             "it may hold a key)") from None
+            raise EvalError("the port is not a number from 1 to 65535 (the URL is not repeated here: it may hold a "
+                            "key)", field="base_url") from None
         if parts.username is not None or parts.password is not None:
-            raise ValueError("--base-url: a user name or password in the URL is not sent (not repeated here: it may "
-                             "be a key); name the variable holding the key with --api-key-env")
+            raise EvalError("a user name or password in the URL is not sent (not repeated here: it may be a key); "
+                            "name the variable holding the key with `api_key_env`", field="base_url")
         if parts.query or parts.fragment:
-            raise ValueError("--base-url: no query or fragment (not repeated here: it may hold a key); name the "
-                             "variable holding the key with --api-key-env")
+            raise EvalError("no query or fragment (not repeated here: it may hold a key); name the variable holding "
+                            "the key with `api_key_env`", field="base_url")
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("--base-url: expected http://HOST[:PORT]/PATH, e.g. http://127.0.0.1:8000/v1 (what was "
-                             "given is not repeated here: it may hold a key)")
+            raise EvalError("expected http://HOST[:PORT]/PATH, e.g. http://127.0.0.1:8000/v1 (what was given is not "
+                            "repeated here: it may hold a key)", field="base_url")
         return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/") + "/chat/completions")
 
 

@@ -23,11 +23,12 @@ def model_answers(source: Path) -> tuple[str, dict[str, str | None]]:
     source = Path(source)
     if source.is_dir():
         if not (source / RESPONSES).is_file():
-            raise EvalError(f"--compare {source}: no {RESPONSES} in it (an eval/<model>/ folder of `stim3d eval`)")
+            raise EvalError(f"no {RESPONSES} in it (an eval/<model>/ folder of `stim3d eval`)", field="compare",
+                            value=source)
         return source.name, latest_responses(source)
     if source.is_file():
         return source.stem, read_prediction_file(source)[0]
-    raise EvalError(f"--compare {source}: no such file or folder")
+    raise EvalError("no such file or folder", field="compare", value=source)
 
 
 def compare(records: Sequence[Record], sources: Sequence[Path], out: Path, title: str) -> tuple[Path, dict[str, ScoreReport]]:
@@ -40,6 +41,6 @@ def compare(records: Sequence[Record], sources: Sequence[Path], out: Path, title
             name, answers = model_answers(source)
             report = score(records, answers)
         if name in reports:
-            raise EvalError(f"--compare: two sources are named {name!r}; give each model its own folder name")
+            raise EvalError(f"two sources are named {name!r}; give each model its own folder name", field="compare")
         reports[name] = report
     return write_compare(out, records, reports, title), reports

@@ -1,23 +1,27 @@
-"""`EvalOptions`: every setting of one `evaluate` call, validated in one place with one-line errors.
+"""`EvalOptions`: every setting of one evaluation, its default and its bounds, validated in one place.
 
-Why a model and not checks scattered through the loop: the same bounds serve the
-library (`stim3d.evaluate(...)` builds an `EvalOptions` from its keyword arguments),
-the CLI (its argument types, stim3d/cli/common.py, read the limits below so a bad
-flag is refused at parse time) and a `--config` file. A value outside its range,
-`nan`, `inf` or `1e308` where a bounded number is expected, or an unknown field, is
-one line naming the flag (`--timeout 1e+308: must be at most 3600`), never a traceback
-deep in a worker thread.
+Why a model and not checks scattered through the loop: the same model serves the
+library (`stim3d.evaluate(...)` builds one from its keyword arguments; `run_eval` and
+`run_staircases` take one), the command (it builds one from its flags and `--config`
+file; its argument types read the limits below so a bad flag is refused at parse time,
+and its help reads the defaults from `default`). A value outside its range, `nan`,
+`inf` or `1e308` where a bounded number is expected, or an unknown field, is one
+EvalError naming the field (`timeout 1e+308: must be less than or equal to 3600`; the command
+names the flag), never a traceback deep in a worker thread.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from stim3d.errors import Stim3dError
+
+if TYPE_CHECKING:
+    from stim3d.eval.request import RequestOptions
 
 MAX_TEMPERATURE = 2.0  # the OpenAI range; servers refuse more
 MAX_TOKENS = 131072  # longest answer asked for (128 Ki tokens: above any current model's output limit)
@@ -30,9 +34,7 @@ MAX_LIMIT = 10**9
 MAX_SYSTEM = 100_000  # characters of a system message
 MAX_EXTRA_BODY = 100_000  # characters of the extra body as JSON
 
-# The flag each field is set by: errors name what the user typed
-FLAGS = {"image_scale": "--downscale", "base_url": "--base-url", "max_tokens": "--max-tokens",
-         "extra_body": "--extra-body", "api_key_env": "--api-key-env", "filters": "--filter"}
+RESERVED = ("model", "messages")  # the request fields stim3d builds from the record: extra_body may not set them
 SECRET_FIELDS = ("api_key_env", "base_url")  # never echoed: a key given there (by mistake, or in the URL) must not
 # reach a terminal
 
@@ -42,27 +44,29 @@ class EvalError(Stim3dError, ValueError):
 
 
 class EvalOptions(BaseModel):
-    """What one evaluation asks, of whom, and how hard it tries."""
+    """What one evaluation asks, of whom, and how hard it tries: each field's default is the one every caller gets."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
+    # the model name the server knows, or baseline:constant, baseline:random, baseline:oracle
     model: str = Field(min_length=1, max_length=512)
+    # the server's OpenAI-compatible root, e.g. http://127.0.0.1:8000/v1 (baselines need none)
     base_url: str | None = Field(None, max_length=2048)
-    temperature: float | None = Field(0.0, ge=0.0, le=MAX_TEMPERATURE)
-    max_tokens: int | None = Field(256, ge=1, le=MAX_TOKENS)
-    system: str | None = Field(None, max_length=MAX_SYSTEM)
-    extra_body: dict[str, Any] = Field(default_factory=dict)
-    image_scale: float = Field(1.0, gt=0.0, le=1.0)
-    limit: int | None = Field(None, ge=1, le=MAX_LIMIT)
-    filters: dict[str, str] | None = None
-    concurrency: int = Field(4, ge=1, le=MAX_CONCURRENCY)
-    timeout: float = Field(120.0, gt=0.0, le=MAX_TIMEOUT)
-    retries: int = Field(5, ge=0, le=MAX_RETRIES)
-    backoff: float = Field(0.5, ge=0.0, le=MAX_BACKOFF)
-    api_key_env: str | None = None
-    seed: int = Field(0, ge=0, le=MAX_SEED)
-    dry_run: bool = False
-    report: bool = True
+    temperature: float | None = Field(0.0, ge=0.0, le=MAX_TEMPERATURE)  # None: not sent (the server's own)
+    max_tokens: int | None = Field(256, ge=1, le=MAX_TOKENS)  # None: not sent
+    system: str | None = Field(None, max_length=MAX_SYSTEM)  # a system message sent before each question
+    extra_body: dict[str, Any] = Field(default_factory=dict)  # fields added to the JSON body as given
+    image_scale: float = Field(1.0, gt=0.0, le=1.0)  # each image is downscaled by it before sending; 1: as rendered
+    limit: int | None = Field(None, ge=1, le=MAX_LIMIT)  # only the first `limit` selected questions
+    filters: dict[str, str] | None = None  # only items whose difficulty (or parameter) KEY equals VALUE
+    concurrency: int = Field(4, ge=1, le=MAX_CONCURRENCY)  # requests in flight
+    timeout: float = Field(120.0, gt=0.0, le=MAX_TIMEOUT)  # hard seconds per attempt
+    retries: int = Field(5, ge=0, le=MAX_RETRIES)  # after the first attempt (408, 429, 5xx, timeouts)
+    backoff: float = Field(0.5, ge=0.0, le=MAX_BACKOFF)  # first wait between attempts, seconds
+    api_key_env: str | None = None  # the NAME of the variable holding the key (sent as a Bearer token, never stored)
+    seed: int = Field(0, ge=0, le=MAX_SEED)  # seed of baseline:random
+    dry_run: bool = False  # build the first request and return it without sending or writing
+    report: bool = True  # write scores.json and report.html into BATCH/eval/<model-slug>/
 
     @field_validator("temperature", "max_tokens", "image_scale", "limit", "concurrency", "timeout", "retries",
                      "backoff", "seed", mode="before")
@@ -75,10 +79,19 @@ class EvalOptions(BaseModel):
             raise ValueError("must be a finite number")
         return value
 
+    @field_validator("extra_body", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: Any) -> Any:
+        return {} if value is None else value
+
     @field_validator("extra_body")
     @classmethod
     def _json_body(cls, value: dict[str, Any]) -> dict[str, Any]:
-        """Fields sent as JSON as given: they must be JSON (no nan or inf) and of a reasonable size."""
+        """Fields sent as JSON as given: they must be JSON (no nan or inf), of a reasonable size, and leave the
+        model and the messages to stim3d (a record's question must be what is asked)."""
+        clash = [k for k in RESERVED if k in value]
+        if clash:
+            raise ValueError(f"may not set {clash[0]!r}: stim3d builds it from the record")
         try:
             text = json.dumps(value, allow_nan=False)
         except (TypeError, ValueError, RecursionError):
@@ -104,7 +117,14 @@ class EvalOptions(BaseModel):
         try:
             return cls(**settings)
         except ValidationError as exc:
-            raise EvalError(error_line(exc)) from None
+            raise option_error(exc) from None
+
+    def request(self) -> RequestOptions:
+        """What of these options goes into each request (and so into its hash)."""
+        from stim3d.eval.request import RequestOptions
+
+        return RequestOptions(model=self.model, temperature=self.temperature, max_tokens=self.max_tokens,
+                              system=self.system, extra_body=dict(self.extra_body), image_scale=self.image_scale)
 
     def settings(self) -> dict[str, Any]:
         """What decides the answers and how they were asked for, as recorded in scores.json and report.html."""
@@ -115,18 +135,23 @@ class EvalOptions(BaseModel):
                 "timeout": self.timeout, "retries": self.retries}
 
 
-def error_line(exc: ValidationError) -> str:
-    """`--flag VALUE: what is wrong` for the first error (the value is left out for a secret field)."""
+def option_error(exc: ValidationError) -> EvalError:
+    """The first error as an EvalError on its field: `timeout 1e+308: must be less than or equal to 3600` (the
+    value is left out for a secret field)."""
     first = exc.errors()[0]
     name = str(first["loc"][0]) if first["loc"] else "settings"
-    flag = FLAGS.get(name, "--" + name.replace("_", "-"))
     message = str(first["msg"]).removeprefix("Value error, ")
     message = (message[:1].lower() + message[1:]).replace("input should be", "must be")
     if first["type"] == "extra_forbidden":
-        return f"{name}: unknown setting; settings: {', '.join(EvalOptions.model_fields)}"
+        return EvalError(f"unknown setting; settings: {', '.join(EvalOptions.model_fields)}", field=name)
     if name in SECRET_FIELDS or "input" not in first:
-        return f"{flag}: {message}"
+        return EvalError(message, field=name)
     shown = first["input"]
     text = f"{shown:g}" if isinstance(shown, float) else repr(shown) if isinstance(shown, str) else str(shown)
-    return f"{flag} {text[:60]}: {message}"
+    return EvalError(message, field=name, value=text[:60])
+
+
+def default(name: str) -> Any:
+    """The default of the setting `name`, as every caller gets it (the command's help states it from here)."""
+    return EvalOptions.model_fields[name].get_default(call_default_factory=True)
 

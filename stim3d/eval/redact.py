@@ -18,16 +18,14 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from stim3d.eval.options import EvalError
+
 MARK = "[redacted]"
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 KEY_PREFIXES = ("sk-", "sk_", "hf_", "gsk_", "xai-", "pk-", "rk-", "AIza", "Bearer")
 MAX_DEPTH = 64  # a JSON answer nested deeper is not an answer (client.py refuses it before this walks it)
 PARTIAL = 8  # a run of key characters holding this many of the key's characters in a row is an echo of it
 KEY_RUN = re.compile(rf"[A-Za-z0-9_\-.~+/=]{{{PARTIAL},}}")  # runs of what keys are made of (base64, URL-safe)
-
-
-class ApiKeyError(ValueError):
-    """The key variable is missing, unset, or what was given is a key rather than a variable name."""
 
 
 def looks_like_key(value: str) -> bool:
@@ -55,15 +53,16 @@ def shown_argv(argv: Iterable[str]) -> list[str]:
 
 
 def api_key(name: str | None) -> str | None:
-    """The key held by environment variable `name` (None without a name); ValueError naming the problem otherwise."""
+    """The key held by environment variable `name` (None without a name); EvalError on `api_key_env` when what was
+    given is a key rather than a variable name (not shown), or the variable is not set."""
     if name is None:
         return None
     if looks_like_key(name):
-        raise ApiKeyError("--api-key-env: give the NAME of an environment variable holding the key, e.g. "
-                        "OPENAI_API_KEY; what was given looks like a key itself (not shown)")
+        raise EvalError("give the NAME of an environment variable holding the key, e.g. OPENAI_API_KEY; what was "
+                        "given looks like a key itself (not shown)", field="api_key_env")
     value = os.environ.get(name)
     if not value or not value.strip():
-        raise ApiKeyError(f"--api-key-env {name}: that environment variable is not set")
+        raise EvalError("that environment variable is not set", field="api_key_env", value=name)
     return value.strip()
 
 

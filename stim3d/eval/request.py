@@ -18,7 +18,7 @@ import base64
 import hashlib
 import io
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,26 +26,18 @@ from PIL import Image
 
 from stim3d.scoring.records import Record
 
-RESERVED = ("model", "messages")  # extra body fields may not replace these
-
 
 @dataclass(frozen=True)
 class RequestOptions:
-    """Everything but the record that goes into a request."""
+    """Everything but the record that goes into a request: `EvalOptions.request()` (options.py) makes it from
+    settings already checked there, where the defaults and bounds are."""
 
     model: str
-    temperature: float | None = 0.0
-    max_tokens: int | None = 256
-    system: str | None = None
-    extra_body: dict[str, Any] = field(default_factory=dict)
-    image_scale: float = 1.0  # 0 < scale <= 1: the image is downscaled by this factor before sending
-
-    def __post_init__(self) -> None:
-        if not 0 < self.image_scale <= 1:
-            raise ValueError(f"--downscale {self.image_scale}: must be in (0, 1]; 1 sends the image as rendered")
-        clash = [k for k in RESERVED if k in self.extra_body]
-        if clash:
-            raise ValueError(f"--extra-body may not set {clash[0]!r}: stim3d builds it from the record")
+    temperature: float | None
+    max_tokens: int | None
+    system: str | None
+    extra_body: dict[str, Any]
+    image_scale: float  # 0 < scale <= 1: the image is downscaled by this factor before sending
 
 
 def request_body(record: Record, options: RequestOptions, image_url: str) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from stim3d.eval.ask import FATAL_STATUS, MAX_WAIT, Asker, ProgressFn, RetryPoli
 from stim3d.eval.baselines import PREFIX, baseline_answers
 from stim3d.eval.client import Endpoint
 from stim3d.eval.options import EvalError, EvalOptions
-from stim3d.eval.redact import ApiKeyError, api_key
+from stim3d.eval.redact import api_key
 from stim3d.eval.request import RequestOptions, image_data_url, request_body, request_hash, shown_request
 from stim3d.eval.store import Key, ResponseStore, eval_folder
 from stim3d.render.batch.reading import load_batch
@@ -30,7 +30,7 @@ from stim3d.scoring.records import Record
 from stim3d.version import __version__
 
 __all__ = ["EvalError", "EvalOptions", "EvalResult", "FATAL_STATUS", "MAX_WAIT", "Plan", "ProgressFn", "RetryPolicy",
-           "evaluate", "plan", "run_eval", "score_and_report", "select_records"]
+           "endpoint_of", "evaluate", "plan", "run_eval", "score_and_report", "select_records"]
 
 
 @dataclass
@@ -90,36 +90,14 @@ def select_records(batch: Any, filters: Mapping[str, str] | None, limit: int | N
         records = [r for r in records if r.item_id in chosen]
     if limit is not None:
         if limit < 1:
-            raise EvalError(f"--limit {limit}: must be at least 1")
+            raise EvalError("must be at least 1", field="limit", value=limit)
         records = records[:limit]
     return records
 
 
-def evaluate(
-    batch: str | Path,
-    model: str,
-    base_url: str | None = None,
-    *,
-    temperature: float | None = 0.0,
-    max_tokens: int | None = 256,
-    system: str | None = None,
-    extra_body: Mapping[str, Any] | None = None,
-    image_scale: float = 1.0,
-    limit: int | None = None,
-    filters: Mapping[str, str] | None = None,
-    concurrency: int = 4,
-    timeout: float = 120.0,
-    retries: int = 5,
-    backoff: float = 0.5,
-    api_key_env: str | None = None,
-    seed: int = 0,
-    dry_run: bool = False,
-    report: bool = True,
-    progress: ProgressFn | None = None,
-) -> EvalResult:
+def evaluate(batch: str | Path, model: str, base_url: str | None = None, *, progress: ProgressFn | None = None,
+             **settings: Any) -> EvalResult:
     """Ask `model` every (selected) question of the batch folder `batch`, then score and write the report.
-
-    Every setting is checked by `EvalOptions` (options.py), which states its bounds.
 
     Parameters
     ----------
@@ -129,25 +107,13 @@ def evaluate(
         The model name the server knows, or `baseline:constant`, `baseline:random`, `baseline:oracle`.
     base_url : str
         The server's OpenAI-compatible root, e.g. ``http://127.0.0.1:8000/v1`` (not needed for baselines).
-    temperature, max_tokens, system, extra_body
-        Request settings (temperature 0..2); `extra_body` fields are added to the JSON body as given.
-    image_scale : float
-        Downscale factor in (0, 1] applied to each image before sending (recorded with each answer).
-    limit, filters
-        Only the first `limit` records of the items matching `filters` (``{"min_visibility": "0.7"}``).
-    concurrency, timeout, retries, backoff
-        Requests in flight; hard seconds per attempt (at most 3600); retries after the first attempt;
-        first backoff in seconds.
-    api_key_env : str, optional
-        The NAME of the environment variable holding the API key (sent as a Bearer token, never stored).
-    seed : int
-        Seed of `baseline:random`.
-    dry_run : bool
-        Build the first request and return it (`dry_run_request`, image shortened) without sending or writing.
-    report : bool
-        Write scores.json and report.html (with figures) into ``batch/eval/<model-slug>/``.
     progress : callable, optional
         Called as ``progress(done, total, message)`` after each question.
+    **settings
+        Any other field of `EvalOptions` (options.py: `temperature`, `max_tokens`, `system`, `extra_body`,
+        `image_scale`, `limit`, `filters`, `concurrency`, `timeout`, `retries`, `backoff`, `api_key_env`, `seed`,
+        `dry_run`, `report`), which states what each does, its default and its bounds; `run_eval` takes the
+        `EvalOptions` itself.
 
     Returns
     -------
@@ -156,14 +122,10 @@ def evaluate(
     Raises
     ------
     EvalError
-        A bad setting, an unset key variable, nothing to evaluate, or a run stopped early because every
-        request would fail (one line each).
+        A bad or unknown setting (naming it), an unset key variable, nothing to evaluate, or a run stopped early
+        because every request would fail (one line each).
     """
-    options = EvalOptions.build(
-        model=model, base_url=base_url, temperature=temperature, max_tokens=max_tokens, system=system,
-        extra_body={} if extra_body is None else extra_body, image_scale=image_scale, limit=limit,
-        filters=filters or None, concurrency=concurrency, timeout=timeout, retries=retries, backoff=backoff, api_key_env=api_key_env, seed=seed, dry_run=dry_run, report=report)
-    return run_eval(batch, options, progress)
+    return run_eval(batch, EvalOptions.build(model=model, base_url=base_url, **settings), progress)
 
 
 def run_eval(batch: str | Path, options: EvalOptions, progress: ProgressFn | None = None) -> EvalResult:
@@ -176,14 +138,11 @@ def run_eval(batch: str | Path, options: EvalOptions, progress: ProgressFn | Non
         url = image_data_url(planned.batch / record.image.path, planned.request.image_scale)
         result.dry_run_request = shown_request(request_body(record, planned.request, url))
         return result
-    try:
-        key = None if planned.is_baseline else api_key(options.api_key_env)
-    except ApiKeyError as exc:
-        raise EvalError(str(exc)) from None
+    key = None if planned.is_baseline else api_key(options.api_key_env)
     tally = Tally()
     asker = Asker(planned.batch, planned.request, ResponseStore(planned.out), tally, planned.endpoint,
                   {"Authorization": f"Bearer {key}"} if key else {},
-                  RetryPolicy(options.retries, options.backoff, options.timeout), planned.answer_of)
+                  RetryPolicy.of(options), planned.answer_of)
     result.reused = len(planned.records) - len(planned.todo)
     asking = time.monotonic()
     ask_all(planned.todo, asker, options.concurrency, tally, f"{options.base_url}", progress)
@@ -197,21 +156,9 @@ def plan(batch: Path, options: EvalOptions) -> Plan:
     """Which records, which of them still need an answer, and how to get one; EvalError for what cannot work."""
     loaded = load_batch(batch)
     records = select_records(loaded, options.filters, options.limit)
-    try:
-        request = RequestOptions(model=options.model, temperature=options.temperature, max_tokens=options.max_tokens,
-                                 system=options.system, extra_body=dict(options.extra_body),
-                                 image_scale=float(options.image_scale))
-    except ValueError as exc:
-        raise EvalError(str(exc)) from None
-    is_baseline = options.model.startswith(PREFIX)
-    if not is_baseline and not options.base_url:
-        raise EvalError(f"--model {options.model}: give --base-url, e.g. http://127.0.0.1:8000/v1 "
-                        "(baselines need none)")
-    try:
-        answer_of = baseline_answers(options.model, records, options.seed) if is_baseline else None
-        endpoint = None if is_baseline else Endpoint.parse(options.base_url or "")
-    except ValueError as exc:
-        raise EvalError(str(exc)) from None
+    request = options.request()
+    endpoint = endpoint_of(options)
+    answer_of = baseline_answers(options.model, records, options.seed) if endpoint is None else None
     out = eval_folder(batch, options.model)
     todo = []
     if not options.dry_run:
@@ -219,6 +166,17 @@ def plan(batch: Path, options: EvalOptions) -> Plan:
         todo = [(r, digest) for r in records
                 if store.get(Key(r.question_id, options.model, digest := request_hash(r, request))) is None]
     return Plan(batch, options, request, records, todo, out, endpoint, answer_of)
+
+
+def endpoint_of(options: EvalOptions) -> Endpoint | None:
+    """Where the requests go: None for a baseline (it answers here); EvalError when a model has no `base_url` or a
+    bad one."""
+    if options.model.startswith(PREFIX):
+        return None
+    if not options.base_url:
+        raise EvalError("give `base_url`, e.g. http://127.0.0.1:8000/v1 (baselines need none)", field="model",
+                        value=options.model)
+    return Endpoint.parse(options.base_url)
 
 
 def model_warnings(model: str, tally: Tally) -> list[str]:

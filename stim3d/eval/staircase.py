@@ -21,20 +21,21 @@ independent answers); the step list in staircase.json shows it.
 from __future__ import annotations
 
 import json
-import os
 import random
 import time
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from stim3d.eval.adaptive import DEFAULT_TRIALS, MAX_TRIALS, Staircase, StaircaseError, guess_rate, make_spec
-from stim3d.eval.baselines import PREFIX, baseline_answers
-from stim3d.eval.client import Endpoint, PermanentError, TransientError, message_content, post_json
+from stim3d.eval.baselines import baseline_answers
+from stim3d.eval.client import PermanentError, TransientError, message_content, post_json
+from stim3d.eval.options import EvalOptions
+from stim3d.eval.redact import api_key
 from stim3d.eval.request import RequestOptions, image_data_url, request_body, request_hash
-from stim3d.eval.run import FATAL_STATUS, MAX_WAIT, EvalError, RetryPolicy, select_records
+from stim3d.eval.run import FATAL_STATUS, MAX_WAIT, EvalError, RetryPolicy, endpoint_of, select_records
 from stim3d.eval.store import Key, ResponseStore, eval_folder
 from stim3d.render.batch.reading import load_batch
 from stim3d.render.files import write_text_atomic
@@ -101,36 +102,19 @@ def sweep_tracks(records: list[Record]) -> list[Track]:
     return [Track(sweep_id, question, dict(sorted(levels.items()))) for (sweep_id, question), levels in sorted(grouped.items())]
 
 
-def _auth_headers(name: str | None) -> dict[str, str]:
-    """The Authorization header from the environment variable `name` (as `evaluate` reads it)."""
-    if name is None:
-        return {}
-    if not name.replace("_", "").isalnum():
-        raise EvalError(f"--api-key-env {name!r}: give the NAME of an environment variable, not the key")
-    value = os.environ.get(name)
-    if not value:
-        raise EvalError(f"--api-key-env {name}: that environment variable is not set")
-    return {"Authorization": f"Bearer {value}"}
-
-
-def _model_answerer(model: str, folder: Path, options: RequestOptions, records: list[Record], *, base_url: str | None,
-                    headers: dict[str, str], policy: RetryPolicy, seed: int) -> Answerer:
-    """How one question is answered: a baseline's text, or one request (with retries) to the server."""
-    if model.startswith(PREFIX):
-        try:
-            answer_of = baseline_answers(model, records, seed)
-        except ValueError as exc:
-            raise EvalError(str(exc)) from None
+def _model_answerer(options: EvalOptions, folder: Path, request: RequestOptions, records: list[Record]) -> Answerer:
+    """How one question is answered: a baseline's text, or one request (with `run_eval`'s retries) to the server."""
+    endpoint = endpoint_of(options)
+    if endpoint is None:
+        answer_of = baseline_answers(options.model, records, options.seed)
         return lambda record, _n: (answer_of(record), {"usage": None, "latency_s": 0.0, "attempts": 0, "raw": None})
-    if not base_url:
-        raise EvalError(f"--model {model}: give --base-url, e.g. http://127.0.0.1:8000/v1 (baselines need none)")
-    try:
-        endpoint = Endpoint.parse(base_url)
-    except ValueError as exc:
-        raise EvalError(str(exc)) from None
+    key = api_key(options.api_key_env)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    policy = RetryPolicy.of(options)
+
     def ask(record: Record, n: int) -> tuple[str | None, dict[str, Any]]:
         began = time.monotonic()
-        body = request_body(record, options, image_data_url(folder / record.image.path, options.image_scale))
+        body = request_body(record, request, image_data_url(folder / record.image.path, request.image_scale))
         rng = random.Random(f"{record.question_id}:{n}")  # the jitter only: never part of an answer
         for attempt in range(policy.retries + 1):
             try:
@@ -175,7 +159,7 @@ def _run_track(track: Track, spec_trials: int, answer: Answerer, store: Response
             except (TransientError, PermanentError, OSError) as exc:
                 if isinstance(exc, PermanentError) and exc.status in FATAL_STATUS:
                     raise EvalError(f"{str(exc).splitlines()[0]}; stopped: every request would fail "
-                                    "(check --model, --base-url and --api-key-env)") from None
+                                    "(check `model`, `base_url` and `api_key_env`)") from None
                 run.failed[track.name] = f"{record.question_id}: {str(exc).splitlines()[0]}"
                 out["status"] = f"stopped after {len(staircase.history)} trials: {run.failed[track.name]}"
                 break
@@ -197,43 +181,37 @@ def _run_track(track: Track, spec_trials: int, answer: Answerer, store: Response
     return out
 
 
-def run_staircases(batch: str | Path, model: str, base_url: str | None = None, *, trials: int = DEFAULT_TRIALS,
-                   temperature: float | None = 0.0, max_tokens: int | None = 256, system: str | None = None,
-                   extra_body: Mapping[str, Any] | None = None, image_scale: float = 1.0,
-                   filters: Mapping[str, str] | None = None, timeout: float = 120.0, retries: int = 5,
-                   backoff: float = 0.5, api_key_env: str | None = None, seed: int = 0) -> StaircaseRun:
+def run_staircases(batch: str | Path, options: EvalOptions, *, trials: int = DEFAULT_TRIALS) -> StaircaseRun:
     """Run a staircase of `trials` steps on every sweep question of `batch`; write BATCH/eval/<model>/staircase.json.
 
-    The other settings are `evaluate`'s (run.py): the same request, so stored answers are
-    shared. `api_key_env` names the variable holding the key (sent as a Bearer token, never
-    stored). Raises EvalError for a bad argument or a batch without sweeps.
+    `options` are `run_eval`'s (options.py, with their defaults and bounds): the same request, so stored answers
+    are shared. A staircase picks its own questions, so `limit` and `dry_run` do not apply (EvalError naming the
+    one given); it asks one question at a time and writes staircase.json, so `concurrency` and `report` are not
+    used. `trials`, the steps of each staircase, is its own. Raises EvalError for a bad argument or a batch without
+    sweeps.
     """
     if isinstance(trials, bool) or not 1 <= trials <= MAX_TRIALS:
-        raise EvalError(f"--staircase-trials {trials}: must be a whole number from 1 to {MAX_TRIALS}")
-    if timeout <= 0 or retries < 0:
-        raise EvalError("--timeout must be above 0 and --retries at least 0")
+        raise EvalError(f"must be a whole number from 1 to {MAX_TRIALS}", field="trials", value=trials)
+    for name in ("limit", "dry_run"):
+        if getattr(options, name):
+            raise EvalError("does not apply: a staircase picks its own questions", field=name)
     folder = Path(batch)
-    records = select_records(load_batch(folder), filters, None)
+    records = select_records(load_batch(folder), options.filters, None)
     tracks = sweep_tracks(records)
-    try:
-        options = RequestOptions(model=model, temperature=temperature, max_tokens=max_tokens, system=system,
-                                 extra_body=dict(extra_body or {}), image_scale=float(image_scale))
-    except ValueError as exc:
-        raise EvalError(str(exc)) from None
+    request = options.request()
     sweep_records = [r for track in tracks for r in track.by_level.values()]
-    headers = {} if model.startswith(PREFIX) else _auth_headers(api_key_env)
-    answer = _model_answerer(model, folder, options, sweep_records, base_url=base_url, headers=headers,
-                             policy=RetryPolicy(retries, backoff, timeout), seed=seed)
-    out = eval_folder(folder, model)
-    run = StaircaseRun(model=model, path=out / RESULT)
+    answer = _model_answerer(options, folder, request, sweep_records)
+    out = eval_folder(folder, options.model)
+    run = StaircaseRun(model=options.model, path=out / RESULT)
     store = ResponseStore(out)
     for track in tracks:
         try:
-            run.tracks.append(_run_track(track, trials, answer, store, model, options, run))
+            run.tracks.append(_run_track(track, trials, answer, store, options.model, request, run))
         except StaircaseError as exc:
             raise EvalError(f"{track.name}: {exc}") from None
-    document = {"format": FORMAT, "model": model, "batch": folder.resolve().name, "trials": trials,
-                "request": {"temperature": temperature, "max_tokens": max_tokens, "image_scale": options.image_scale},
+    document = {"format": FORMAT, "model": options.model, "batch": folder.resolve().name, "trials": trials,
+                "request": {"temperature": request.temperature, "max_tokens": request.max_tokens,
+                            "image_scale": request.image_scale},
                 "sweeps": run.tracks}
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(run.path, json.dumps(document, indent=2, sort_keys=True) + "\n")

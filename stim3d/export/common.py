@@ -193,7 +193,7 @@ def export_folder(dest: Path) -> Iterator[Path]:
     """A temporary folder that becomes `dest` when the export completes; `dest` must be absent or empty."""
     dest = Path(dest)
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise ExportError(f"{dest} already exists and is not empty; choose another --to or remove it")
+        raise ExportError(f"{dest} already exists and is not empty; choose another `dest` or remove it")
     with atomic_folder(dest) as tmp:
         yield tmp
 
@@ -263,5 +263,5 @@ def default_destination(batch: Path, fmt: str) -> Path:
     link = BatchFolder(batch).link_in(dest)
     if link is not None:
         raise ExportError(f"{link}: a symbolic link inside the batch folder; an export never writes through one: "
-                          "replace it with a real folder, or choose the destination with --to DIR")
+                          "replace it with a real folder, or choose the destination with `dest=DIR`")
     return dest

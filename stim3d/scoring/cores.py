@@ -43,7 +43,7 @@ def available_cores() -> dict[str, str]:
 def load_core(spec: str | None) -> tuple[str, ScoringCore]:
     """(name, callable) for an entry-point name or a `module:function`; None means the built-in core."""
     spec = spec or BUILTIN
-    core = load_callable(spec, available_cores(), group=GROUP, option="--scoring-core", noun="core",
+    core = load_callable(spec, available_cores(), group=GROUP, option="`scoring_core`", noun="core",
                          label="scoring core", error=ScoringCoreError)
     return spec, core
 

@@ -77,7 +77,7 @@ def load_judge(spec: str | None, timeout: float = TIMEOUT) -> tuple[str, Judge]:
     and a call longer than `timeout` seconds become JudgeError, one line, instead of a traceback or a hang.
     """
     spec = spec or REFERENCE
-    judge = load_callable(spec, available_judges(), group=GROUP, option="--judge", noun="judge", label="judge",
+    judge = load_callable(spec, available_judges(), group=GROUP, option="`judge`", noun="judge", label="judge",
                           error=JudgeError)
     if judge is reference_judge:  # stim3d's own, pure and fast: called directly
         return spec, judge

@@ -67,7 +67,8 @@ def load_callable(spec: str, available: dict[str, str], *, group: str, option: s
                   error: type[ValueError]) -> Callable[..., Any]:
     """The callable `spec` names: a registered name, or `module:function`; `error` (one line) otherwise.
 
-    `option` (e.g. --judge), `noun` (judge) and `label` (judge) word the messages for the plug-in kind.
+    `option` (the setting in backticks, e.g. `judge`: stim3d's command names it by its flag), `noun` (judge) and
+    `label` (judge) word the messages for the plug-in kind.
     """
     target = spec if ":" in spec else available.get(spec)
     if target is None:

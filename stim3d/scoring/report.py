@@ -273,10 +273,10 @@ def check_by_keys(records: Sequence[Record], by: Iterable[str]) -> list[str]:
                 if float(width) <= 0:
                     raise ValueError
             except ValueError:
-                raise ScoringInputError(f"--by {key}: bin width {width!r} must be a positive number") from None
+                raise ScoringInputError(f"`by` {key}: bin width {width!r} must be a positive number") from None
         if not any(_key_value(r, name) is not None for r in records):
             known = sorted({k for r in records for k in r.difficulty} | {"answer_type", "split"})
-            raise ScoringInputError(f"--by {key}: no record has {name!r}; keys: {', '.join(known)}")
+            raise ScoringInputError(f"`by` {key}: no record has {name!r}; keys: {', '.join(known)}")
     return keys
 
 

@@ -73,9 +73,9 @@ class BuildOptions(BaseModel):
         is one level fewer to ask, so both are opt-in with a staircase.
         """
         if self.staircase_trials is not None and not self.staircase:
-            raise ValueError("--staircase-trials needs --staircase")
+            raise ValueError("`staircase_trials` needs `staircase`")
         if self.staircase and self.per_participant is not None:
-            raise ValueError("--per-participant does not apply with --staircase (--staircase-trials sets the steps)")
+            raise ValueError("`per_participant` does not apply with `staircase` (`staircase_trials` sets the steps)")
         if self.staircase:
             for name in ("practice", "catch"):
                 if name not in self.model_fields_set:
@@ -126,17 +126,19 @@ def _check_out(batch: Path, out: Path, force: bool) -> None:
     """Refuse an output that would overwrite the batch, sit inside its items, or clobber a folder by surprise."""
     b, o = batch.resolve(), out.resolve()
     if o == b or b in o.parents and (o.relative_to(b).parts[0] == "items") or o in b.parents:
-        raise StudyError(f"--out {out}: the study must not be the batch, inside its items/ or around it; "
-                         "choose a folder beside the batch")
+        raise StudyError("the study must not be the batch, inside its items/ or around it; "
+                         "choose a folder beside the batch", field="out", value=out)
     if o.exists() and not o.is_dir():
-        raise StudyError(f"--out {out}: exists and is not a folder")
+        raise StudyError("exists and is not a folder", field="out", value=out)
     if not o.is_dir() or not any(p.name != package.CONSENT for p in o.iterdir()):
         return  # new, empty, or holding only the consent template a refused first build wrote
     if not _is_study(o):  # --force too: a rebuild replaces stimuli/, lib/, js/ and css/ whole, someone else's included
-        raise StudyError(f"--out {out}: the folder is not empty and is not a study (no stim3d {MANIFEST}); "
-                         "choose a new or empty folder" + ("; --force only rebuilds a study" if force else ""))
+        raise StudyError(f"the folder is not empty and is not a study (no stim3d {MANIFEST}); "
+                         "choose a new or empty folder" + ("; `force=True` only rebuilds a study" if force else ""),
+                         field="out", value=out)
     if not force:
-        raise StudyError(f"--out {out}: already a study; --force rebuilds it (keeping data/ and consent.html)")
+        raise StudyError("already a study; `force=True` rebuilds it (keeping data/ and consent.html)", field="out",
+                         value=out)
 
 
 def _is_study(folder: Path) -> bool:
@@ -183,8 +185,8 @@ def _sweep_records(batch: Path, records: list[Any]) -> list[Any]:
     sweep = [r for r in records if isinstance(r.difficulty.get("sweep_id"), str)
              and isinstance(level(r), (int, float)) and not isinstance(level(r), bool)]
     if not sweep:
-        raise StudyError(f"--staircase: {batch} has no sweep (no record has difficulty.sweep_id and sweep_level); "
-                         "make one with `stim3d sweep occlusion`")
+        raise StudyError(f"{batch} has no sweep (no record has difficulty.sweep_id and sweep_level); "
+                         "make one with `stim3d sweep occlusion`", field="staircase")
     return sweep
 
 
@@ -196,15 +198,15 @@ def _staircase(sweep: list[Any], trials: list[Trial], options: BuildOptions) -> 
     asked = {float(t.difficulty["sweep_level"]) for t in trials if t.role == "staircase"}
     lost = [level for level in levels if level not in asked]
     if lost:
-        raise StudyError(f"--staircase: every trial of level {lost[0]:g} went to practice or catch trials; "
-                         "ask for fewer (--practice 0 --catch 0) or use a folder with more sweeps")
+        raise StudyError(f"every trial of level {lost[0]:g} went to practice or catch trials; "
+                         "ask for fewer (`practice=0` `catch=0`) or use a folder with more sweeps", field="staircase")
     staircase = [t for t in trials if t.role == "staircase"]
     guess = min(guess_rate(t.answer_type, t.options) for t in staircase)  # mixed types: the most cautious
     try:
         return staircase_manifest(trials, {"levels": levels, "guess": guess,
                                            "trials": options.staircase_trials or DEFAULT_TRIALS})
     except StaircaseError as exc:
-        raise StudyError(f"--staircase: {exc}") from None
+        raise StudyError(str(exc), field="staircase") from None
 
 
 def _json_bytes(payload: Any) -> bytes:

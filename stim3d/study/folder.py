@@ -118,7 +118,7 @@ class StudyFolder:
             try:
                 recorded = json.loads(private.read_text(encoding="utf-8")).get("batch")
             except (ValueError, AttributeError):
-                raise StudyError(f"{private}: malformed; rebuild the study with --force or give --batch") from None
+                raise StudyError(f"{private}: malformed; rebuild the study with `force=True` or give `batch`") from None
             if isinstance(recorded, str):
                 return Path(recorded)
         return Path(self.manifest.batch.path) if self.manifest.batch.path else None

@@ -125,11 +125,11 @@ def open_batch(study: StudyFolder, batch: Path | None) -> Batch:
     the one the study was built from."""
     folder = Path(batch) if batch is not None else study.batch_path()
     if folder is None:
-        raise StudyError(f"{study.root}: no record of the batch this study was built from; give --batch")
+        raise StudyError(f"{study.root}: no record of the batch this study was built from; give `batch`")
     try:
         loaded = load_batch(folder)
     except ConfigError as exc:
-        raise StudyError(f"the study's batch: {first_line(exc)}" + ("" if batch else "; give --batch")) from None
+        raise StudyError(f"the study's batch: {first_line(exc)}" + ("" if batch else "; give `batch`")) from None
     manifest = json.loads((folder / "batch.json").read_text(encoding="utf-8")) if (folder / "batch.json").is_file() else {}
     for key, value in study.manifest.batch.identity.items():
         if key in manifest and manifest[key] != value:

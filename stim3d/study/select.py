@@ -93,16 +93,16 @@ def assign_roles(records: Sequence[Record], practice: int, catch: int, seed: int
     """(practice, catch, main) records; StudyError when the selection cannot give what was asked."""
     practice_records = choose_practice(records, practice, seed)
     if len(practice_records) < practice:
-        raise StudyError(f"--practice {practice}: the selection has only {len(practice_records)} item(s) to "
-                         "practise on (one practice question per item); ask for fewer")
+        raise StudyError(f"the selection has only {len(practice_records)} item(s) to practise on (one practice "
+                         "question per item); ask for fewer", field="practice", value=practice)
     used = {r.item_id for r in practice_records}
     catch_records = choose_catch(records, catch, used)
     if len(catch_records) < catch:
-        raise StudyError(f"--catch {catch}: only {len(catch_records)} item(s) are left for catch trials after "
-                         f"{practice} practice item(s); ask for fewer")
+        raise StudyError(f"only {len(catch_records)} item(s) are left for catch trials after "
+                         f"{practice} practice item(s); ask for fewer", field="catch", value=catch)
     used |= {r.item_id for r in catch_records}
     main = [r for r in records if r.item_id not in used]
     if not main:
         raise StudyError(f"no main trial is left: the {len({r.item_id for r in records})} selected item(s) all went "
-                         f"to --practice {practice} and --catch {catch}; ask for fewer or select more")
+                         f"to `practice={practice}` and `catch={catch}`; ask for fewer or select more")
     return practice_records, catch_records, main

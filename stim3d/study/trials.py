@@ -149,7 +149,7 @@ def make_trial(record: Record, item: Item, role: Role) -> Trial:
     answer_type = "text" if is_open else record.answer.type
     if answer_type not in RESPONSE_FORMS:  # the page would stop on it: refuse before a participant meets it
         raise StudyError(f"item {record.item_id}, question {record.question_id}: answer type {answer_type!r} has no "
-                         "widget on the study page; leave the item out (--filter) or add the widget")
+                         "widget on the study page; leave the item out (`filter`) or add the widget")
     options = None if is_open or record.answer.options is None else list(record.answer.options)
     with_gold = role in ("practice", "staircase")
     gold = record_gold(record) if with_gold else None

@@ -135,9 +135,9 @@ def contact_sheet(
 ) -> ContactSheet:
     """Lay out up to `n` items of the batch in `columns` columns, each image `thumb_width` pixels wide, captioned."""
     if n < 1:
-        raise GalleryError(f"--n {n}: a contact sheet needs at least 1 item")
+        raise GalleryError("a contact sheet needs at least 1 item", field="n", value=n)
     if columns < 1:
-        raise GalleryError(f"--columns {columns}: must be at least 1")
+        raise GalleryError("must be at least 1", field="columns", value=columns)
     if not 32 <= thumb_width <= 2048:
         raise GalleryError(f"thumb width {thumb_width}: allowed 32..2048 pixels")
     skipped: dict[str, str] = {}

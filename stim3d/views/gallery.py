@@ -95,7 +95,7 @@ def page_name(name: str | None, family: str | None, filters: dict[str, str]) -> 
     """The page's file name without .html: `name` (checked), "index" for all items, else one from the filters."""
     if name is not None:
         try:
-            return check_name(name, "--name")
+            return check_name(name, "`name`")
         except ValueError as exc:
             raise GalleryError(str(exc)) from None
     if not family and not filters:
@@ -110,7 +110,7 @@ def parse_filters(pairs: Iterable[str]) -> dict[str, str]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip() or not value.strip():
-            raise GalleryError(f"--filter {pair!r}: expected KEY=VALUE, e.g. min_visibility=0.7")
+            raise GalleryError("expected KEY=VALUE, e.g. min_visibility=0.7", field="filters", value=repr(pair))
         filters[key.strip()] = value.strip()
     return filters
 
@@ -158,16 +158,19 @@ def select_items(items: list[Item], family: str | None, filters: dict[str, str])
     if family is not None:
         families = sorted({item.family for item in items})
         if family not in families:
-            raise GalleryError(f"--family {family!r}: no items of that family here; families: {', '.join(families)}")
+            raise GalleryError(f"no items of that family here; families: {', '.join(families)}", field="family",
+                               value=repr(family))
         items = [item for item in items if item.family == family]
     for key, wanted in filters.items():
         if not any(_lookup(item, key)[0] for item in items):
             keys = sorted({k for item in items for k in (*item.difficulty, *item.params)})
-            raise GalleryError(f"--filter {key}={wanted}: no item has a difficulty or parameter {key!r}; keys: {', '.join(keys)}")
+            raise GalleryError(f"no item has a difficulty or parameter {key!r}; keys: {', '.join(keys)}",
+                               field="filters", value=f"{key}={wanted}")
         parsed = _parse_value(wanted)
         items = [item for item in items if (found := _lookup(item, key))[0] and _values_equal(found[1], parsed, wanted)]
     if not items:
-        shown = " ".join([f"--family {family}"] * (family is not None) + [f"--filter {k}={v}" for k, v in filters.items()])
+        shown = " ".join([f"`family={family}`"] * (family is not None)
+                         + [f"`filters={k}={v}`" for k, v in filters.items()])
         raise GalleryError(f"no items match {shown}")
     return items
 

@@ -142,7 +142,7 @@ def render_batch(
     if executor == "ray":
         check_ray(address)
     if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out}: exists and is not a folder")
+        raise ConfigError("exists and is not a folder", field="out", value=out)
     with folder_lock(out, str(shard) if shard else None):
         return _render_locked(config, out, force, progress, workers, shard, executor, address, recycle_after,
                               item_timeout)

@@ -166,13 +166,14 @@ class BatchFolder:
         if previous.get("config_hash") != config.content_hash():
             raise ConfigError(
                 f"{self.root} holds a batch rendered from a different config (hash {previous.get('config_hash')} != "
-                f"{config.content_hash()}); use another --out, or --force to re-render it with this config")
+                f"{config.content_hash()}); use another `out`, or `force=True` to re-render it with this config")
         code = code_identity({task.family for task in config.tasks}, with_commit=False)
         if (other := code_mismatch(previous, code)) is not None:
             revisions = ", ".join(f"{k} {v}" for k, v in code["generator_revisions"].items())
             raise ConfigError(
                 f"{self.root} was rendered by {other}, this is stim3d {code['stim3d_version']} (generator revisions: "
-                f"{revisions}); its items would be mixed with new ones: use another --out, or --force to re-render it")
+                f"{revisions}); its items would be mixed with new ones: use another `out`, or `force=True` to "
+                "re-render it")
 
     def write_manifest(self, config: BatchConfig) -> None:
         families = {task.family for task in config.tasks}

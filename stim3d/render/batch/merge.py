@@ -143,7 +143,7 @@ def merge_shards(shard_dirs: list[Path], out: Path) -> MergeReport:
     shard_dirs = [Path(d) for d in shard_dirs]
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out}: exists and is not a folder")
+        raise ConfigError("exists and is not a folder", field="out", value=out)
     manifest = _shard_manifests(shard_dirs)
     with folder_lock(out):
         merged = BatchFolder(out)

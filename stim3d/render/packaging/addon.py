@@ -189,7 +189,7 @@ def download_wheels(platform: str, dest: Path) -> list[Path]:
         lines = [line for line in done.stderr.splitlines() if line.startswith("ERROR")] or done.stderr.splitlines()[-1:]
         raise AddonBuildError(
             f"pip could not download the wheels for {platform}: {lines[-1] if lines else 'exit ' + str(done.returncode)} "
-            "(needs access to the package index; --without-dependencies builds without them)"
+            "(needs access to the package index; `with_dependencies=False` builds without them)"
         )
     wheels = sorted(dest.glob("*.whl"))
     return [w for w in wheels if w.name.split("-")[0].lower().replace("_", "-") not in NOT_BUNDLED]

@@ -46,9 +46,10 @@ def parse_looks(text: str) -> list[LookName]:
     names = [part.strip() for part in text.split(",") if part.strip()]
     for name in names:
         if name not in LOOK_NAMES:
-            raise SweepError(f"--looks {text!r}: {name!r} is not a look; allowed: {', '.join(LOOK_NAMES)}")
+            raise SweepError(f"{name!r} is not a look; allowed: {', '.join(LOOK_NAMES)}", field="looks",
+                             value=repr(text))
     if not names or len(set(names)) != len(names):
-        raise SweepError(f"--looks {text!r}: give each look once, e.g. {','.join(LOOK_NAMES)}")
+        raise SweepError(f"give each look once, e.g. {','.join(LOOK_NAMES)}", field="looks", value=repr(text))
     return names  # type: ignore[return-value]
 
 

@@ -31,7 +31,8 @@ def read_scores(path: Path) -> dict[str, list[bool]]:
         for q in questions:
             by_item.setdefault(str(q["item_id"]), []).append(bool(q["correct"]))
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise SweepError(f"--scores {path}: not a scores file from 'stim3d score' ({type(exc).__name__}: {exc})") from None
+        raise SweepError(f"not a scores file from 'stim3d score' ({type(exc).__name__}: {exc})", field="scores",
+                         value=path) from None
     return by_item
 
 
@@ -47,7 +48,8 @@ def accuracy_by_level(sweeps: list[dict], correct: dict[str, list[bool]]) -> lis
             achieved = float(np.mean([lv["achieved"] for lv in reached]))
             rows.append((level, achieved, float(np.mean(answers)), len(answers)))
     if not rows:
-        raise SweepError("--scores: the scores name none of this sweep's items (score this sweep's records.jsonl)")
+        raise SweepError("the scores name none of this sweep's items (score this sweep's records.jsonl)",
+                         field="scores")
     return rows
 
 

@@ -121,8 +121,8 @@ def refuse_batch_folder(out: Path) -> None:
     """A sweep writes its own records: refuse a batch folder (SweepError) before anything is written."""
     folder = BatchFolder(out)
     if folder.manifest_path.exists():
-        raise SweepError(f"--out {out} is a batch folder (it has {folder.manifest_path.name}); a sweep writes its own "
-                         "records, so give it a folder of its own")
+        raise SweepError(f"is a batch folder (it has {folder.manifest_path.name}); a sweep writes its own records, so "
+                         "give it a folder of its own", field="out", value=out)
 
 
 def _solve(sources: Sources, levels: list[float], target_id: int | None, occluder_id: int | Literal["add"] | None,

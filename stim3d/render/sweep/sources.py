@@ -39,7 +39,7 @@ def load_sources(source: Path, engine: str | None = None, samples: int | None = 
             return RenderSettings.model_validate({**settings.model_dump(), **overrides})
         except ValidationError as exc:
             error = exc.errors()[0]
-            raise SweepError(f"--{error['loc'][0]} {error['input']!r}: {error['msg']}") from None
+            raise SweepError(error["msg"], field=str(error["loc"][0]), value=repr(error["input"])) from None
 
     folder = source.parent if source.name == ITEM_JSON else source
     if not source.exists():

@@ -66,7 +66,8 @@ def _import_ray():
     except ImportError:
         from stim3d.install_hint import install_hint
 
-        raise ExecutorUnavailable(f"--executor ray needs Ray: {install_hint('ray')} (or pip install 'ray>=2.40,<3')") from None
+        raise ExecutorUnavailable(f"needs Ray: {install_hint('ray')} (or pip install 'ray>=2.40,<3')", field="executor",
+                                  value="ray") from None
     return ray
 
 
