@@ -77,10 +77,10 @@ def composed_batch(config_text: str, out: Path) -> None:
     same frame); images are not rendered, so records point at absent images with a
     placeholder hash. Everything a score depends on is identical to a rendered batch.
     """
+    from stim3d.files import write_jsonl_atomic
     from stim3d.render.batch.config import parse_config
     from stim3d.render.batch.plan import expand
     from stim3d.render.batch.records import records_for
-    from stim3d.render.files import write_jsonl_atomic
     from stim3d.scenes.families.base import Frame
     from stim3d.scenes.items import make_item
     from stim3d.scenes.model import Provenance

@@ -174,7 +174,7 @@ def _objects(bpy) -> dict[int, object]:
 
 
 def _read_back(bpy, base):
-    from stim3d.render.backends.readback import read_scene
+    from stim3d.blender_addon.readback import read_scene
 
     bpy.context.view_layer.update()
     return read_scene(bpy.context.scene.objects, base, bpy.context.scene.camera)
@@ -363,7 +363,7 @@ def test_hiding_an_object_drops_its_visibility_keeps_the_count_and_save_keeps_it
 
 @pytest.mark.bpy
 def test_duplicates_deletions_and_recolours_read_back_as_new_ids_and_colours(addon):
-    from stim3d.render.backends.readback import ReadbackError
+    from stim3d.blender_addon.readback import ReadbackError
     from stim3d.scenes.colors import PALETTE, srgb_to_linear
 
     bpy = addon

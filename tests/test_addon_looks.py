@@ -128,8 +128,8 @@ def test_a_duplicate_made_under_a_look_gets_a_look_material(addon, batch_item):
 def test_a_glossy_object_under_a_look_material_reads_back_glossy(addon):
     """Painted metal (a glossy look material) has roughness 0.3-0.4, nearer studio's matte 0.5 than its glossy
     0.15 for values above 0.325: read back by roughness alone, a glossy object at 0.38 would turn matte."""
+    from stim3d.blender_addon.readback import read_scene
     from stim3d.render.backends import blender_scene
-    from stim3d.render.backends.readback import read_scene
     from stim3d.scenes.families.base import Frame
     from stim3d.scenes.items import make_item
 

@@ -13,8 +13,8 @@ import yaml
 from pydantic import ValidationError
 
 import stim3d
+from stim3d.cli.addon_package import manifest_text, manifest_version
 from stim3d.export.card import card_header, size_category, split_bytes
-from stim3d.render.packaging.addon import manifest_text, manifest_version
 from stim3d.scenes.families.base import FamilyParams
 from stim3d.scenes.presets import preset_names, preset_path
 from tests.helpers import run_cli as run

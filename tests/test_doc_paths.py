@@ -34,7 +34,7 @@ def test_the_path_finder_sees_a_stale_path_and_skips_placeholders():
     stale = "/".join(("render", "blender.py"))  # built, so that this file names no stale path itself
     assert missing_paths(f"see {stale} and render/backends/blender.py.") == {stale}
     assert missing_paths("bench/results/NAME.json, bench/results/{name}.json, scenes/families/*.py") == set()
-    assert missing_paths("`stim3d/render/files.py`, scenes/families/shared/") == set()
+    assert missing_paths("`stim3d/files.py`, scenes/families/shared/") == set()
 
 
 def test_every_path_named_in_the_code_exists():

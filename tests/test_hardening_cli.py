@@ -315,7 +315,7 @@ def test_validate_reads_standard_input_and_a_traceback_never_reaches_the_termina
 
 def test_a_full_disk_is_one_line_naming_the_folder_and_leaves_no_temporaries(rendered, tmp_path, monkeypatch, capsys):
     """ENOSPC while the batch writes its files: one line naming the folder, no temporary left behind."""
-    import stim3d.render.files as files
+    import stim3d.files as files
 
     def full_disk(path: Path) -> None:  # every flush to disk fails, as on a full disk
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))

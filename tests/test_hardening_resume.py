@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from stim3d.files import atomic_folder
 from stim3d.render.batch.lock import LOCK_NAME, folder_lock
-from stim3d.render.files import atomic_folder
 from tests.batch_support import RASTER_CONFIG, ROOT, complete_items, stim3d, wait_until
 
 ITEM = "shape_count-t0-00002"

@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "stim3d"
 LAYERS = {  # stim3d.<first part> -> its floor
-    "errors": 0, "version": 0, "install_hint": 0,
+    "errors": 0, "version": 0, "install_hint": 0, "files": 0,
     "scoring": 1,
     "scenes": 2,
     "render": 3, "provenance": 3, "blender_addon": 3,
@@ -34,10 +34,10 @@ LAYERS = {  # stim3d.<first part> -> its floor
 
 
 RENDER_FLOORS = {  # stim3d.render.<part> -> its floor inside render/
-    "files": 0, "settings": 0, "markers": 0, "provenance": 0, "camera_pipeline": 0, "object_masks": 0, "__init__": 0,
+    "settings": 0, "markers": 0, "provenance": 0, "camera_pipeline": 0, "object_masks": 0, "__init__": 0,
     "backends": 1,
     "batch": 2,
-    "sweep": 3, "packaging": 3,
+    "sweep": 3,
 }
 LOADERS = {"import_module", "__import__"}  # calls whose constant string argument names a module they import
 
@@ -117,7 +117,7 @@ def test_every_part_of_render_has_a_floor():
 
 @pytest.mark.parametrize("module, planted, rule", [
     ("stim3d.scenes.looks", "from stim3d.render.batch import produce", "a higher layer"),
-    ("stim3d.render.files", "from stim3d.render.batch.driver import render_batch", "a higher floor of render/"),
+    ("stim3d.render.markers", "from stim3d.render.batch.driver import render_batch", "a higher floor of render/"),
     ("stim3d.render.backends.blender", "import stim3d.render.sweep.run", "a higher floor of render/"),
     ("stim3d.render.batch.produce", "from stim3d.blender_addon import session", "rendering imports the add-on"),
     ("stim3d.scoring.report", "importlib.import_module('stim3d.eval.run')", "a higher layer"),

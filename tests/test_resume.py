@@ -48,7 +48,7 @@ def test_resumed_batch_equals_uninterrupted(reference, tmp_path):
     # The workers die with the parent: no orphan keeps writing into the folder.
     assert workers and wait_until(lambda: not any(alive(pid) for pid in workers), timeout=10)
     # What a kill during a write leaves behind: a half-written temporary item folder.
-    stale = out / "items" / ".shape_count-t0-00005.tmp-otherhost-999999"  # render/files.py temporary_sibling
+    stale = out / "items" / ".shape_count-t0-00005.tmp-otherhost-999999"  # stim3d/files.py temporary_sibling
     stale.mkdir(parents=True, exist_ok=True)
     (stale / "image.png").write_bytes(b"half")
 

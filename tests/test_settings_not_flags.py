@@ -18,7 +18,8 @@ import pytest
 from stim3d.cli import main
 from stim3d.cli.flags import error_text
 from stim3d.errors import Stim3dError
-from stim3d.eval.options import EvalError, EvalOptions
+from stim3d.eval.errors import EvalError
+from stim3d.eval.options import EvalOptions
 
 PACKAGE = Path(__file__).resolve().parents[1] / "stim3d"
 FLAG = re.compile(r"--[a-z{]")  # `--timeout`, or `--{name}` with the name formatted in

@@ -18,9 +18,9 @@ from PIL import Image
 
 pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not installed")
 
+from stim3d.files import file_sha256
 from stim3d.render.batch.folder import BatchFolder
 from stim3d.render.batch.item_folder import load_item, load_mask
-from stim3d.render.files import file_sha256
 from stim3d.render.sweep import run_occlusion_sweep  # noqa: E402
 from stim3d.scoring.records import read_records
 from tests.helpers import counting_item, three_objects  # noqa: E402

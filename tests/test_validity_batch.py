@@ -14,12 +14,12 @@ import os
 
 import pytest
 
+from stim3d.files import file_sha256
 from stim3d.render.batch.folder import verify_item, write_checksums
 from stim3d.render.batch.lock import FolderLocked, folder_lock
-from stim3d.render.files import file_sha256
 from tests.batch_support import stim3d, write_config
 
-CHUNK = 1 << 20  # render/files.py reads 1 MiB at a time
+CHUNK = 1 << 20  # stim3d/files.py reads 1 MiB at a time
 
 
 def test_checksum_of_a_file_longer_than_one_read_chunk(tmp_path):

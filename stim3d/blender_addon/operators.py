@@ -14,7 +14,7 @@ import bpy
 from bpy.props import StringProperty
 from pydantic import ValidationError
 
-from stim3d.render.backends.readback import ReadbackError, read_scene
+from stim3d.blender_addon.readback import ReadbackError, read_scene
 from stim3d.render.batch.folder import DEPTH, IMAGE, ITEM_JSON
 from stim3d.scenes.families import FAMILIES
 from stim3d.scenes.model import StudioLook

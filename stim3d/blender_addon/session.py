@@ -18,9 +18,9 @@ from typing import Any
 import bpy
 from pydantic import ValidationError
 
+from stim3d.blender_addon.readback import ROLE_KEY
 from stim3d.errors import Stim3dError
 from stim3d.render.backends import blender_scene
-from stim3d.render.backends.readback import ROLE_KEY
 from stim3d.render.settings import RenderSettings
 from stim3d.scenes.camera import blender_lens
 from stim3d.scenes.families.base import Frame

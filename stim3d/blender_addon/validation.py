@@ -2,7 +2,7 @@
 
 Pure functions of the scene model (no Blender): the add-on's Re-validate and
 Save operators call `revalidate(original_item, edited_scene)` after reading the
-Blender objects back (render/backends/readback.py).
+Blender objects back (blender_addon/readback.py).
 
 - Visibility: `scenes.visibility.measure`, the same ray cast every item's ground
   truth comes from.

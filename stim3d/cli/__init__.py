@@ -4,7 +4,7 @@ Every user mistake (bad config, bad argument, missing file) ends as one line on
 stderr naming what is wrong, and exit code 2; never a traceback. So does what the
 system refuses (a full disk, a read-only folder, a name too long, a file that is not
 UTF-8): `main` is the one place that turns these into that line (`common.error_line`);
-temporaries are already gone by then (render/files.py removes them on any error).
+temporaries are already gone by then (stim3d/files.py removes them on any error).
 
 Each command group is a module here (batch, score, eval, study, views, export, sweep, addon)
 with a `register(sub)` that adds its subcommands; this module builds the parser

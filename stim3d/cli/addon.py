@@ -10,7 +10,7 @@ from stim3d.cli.common import CliParser
 
 
 def cmd_addon_build(args: argparse.Namespace) -> int:
-    from stim3d.render.packaging.addon import PLATFORMS, build_addon
+    from stim3d.cli.addon_package import PLATFORMS, build_addon
 
     platforms = list(PLATFORMS) if "all" in args.platform or not args.platform else args.platform
     build_addon(Path(args.out), platforms, with_dependencies=not args.without_dependencies,

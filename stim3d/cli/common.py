@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from stim3d.errors import Stim3dError
+from stim3d.files import TMP_MARK
 from stim3d.render.batch.folder import RECORDS
-from stim3d.render.files import TMP_MARK
 
 
 class UsageError(Stim3dError):

@@ -14,8 +14,8 @@ from stim3d.render.batch.folder import RECORDS
 def cmd_score(args: argparse.Namespace) -> int:
     import json
 
+    from stim3d.files import write_text_atomic
     from stim3d.render.batch.summary import cell_key
-    from stim3d.render.files import write_text_atomic
     from stim3d.scoring.judge_plugins import TIMEOUT as JUDGE_TIMEOUT
     from stim3d.scoring.judge_plugins import load_judge
     from stim3d.scoring.records import read_records
@@ -85,7 +85,7 @@ def _compare(records_path: Path, args: argparse.Namespace) -> int:
     return 0
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from stim3d.render.files import write_text_atomic
+    from stim3d.files import write_text_atomic
     from stim3d.scoring.records import record_schema_text
 
     if args.config:

@@ -35,7 +35,8 @@ from stim3d.eval.client import (
     message_content,
     post_json,
 )
-from stim3d.eval.options import EvalError, EvalOptions
+from stim3d.eval.errors import EvalError
+from stim3d.eval.options import EvalOptions
 from stim3d.eval.request import RequestOptions, image_data_url, request_body
 from stim3d.eval.store import ResponseStore
 from stim3d.scoring.records import Record

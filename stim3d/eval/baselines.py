@@ -18,7 +18,7 @@ import random
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 
-from stim3d.eval.options import EvalError
+from stim3d.eval.errors import EvalError
 from stim3d.scoring.records import Record, answer_text
 
 PREFIX = "baseline:"

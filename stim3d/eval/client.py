@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from stim3d.eval.options import EvalError
+from stim3d.eval.errors import EvalError
 from stim3d.eval.redact import MAX_DEPTH, Redactor
 
 CHUNK = 65536

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from stim3d.errors import Stim3dError
+from stim3d.eval.errors import EvalError
 
 if TYPE_CHECKING:
     from stim3d.eval.request import RequestOptions
@@ -37,10 +37,6 @@ MAX_EXTRA_BODY = 100_000  # characters of the extra body as JSON
 RESERVED = ("model", "messages")  # the request fields stim3d builds from the record: extra_body may not set them
 SECRET_FIELDS = ("api_key_env", "base_url")  # never echoed: a key given there (by mistake, or in the URL) must not
 # reach a terminal
-
-
-class EvalError(Stim3dError, ValueError):
-    """A caller's mistake (bad setting, bad URL, unknown baseline, unset key variable, no records): one line naming it."""
 
 
 class EvalOptions(BaseModel):

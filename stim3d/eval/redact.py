@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from stim3d.eval.options import EvalError
+from stim3d.eval.errors import EvalError
 
 MARK = "[redacted]"
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")

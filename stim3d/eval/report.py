@@ -35,7 +35,7 @@ from urllib.parse import quote
 from stim3d.eval import figures
 from stim3d.eval.baselines import NAMES, PREFIX, baseline_answers, question_type
 from stim3d.eval.stats import SWEEP_LEVEL, Cell, axis_cells, fit_logistic, grouped, varied_axes
-from stim3d.render.files import write_text_atomic
+from stim3d.files import write_text_atomic
 from stim3d.scenes.model import LADDER
 from stim3d.scoring.records import Record
 from stim3d.scoring.report import QuestionResult, ScoreReport, score

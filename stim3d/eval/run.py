@@ -21,7 +21,8 @@ from typing import Any
 from stim3d.eval.ask import FATAL_STATUS, MAX_WAIT, Asker, ProgressFn, RetryPolicy, Tally, ask_all
 from stim3d.eval.baselines import PREFIX, baseline_answers
 from stim3d.eval.client import Endpoint
-from stim3d.eval.options import EvalError, EvalOptions
+from stim3d.eval.errors import EvalError
+from stim3d.eval.options import EvalOptions
 from stim3d.eval.redact import api_key
 from stim3d.eval.request import RequestOptions, image_data_url, request_body, request_hash, shown_request
 from stim3d.eval.store import Key, ResponseStore, eval_folder

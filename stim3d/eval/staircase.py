@@ -37,8 +37,8 @@ from stim3d.eval.redact import api_key
 from stim3d.eval.request import RequestOptions, image_data_url, request_body, request_hash
 from stim3d.eval.run import FATAL_STATUS, MAX_WAIT, EvalError, RetryPolicy, endpoint_of, select_records
 from stim3d.eval.store import Key, ResponseStore, eval_folder
+from stim3d.files import write_text_atomic
 from stim3d.render.batch.reading import load_batch
-from stim3d.render.files import write_text_atomic
 from stim3d.scoring.records import Record
 from stim3d.scoring.report import score_record
 

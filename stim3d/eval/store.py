@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stim3d.render.files import inside
+from stim3d.files import inside
 from stim3d.scenes.names import NAME_LIMIT, check_name
 
 EVAL_DIR = "eval"

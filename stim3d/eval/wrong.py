@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from stim3d.eval.options import EvalError
+from stim3d.eval.errors import EvalError
 from stim3d.eval.store import EVAL_DIR, SCORES, eval_folder
 
 FILTER_KEY = "wrong"

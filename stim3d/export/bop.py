@@ -51,9 +51,9 @@ from stim3d.export.common import (
     look_name,
     object_materials,
 )
+from stim3d.files import inside
 from stim3d.render.batch.folder import DEPTH, IMAGE
 from stim3d.render.batch.item_folder import load_mask, save_png16
-from stim3d.render.files import inside
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.interchange import camera_to_world, intrinsics
 from stim3d.scenes.model import Item

@@ -51,8 +51,8 @@ from stim3d.export.common import (
     look_name,
     object_materials,
 )
+from stim3d.files import inside
 from stim3d.render.batch.folder import IMAGE
-from stim3d.render.files import inside
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.meshes import kind_name
 from stim3d.scenes.model import Item

@@ -17,10 +17,10 @@ from pathlib import Path
 from PIL import Image
 
 from stim3d.errors import Stim3dError
+from stim3d.files import OutsideDestination, atomic_folder, file_sha256, inside
 from stim3d.render.batch.config import ConfigError
 from stim3d.render.batch.folder import IMAGE, MASK, BatchFolder, is_link
 from stim3d.render.batch.item_folder import load_item
-from stim3d.render.files import OutsideDestination, atomic_folder, file_sha256, inside
 from stim3d.scenes.model import DrawnLook, Item
 from stim3d.scenes.names import check_name
 from stim3d.scoring.records import Record

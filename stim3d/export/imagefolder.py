@@ -32,8 +32,8 @@ from stim3d.export.hf_features import (
     typed_rows,
     write_metadata,
 )
+from stim3d.files import inside
 from stim3d.render.batch.folder import IMAGE, MASK
-from stim3d.render.files import inside
 from stim3d.scenes.model import Item
 from stim3d.scoring.records import Record, answer_text
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from stim3d.render.files import OutsideDestination, inside
+from stim3d.files import OutsideDestination, inside
 from stim3d.scenes.names import check_name
 from stim3d.study.contract import (
     DATA_DIR,

@@ -1,7 +1,7 @@
 """The study folder's files: the page's assets and jsPsych (package data), the stimuli, sizes, the JATOS archive.
 
 Generated sub-folders (`stimuli/`, `lib/jspsych/`, `js/`, `css/`) are each written whole
-into a temporary folder and swapped into place (render/files.py `atomic_folder`), so a
+into a temporary folder and swapped into place (stim3d/files.py `atomic_folder`), so a
 rebuild never leaves a mix of two builds and never touches `data/` or `consent.html`.
 Everything is copied byte for byte and listed in sorted order: the same batch and
 options give the same files, and the same JATOS archive (fixed zip timestamps).
@@ -18,7 +18,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path, PurePosixPath
 
-from stim3d.render.files import OutsideDestination, atomic_folder, atomic_path, inside
+from stim3d.files import OutsideDestination, atomic_folder, atomic_path, inside
 from stim3d.study.contract import MANIFEST, TRIALS
 from stim3d.study.errors import StudyError
 

@@ -39,9 +39,10 @@ from stim3d.eval.people import PEOPLE, response_rows, score_responses
 from stim3d.eval.report import write_report
 from stim3d.eval.stats import wilson
 from stim3d.eval.store import EVAL_DIR, RESPONSES, eval_folder
+from stim3d.files import write_json_atomic, write_text_atomic
 from stim3d.render.batch.config import ConfigError
+from stim3d.render.batch.folder import BatchFolder
 from stim3d.render.batch.reading import Batch, load_batch
-from stim3d.render.files import write_json_atomic, write_text_atomic
 from stim3d.scoring.report import score
 from stim3d.study.contract import Session
 from stim3d.study.errors import StudyError
@@ -130,7 +131,10 @@ def open_batch(study: StudyFolder, batch: Path | None) -> Batch:
         loaded = load_batch(folder)
     except ConfigError as exc:
         raise StudyError(f"the study's batch: {first_line(exc)}" + ("" if batch else "; give `batch`")) from None
-    manifest = json.loads((folder / "batch.json").read_text(encoding="utf-8")) if (folder / "batch.json").is_file() else {}
+    try:
+        manifest = BatchFolder(folder).manifest() or {}  # load_batch read it already: it is readable
+    except ConfigError as exc:
+        raise StudyError(f"the study's batch: {first_line(exc)}") from None
     for key, value in study.manifest.batch.identity.items():
         if key in manifest and manifest[key] != value:
             raise StudyError(f"{folder}: not the batch this study was built from ({key} differs from study.json's)")

@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from stim3d.render.files import atomic_path, remove_temporaries
+from stim3d.files import atomic_path, remove_temporaries
 from stim3d.study.contract import ParticipantId, Session, SessionId
 from stim3d.study.errors import StudyError
 from stim3d.study.folder import StudyFolder, first_line, merge_sessions
@@ -150,7 +150,7 @@ def store_session(study: StudyFolder, data: Any, token: str | None, lock: thread
 
 
 def remove_data_temporaries(study: StudyFolder) -> int:
-    """Delete the temporary files (render/files.py atomic_path's) in data/ and each participant's folder there;
+    """Delete the temporary files (stim3d/files.py atomic_path's) in data/ and each participant's folder there;
     how many. Only a server holding the folder lock calls it, so none is being written."""
     try:
         data = study.data_dir

@@ -32,8 +32,8 @@ from stim3d.eval.people import PEOPLE, people_folder, score_responses
 from stim3d.eval.report import CELL_HEADER, STYLE
 from stim3d.eval.stats import Cell, Logistic, axis_cells, fit_logistic, grouped, varied_axes
 from stim3d.eval.store import EVAL_DIR, RESPONSES
+from stim3d.files import write_text_atomic
 from stim3d.render.batch.reading import Batch
-from stim3d.render.files import write_text_atomic
 from stim3d.scoring.records import Record, answer_text
 from stim3d.scoring.report import QuestionResult, score
 from stim3d.study.agreement import fleiss_kappa, pairwise_agreement

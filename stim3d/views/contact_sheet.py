@@ -18,9 +18,9 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFont
 from PIL.PngImagePlugin import PngInfo
 
+from stim3d.files import atomic_path
 from stim3d.render.batch.folder import IMAGE
 from stim3d.render.batch.item_folder import load_item
-from stim3d.render.files import atomic_path
 from stim3d.scenes.model import Item
 from stim3d.scoring.answers import answer_text
 from stim3d.views.gallery import GalleryError, item_folders, select_items, thumbnail

@@ -33,10 +33,10 @@ from PIL import Image
 from pydantic import ValidationError
 
 from stim3d.errors import Stim3dError
+from stim3d.files import atomic_path, inside, write_text_atomic
 from stim3d.render.batch.config import ConfigError
 from stim3d.render.batch.folder import IMAGE, ITEM_JSON, MASK, BatchFolder
 from stim3d.render.batch.item_folder import load_item, load_mask
-from stim3d.render.files import atomic_path, inside, write_text_atomic
 from stim3d.scenes.model import Item, StudioLook
 from stim3d.scenes.names import NAME_LIMIT, check_name
 from stim3d.views.gallery_page import THUMB_WIDTH, GalleryEntry, render_index

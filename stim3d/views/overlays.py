@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from stim3d.render.files import atomic_path
+from stim3d.files import atomic_path
 from stim3d.scenes.camera import geometry
 from stim3d.scenes.model import Item
 

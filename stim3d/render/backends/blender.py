@@ -57,9 +57,9 @@ from typing import Any
 
 import numpy as np
 
+from stim3d.files import log_tail
 from stim3d.render.backends.blender_streams import EGL_NOISE, stderr_without, stdout_to
 from stim3d.render.backends.output import RenderOutput
-from stim3d.render.files import log_tail
 from stim3d.render.settings import RenderSettings
 from stim3d.scenes.interchange import normals_to_camera
 from stim3d.scenes.model import DrawnLook, Scene

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stim3d.files import TMP_MARK, file_sha256, inside, write_jsonl_atomic, write_text_atomic
+from stim3d.files import remove_temporaries as _remove_file_temporaries
 from stim3d.render.batch.config import BatchConfig, ConfigError, parse_config
 from stim3d.render.batch.item_files import (
     CHECKSUMS,
@@ -54,8 +56,6 @@ from stim3d.render.batch.item_files import (
 from stim3d.render.batch.keys import code_mismatch
 from stim3d.render.batch.plan import expand
 from stim3d.render.batch.records import records_for
-from stim3d.render.files import TMP_MARK, file_sha256, inside, write_jsonl_atomic, write_text_atomic
-from stim3d.render.files import remove_temporaries as _remove_file_temporaries
 from stim3d.render.provenance import code_identity
 from stim3d.scenes.mesh_files import changed_mesh_files
 from stim3d.scenes.names import check_name

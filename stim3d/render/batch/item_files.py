@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path
 
-from stim3d.render.files import file_sha256
+from stim3d.files import file_sha256
 from stim3d.scenes.model import Item
 
 ITEM_JSON, IMAGE, MASK, DEPTH, TIMING, CHECKSUMS = "item.json", "image.png", "mask.png", "depth.npy", "timing.json", \

@@ -1,7 +1,7 @@
 """Writing one item folder's pixels and files: image, mask, depth, normals, item.json, timing, checksums.
 
 Files are written into a hidden temporary sibling and the folder is renamed into
-place only when complete (`stim3d.render.files.atomic_folder`), so a killed run
+place only when complete (`stim3d.files.atomic_folder`), so a killed run
 never leaves a half-written item that looks complete, and a rerun simply redoes
 what is missing. Where the folder is and when it counts as done is the batch
 folder's business (`render/batch/folder.py`): callers pass the final folder that
@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from stim3d.files import atomic_folder
 from stim3d.render.backends.output import RenderOutput
 from stim3d.render.batch.folder import (
     DEPTH,
@@ -36,7 +37,6 @@ from stim3d.render.batch.folder import (
     load_item,
     write_checksums,
 )
-from stim3d.render.files import atomic_folder
 from stim3d.scenes.model import Item
 
 __all__ = ["install_item_files", "load_item", "load_mask", "save_png16", "write_item_folder"]

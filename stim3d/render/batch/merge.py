@@ -25,6 +25,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from stim3d.files import atomic_folder
 from stim3d.render.batch.config import BatchConfig, ConfigError
 from stim3d.render.batch.folder import MANIFEST, TIMING, BatchFolder, is_link, item_file_names
 from stim3d.render.batch.keys import code_mismatch, expected_keys
@@ -39,7 +40,6 @@ from stim3d.render.batch.summary import (
     seconds_lines,
     seconds_stats,
 )
-from stim3d.render.files import atomic_folder
 from stim3d.render.provenance import code_identity
 from stim3d.version import __version__
 

@@ -23,13 +23,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stim3d.files import write_json_atomic
 from stim3d.render.batch.config import BatchConfig
 from stim3d.render.batch.driver import BatchInterrupted, Shard, render_batch
 from stim3d.render.batch.folder import BatchFolder, LinkRefused, is_link
 from stim3d.render.batch.keys import expected_keys
 from stim3d.render.batch.plan import expand
 from stim3d.render.batch.summary import BatchReport
-from stim3d.render.files import write_json_atomic
 from stim3d.render.provenance import code_identity
 
 SUITE_NAME = "all"  # `stim3d render all`: the name the command line reserves for the suite

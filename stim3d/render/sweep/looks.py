@@ -151,7 +151,7 @@ def look_strip(sweep: dict, folder: BatchFolder, path: Path, label_px: int = 18)
     look that failed)."""
     from PIL import Image, ImageDraw
 
-    from stim3d.render.files import atomic_path
+    from stim3d.files import atomic_path
 
     images = {e["look"]: Image.open(folder.image_path(e["item_id"])).convert("RGB")
               for e in sweep["looks"] if e["status"] != "failed"}

@@ -18,9 +18,9 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
+from stim3d.files import log_tail
 from stim3d.render.batch.executors.jobs import Job, JobContext, Outcome, Worker, import_backend
 from stim3d.render.batch.executors.schedule import WorkerEvent, schedule
-from stim3d.render.files import log_tail
 
 # -- local worker processes ---------------------------------------------------------------------
 

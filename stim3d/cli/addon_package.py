@@ -53,7 +53,11 @@ MANIFEST = "blender_manifest.toml"
 # Sub-packages that go into stim3d's own wheel. The add-on's own code sits at the zip's root as the extension
 # module, so blender_addon/ is not in that wheel.
 OWN_PACKAGES = ("scenes", "render", "scoring")
-PACKAGE_DATA_SUFFIXES = (".py", ".yaml", ".json", ".css", ".js")
+# .ttf and .txt: the font ava_ocr's signs are set in (scenes/fonts/) and its licence. .exr and the vendor files:
+# photoreal's pmndrs HDRIs (stim3d/render/hdri/, scripts/fetch_hdris.sh) with their
+# licence and checksums, so the add-on renders every photoreal item a batch can hold.
+PACKAGE_DATA_SUFFIXES = (".py", ".yaml", ".json", ".css", ".js", ".exr", ".ttf", ".txt")
+VENDOR_FILES = ("LICENSE", "VERSION", "SHA256SUMS")
 DEPENDENCIES = ("trimesh", "embreex", "python-fcl", "pydantic", "PyYAML", "Pillow", "OpenEXR")
 NOT_BUNDLED = {"numpy", "cython"}  # numpy: Blender ships it; Cython: unused at run time (see above)
 BLENDER_PYTHON = "3.11"
@@ -94,7 +98,7 @@ def package_files(package: Path = PACKAGE_DIR) -> dict[str, bytes]:
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for file_name in sorted(names):
                 path = Path(folder) / file_name
-                if path.suffix in PACKAGE_DATA_SUFFIXES:
+                if path.suffix in PACKAGE_DATA_SUFFIXES or path.name in VENDOR_FILES:
                     files[f"stim3d/{name}/{path.relative_to(top).as_posix()}"] = path.read_bytes()
     if not any(key.startswith("stim3d/scenes/") for key in files):
         raise AddonBuildError(f"no stim3d packages found under {package}")
