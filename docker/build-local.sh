@@ -105,8 +105,10 @@ if [ -n "$ref" ]; then
   cp .dockerignore "$context/"
   echo "build-local.sh: context is $ref ($(git rev-parse --short "$ref"))"
 fi
-# jsPsych (git-ignored) into the context: the image has no npm, and stim3d's build stops without it.
+# jsPsych and photoreal's HDRIs (git-ignored) into the context: the image has no npm, and stim3d's build stops
+# without them.
 [ -f "$context/scripts/fetch_jspsych.sh" ] && bash "$context/scripts/fetch_jspsych.sh"
+[ -f "$context/scripts/fetch_hdris.sh" ] && bash "$context/scripts/fetch_hdris.sh"
 ca="${STIM3D_CA_BUNDLE:-${PIP_CERT:-${SSL_CERT_FILE:-}}}"
 secret=()
 if [ -n "$ca" ]; then

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# stim3d as a user has it: a wheel in a fresh virtual environment, used from a folder with no checkout in sight.
-# Builds the wheel from a clean clone of the checkout's HEAD (`git clone` into a temporary folder, so nothing
-# git-ignored comes along: no vendored jsPsych, no build/ or egg-info), offline for pip with the standard tools
-# (`pip wheel --no-build-isolation`: pyproject's build backend, build_backend/stim3d_build.py, over the test
-# extra's setuptools); the backend fetches jsPsych there with scripts/fetch_jspsych.sh (npm and the npm registry:
-# the one network access), as a release build does. Installs the wheel with --no-deps into a fresh venv whose
-# dependencies (bpy, numpy, datasets...) come from the main venv through a .pth file placed after the venv's own
-# site-packages (the main venv's editable stim3d is not seen: a .pth-added folder's own .pth files do not run,
-# and the fresh venv's stim3d comes first). Then, from another folder: renders a preset by name, builds the
-# Blender add-on and checks the wheel inside it, installs the template plug-in (examples/plugin-template) and
-# renders it with a built-in family in two splits, exports that batch as an imagefolder and loads both splits
-# with datasets.load_dataset, and builds a study (with its JATOS archive) from that batch, checking both carry
-# the wheel's jsPsych. Called by .ci/run; runs alone too: `bash scripts/check_wheel.sh` (needs .venv).
+# stim3d as a user has it: a wheel in a fresh virtual environment, used from a folder with no checkout in sight. Builds
+# the wheel from a clean clone of the checkout's HEAD (`git clone` into a temporary folder, so nothing git-ignored comes
+# along: no vendored jsPsych or HDRIs, no build/ or egg-info), offline for pip with the standard tools (`pip wheel
+# --no-build-isolation`: pyproject's build backend, build_backend/stim3d_build.py, over the test extra's setuptools);
+# the backend fetches jsPsych and photoreal's HDRIs there with scripts/fetch_jspsych.sh and scripts/fetch_hdris.sh (npm
+# and the npm registry: the one network access), as a release build does. Installs the wheel with --no-deps into a fresh
+# venv whose dependencies (bpy, numpy, datasets...) come from the main venv through a .pth file placed after the venv's
+# own site-packages (the main venv's editable stim3d is not seen: a .pth-added folder's own .pth files do not run, and
+# the fresh venv's stim3d comes first). Then, from another folder: checks the wheel's HDRIs (every map photoreal draws,
+# each file as its SHA256SUMS lists it), renders a preset by name, builds the Blender add-on and checks the wheel inside
+# it, installs the template plug-in (examples/plugin-template) and renders it with a built-in family in two splits,
+# exports that batch as an imagefolder and loads both splits with datasets.load_dataset, and builds a study (with its
+# JATOS archive) from that batch, checking both carry the wheel's jsPsych. Called by .ci/run; runs alone too: `bash
+# scripts/check_wheel.sh` (needs .venv).
 #
 # What is tested is HEAD, committed: uncommitted changes are not in the clone, and the script says so on stderr
 # when the working tree has any (commit them to test them). CI runs on a clean clone, where the two are the same.
@@ -34,6 +35,8 @@ git clone -q --no-checkout "$repo" "$work/src"
 git -C "$work/src" checkout -q --detach "$head"
 [ ! -e "$work/src/stim3d/study/vendor" ] \
   || { echo "check_wheel.sh: HEAD holds stim3d/study/vendor/ (jsPsych is fetched, never committed)" >&2; exit 1; }
+[ ! -e "$work/src/stim3d/render/hdri" ] \
+  || { echo "check_wheel.sh: HEAD holds stim3d/render/hdri/ (the HDRIs are fetched, never committed)" >&2; exit 1; }
 "$main_venv/bin/python" -m pip wheel -q --no-deps --no-build-isolation -w "$work/dist" "$work/src" >/dev/null
 wheel="$(ls "$work"/dist/stim3d-*.whl)"
 
@@ -52,6 +55,19 @@ from importlib import metadata
 site = sys.argv[1]
 assert stim3d.__file__.startswith(site) and stim3d_plugin_template.__file__.startswith(site), stim3d.__file__
 assert metadata.distribution("stim3d").locate_file("").as_posix().startswith(site)' "$site"
+# photoreal's pmndrs HDRIs in the installed wheel: every map photoreal draws, every file as SHA256SUMS lists it.
+"$bin/python" - <<'PY'
+import hashlib
+from importlib import resources
+from stim3d.scenes.look_basis import ENVIRONMENTS, PMNDRS_PREFIX
+hdri = resources.files("stim3d.render").joinpath("hdri")
+sums = dict(line.split("  ")[::-1] for line in hdri.joinpath("SHA256SUMS").read_text().splitlines())
+drawn = {name for name in ENVIRONMENTS if name.startswith(PMNDRS_PREFIX)}
+assert {PMNDRS_PREFIX + name[:-4] for name in sums if name.endswith(".exr")} == drawn, sorted(sums)
+assert {p.name for p in hdri.iterdir()} == sums.keys() | {"SHA256SUMS"}, sorted(p.name for p in hdri.iterdir())
+for name, digest in sums.items():
+    assert hashlib.sha256(hdri.joinpath(name).read_bytes()).hexdigest() == digest, name
+PY
 
 # A preset by name, tiny: the preset's six items at 64x48 with Workbench.
 "$bin/stim3d" render demo --out demo --engine workbench --width 64 --height 48 --quiet >/dev/null
@@ -127,6 +143,6 @@ with zipfile.ZipFile(study.with_name("study.jzip")) as archive:
     packed = [n for n in archive.namelist() if n.endswith("/lib/jspsych/jspsych.js")]
     assert len(packed) == 1 and archive.read(packed[0]) == (lib / "jspsych.js").read_bytes(), packed
 PY
-echo "check_wheel.sh: from the wheel (built from a clean clone of ${head:0:12}) in a fresh venv: preset rendered" \
-  "by name, add-on built, plug-in rendered, two-split imagefolder loaded, study built with jsPsych" \
+echo "check_wheel.sh: from the wheel (built from a clean clone of ${head:0:12}) in a fresh venv: HDRIs checked," \
+  "preset rendered by name, add-on built, plug-in rendered, two-split imagefolder loaded, study built with jsPsych" \
   "($((SECONDS - started)) s)"

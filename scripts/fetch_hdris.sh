@@ -14,6 +14,7 @@
 # this script, and measure the maps again (python -m bench.looks_exposure; python -m bench.wall_irradiance).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/vendor_lib.sh   # vendor_options, vendor_verified, vendor_publish
 
 DEST="stim3d/render/hdri"
 PACKAGE="@pmndrs/assets"
@@ -21,17 +22,9 @@ VERSION="1.7.0"
 INTEGRITY="sha512-zHmKNS+3Jvu9K3zJBQfYQKT9Pn9IQt8s0q/eJC3CXKpWpyg6IBa+ivN9NgDn+fDT2AVjUh2YRZ//GXUueuAdCg=="
 COUNT=18
 
-force=0
-for arg in "$@"; do
-  case "$arg" in
-    --force) force=1 ;;
-    *) echo "fetch_hdris.sh: unknown option '$arg' (allowed: --force)" >&2; exit 2 ;;
-  esac
-done
+vendor_options fetch_hdris.sh "$@"   # sets force
 
-if [ "$force" = 0 ] && [ -f "$DEST/VERSION" ] && [ -f "$DEST/SHA256SUMS" ] \
-   && [ "$(cat "$DEST/VERSION")" = "$PACKAGE@$VERSION $INTEGRITY" ] \
-   && (cd "$DEST" && sha256sum --check --quiet --strict SHA256SUMS >/dev/null 2>&1); then
+if [ "$force" = 0 ] && vendor_verified "$DEST" VERSION "$PACKAGE@$VERSION $INTEGRITY"; then
   echo "fetch_hdris.sh: $DEST is present and verified ($COUNT maps)"
   exit 0
 fi
@@ -70,12 +63,6 @@ CC0 1.0 Universal), resized by pmndrs to 512x256 and stored as EXR. CC0: no righ
 required. Decoded from the package's base64 modules by scripts/fetch_hdris.sh; not modified otherwise.
 EOF
 echo "$PACKAGE@$VERSION $INTEGRITY" > "$work/out/VERSION"
-(cd "$work/out" && sha256sum -- $(ls | grep -v '^SHA256SUMS$' | sort) > SHA256SUMS)
-
 # Publish in one step: the old folder (if any) is replaced only once every map is decoded and checked.
-mkdir -p "$(dirname "$DEST")"
-rm -rf "$DEST.old"
-[ -d "$DEST" ] && mv "$DEST" "$DEST.old"
-mv "$work/out" "$DEST"
-rm -rf "$DEST.old"
+vendor_publish "$work/out" "$DEST"
 echo "fetch_hdris.sh: $DEST ready ($COUNT maps, $(du -sk "$DEST" | cut -f1) kB)"

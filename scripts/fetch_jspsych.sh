@@ -11,6 +11,7 @@
 # To move to other versions: `npm view <package>@<version> dist.integrity`, edit PACKAGES, run this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/vendor_lib.sh   # vendor_options, vendor_verified, vendor_publish
 
 DEST="stim3d/study/vendor/jspsych"
 # name version integrity file-in-vendor-folder
@@ -23,19 +24,11 @@ jspsych 8.3.0 sha512-UrwSVG14v8oRX6WFQ1L6uuGT0G7KgRDSH48iKIVIQI+yMRGAlvg+tEUNFKe
 @jspsych/plugin-survey-html-form 2.1.0 sha512-jM9xSaojD7+xqL7yVjn7FUmboH3QAFBAaNOLBSUNJNQpGaJmGRtjrmlPggLp24Bnjd/jkjnThFj+z88Mgr67gQ== plugin-survey-html-form.js
 "
 
-force=0
-for arg in "$@"; do
-  case "$arg" in
-    --force) force=1 ;;
-    *) echo "fetch_jspsych.sh: unknown option '$arg' (allowed: --force)" >&2; exit 2 ;;
-  esac
-done
+vendor_options fetch_jspsych.sh "$@"   # sets force
 
 versions_text() { echo "$PACKAGES" | awk 'NF == 4 { print $1 "@" $2 " " $3 " " $4 }'; }
 
-if [ "$force" = 0 ] && [ -f "$DEST/VERSIONS" ] && [ -f "$DEST/SHA256SUMS" ] \
-   && [ "$(cat "$DEST/VERSIONS")" = "$(versions_text)" ] \
-   && (cd "$DEST" && sha256sum --check --quiet --strict SHA256SUMS >/dev/null 2>&1); then
+if [ "$force" = 0 ] && vendor_verified "$DEST" VERSIONS "$(versions_text)"; then
   echo "fetch_jspsych.sh: $DEST is present and verified ($(echo "$PACKAGES" | awk 'NF == 4' | wc -l) packages)"
   exit 0
 fi
@@ -95,12 +88,6 @@ OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
 SOFTWARE.
 EOF
 versions_text > "$work/out/VERSIONS"
-(cd "$work/out" && sha256sum -- $(ls | grep -v '^SHA256SUMS$' | sort) > SHA256SUMS)
-
 # Publish in one step: the old folder (if any) is replaced only once every package is verified.
-mkdir -p "$(dirname "$DEST")"
-rm -rf "$DEST.old"
-[ -d "$DEST" ] && mv "$DEST" "$DEST.old"
-mv "$work/out" "$DEST"
-rm -rf "$DEST.old"
+vendor_publish "$work/out" "$DEST"
 echo "fetch_jspsych.sh: $DEST ready ($(du -sk "$DEST" | cut -f1) kB)"

@@ -56,7 +56,7 @@ def installed(tmp_path_factory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("packaging")
     # Built from a copy: setuptools builds in place, and a stim3d.egg-info left in the checkout would be a second
     # stim3d distribution wherever the checkout is on sys.path (pip would then call stim3d installed). With the build
-    # backend (build_backend/) and the jsPsych pins it checks the vendored copy against (scripts/fetch_jspsych.sh).
+    # backend (build_backend/) and the pins it checks the vendored folders against (the fetch scripts in scripts/).
     source = base / "src"
     source.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "stim3d", "scenes", "render", "scoring",

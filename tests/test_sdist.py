@@ -1,8 +1,9 @@
 """The source distribution carries its test suite: built with stim3d's build backend as `python -m build --sdist`
 would, unpacked, and collected by pytest from the unpacked folder (tests/helpers.py, batch_support.py, conftest.py
-and bench/ included). It carries what a wheel built from it needs too: the build backend, and jsPsych vendored
-with the script holding its pins (the backend checks one against the other, offline). Needs the package index for
-setuptools >= 77 (PEP 639 licence metadata), as tests/test_packaging.py does; the pip cache makes it quick."""
+and bench/ included). It carries what a wheel built from it needs too: the build backend, and jsPsych and
+photoreal's HDRIs vendored with the scripts holding their pins (the backend checks one against the other, offline).
+Needs the package index for setuptools >= 77 (PEP 639 licence metadata), as tests/test_packaging.py does; the pip
+cache makes it quick."""
 
 from __future__ import annotations
 
@@ -44,8 +45,10 @@ def test_the_sdist_holds_the_test_suite_and_it_collects(tmp_path):
     (unpacked,) = (tmp_path / "unpacked").iterdir()
     for needed in ("tests/conftest.py", "tests/helpers.py", "tests/batch_support.py", "bench/common.py",
                    "stim3d/scenes/presets/demo.yaml", "stim3d/scoring/schema/record.schema.json",
-                   "examples/plugin-template/pyproject.toml", "build_backend/stim3d_build.py", "scripts/fetch_jspsych.sh",
-                   "stim3d/study/vendor/jspsych/jspsych.js", "stim3d/study/vendor/jspsych/SHA256SUMS"):
+                   "examples/plugin-template/pyproject.toml", "build_backend/stim3d_build.py",
+                   "scripts/fetch_jspsych.sh", "scripts/fetch_hdris.sh", "scripts/vendor_lib.sh",
+                   "stim3d/study/vendor/jspsych/jspsych.js", "stim3d/study/vendor/jspsych/SHA256SUMS",
+                   "stim3d/render/hdri/city.exr", "stim3d/render/hdri/VERSION", "stim3d/render/hdri/SHA256SUMS"):
         assert (unpacked / needed).is_file(), needed
     collected = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
                                cwd=unpacked, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
