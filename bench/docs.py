@@ -20,7 +20,9 @@ Steps (`--only STEP`, repeatable; default: all):
 - `oddgrid`: docs/oddgrid.md's constant baselines (instant) and its contact sheet of an 8-item Cycles batch.
 - `objects`: docs/objects.md's contact sheet of the composed-object library, 12 Cycles renders (bench/docs_objects.py).
 - `study`: one screenshot per response widget of the study (docs/images/study/) and the table of
-  docs/study_widgets.md, from the widgets answered and submitted in headless Chromium (bench/docs_study.py).
+  docs/study_widgets.md, from the widgets answered and submitted in headless Chromium, and one trial
+  on a laptop and on a phone (docs/images/study_trial_desktop.png, study_trial_phone.png;
+  bench/docs_study.py).
 
 It prints how long each step took and which files changed. Renders are small (the
 pages say their sizes) but `summary`, `sweep`, `families` and `gallery` still take
@@ -178,6 +180,7 @@ def step_study(work: Path) -> list[str]:
     from . import docs_study  # needs playwright (the test extra) and the vendored jsPsych
 
     table, changed = docs_study.screenshots()
+    changed += docs_study.trial_screenshots()
     if replace_block(docs_study.PAGE, "study-widgets", table):
         changed.append("study_widgets.md:study-widgets")
     return changed

@@ -1,4 +1,13 @@
-"""Screenshots of the study's response widgets, one PNG per answer type: `python -m bench.docs --only study`.
+"""Screenshots of the study's trials and response widgets: `python -m bench.docs --only study`.
+
+Two screenshots of one whole trial as a participant sees it, the question above the picture and Submit
+in the same screen (`trial_screenshots`): on a laptop (1280x800, docs/images/study_trial_desktop.png)
+and on a phone held upright (390x844, touch, docs/images/study_trial_phone.png). The trial is ROSE's
+exclusion task on docs/families/rose_grid.png, its prompt the people's prompt stim3d/study/prompts.py
+writes from the family's own question, its instructions the page's; the answer is given (two cones
+clicked, tapped on the phone, and their count typed) as a participant would before pressing Submit.
+
+Then one PNG per answer type (`screenshots`):
 
 Each widget is opened in tests/fixtures/study_widgets/harness.html (the vendored jsPsych and
 stim3d/study/assets/js/widgets.js) in the Debian chromium through Playwright, answered the way
@@ -22,11 +31,17 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from stim3d.study.instructions import answer_instructions
+from stim3d.study.prompts import people_prompt
 from tests.study_widgets_support import CHROMIUM, JSPSYCH, harness_url, serve, trial
 
 from .docs_examples import ROOT
 
 TARGET = ROOT / "docs" / "images" / "study"
+TRIAL_SHOTS = {  # file name -> the browser's context: a laptop, and a phone held upright (CSS pixels, 1x PNGs)
+    "study_trial_desktop.png": {"viewport": {"width": 1280, "height": 800}},
+    "study_trial_phone.png": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True},
+}
 PAGE = ROOT / "docs" / "study_widgets.md"
 VIEWPORT = {"width": 800, "height": 600}
 FAMILIES = ROOT / "docs" / "families"
@@ -69,12 +84,11 @@ def _click(page: Any, width: int, x: float, y: float) -> None:
 
 @dataclass(frozen=True)
 class Shot:
-    """One widget: the trial shown, how it is answered, and its table row."""
+    """One widget: the trial shown (its instructions the page's own), how it is answered, and its table row."""
 
     answer_type: str
     picture: str  # a file of docs/families/
     prompt: str
-    instructions: str
     widget: str
     keyboard: str
     answer: Callable[[Any, dict[str, Any]], None]  # (page, trial) -> the answer given, not submitted
@@ -96,51 +110,49 @@ def _drag(page: Any, t: dict[str, Any]) -> None:
 
 def shots(grid: dict[str, Any]) -> list[Shot]:
     """The widgets in the order of the docs' table."""
-    count_cells = "Click every cell that holds a red ring, then press Done."
     return [
-        Shot("integer", "shape_count.png", "How many objects are in the image?",
-             "Type a whole number or use the keypad.", "number entry with a keypad (0-9, one less, one more, delete)",
+        Shot("integer", "shape_count.png", "How many objects are in the picture?",
+             "number entry with a keypad (0-9, one less, one more, delete)",
              "digits type anywhere; Backspace deletes; Enter submits",
              lambda p, t: p.keyboard.type("7")),
         Shot("yes_no", "form_constancy.png", "Do both groups show the same orientations?",
-             "Answer Yes or No.", "Yes and No buttons (the chosen one stays pressed)", "Y or N chooses; Enter submits",
+             "Yes and No buttons (the chosen one stays pressed)", "Y or N chooses; Enter submits",
              lambda p, t: p.keyboard.press("y")),
         Shot("letters", "letters.png", "Which letters do the objects spell?",
-             "Type the letters in reading order.", "text entry, upper-cased, letters only",
+             "text entry, upper-cased, letters only",
              "type; Enter submits", lambda p, t: p.get_by_label("The letters, in reading order").press_sequentially("qp")),
         Shot("choice", "ava_spatial.png", "Where is the object in the red box relative to the one in the blue box?",
-             "Choose one option.", "one button per option", "1..n chooses option n; Enter submits",
+             "one button per option", "1..n chooses option n; Enter submits",
              lambda p, t: p.keyboard.press("1"), {"options": ["left", "right", "in front", "behind"]}),
         Shot("number", "ava_depth_absolute.png", "How far is the boxed object from the camera, in metres?",
-             "Type a number in metres (a decimal point or comma is fine).", "decimal entry in metres",
+             "decimal entry in metres",
              "type; Enter submits", lambda p, t: p.get_by_label("Your answer in metres").press_sequentially("4,5")),
         Shot("text", "ava_ocr.png", "What does the sign in the red box say?",
-             "Type the text exactly as it is written.", "one-line text entry (at most 200 characters); white space "
+             "one-line text entry (at most 200 characters); white space "
              "collapsed, double quotes and end punctuation dropped, as the scoring core reads the text",
              "type; Enter submits", lambda p, t: p.get_by_label("Your answer", exact=True).press_sequentially(
                  ' "WJLGG7". ')),
-        Shot("rubric", "shape_color_count.png", "Describe the scene.", "Write a few plain sentences.",
+        Shot("rubric", "shape_color_count.png", "Describe the picture.",
              "free-text area (at most 4000 characters)", "type; Enter starts a new line; Ctrl+Enter submits",
              lambda p, t: p.get_by_label("Your description").press_sequentially(
                  "Several shapes stand on a grey floor; two of them are red.")),
-        Shot("cell", "rose_grid.png", "Which cell holds the blue ring?", "Click the cell on the picture.",
+        Shot("cell", "rose_grid.png", "Which cone is green?",
              "click a cell on the picture; again to deselect; Undo", "Tab to the grid, arrows move, Space/Enter "
-             "selects; Enter submits", _cells_clicked((1, 2)), {"grid": grid}),
-        Shot("cell_set", "rose_grid.png", "Which cells hold a red ring?", "Click every such cell, or None.",
+             "selects; Enter submits", _cells_clicked((2, 2)), {"grid": grid}),
+        Shot("cell_set", "rose_grid.png", "Which cones are not red?",
              "click cells on the picture; again to deselect; Undo; None of the cells",
-             "as cell; Enter submits", _cells_clicked((1, 4), (2, 3)), {"grid": grid}),
-        Shot("strict_cell_set", "rose_grid.png", "Click every red ring.", count_cells,
+             "as cell; Enter submits", _cells_clicked((2, 2), (2, 3), (5, 4)), {"grid": grid}),
+        Shot("strict_cell_set", "rose_grid.png", "Click every cone that is not red.",
              "clicks listed in order (numbered on the picture); Undo; Done", "as cell; Enter presses Done",
-             _cells_clicked((1, 4), (2, 3)), {"grid": grid}),
-        Shot("strict_cell_set_count", "rose_grid.png", "Click every red ring, then submit how many there are.",
-             "Click the cells, type the count, press Submit.", "as strict_cell_set, plus the count submitted",
-             "as cell; Enter submits", lambda p, t: (_cells_clicked((1, 4), (2, 3))(p, t),
-                                                     p.get_by_label("How many cells do you submit?").fill("2")),
+             _cells_clicked((2, 2), (2, 3), (5, 4)), {"grid": grid}),
+        Shot("strict_cell_set_count", "rose_grid.png", "Click every cone that is not red, then give how many you clicked.",
+             "as strict_cell_set, plus the count submitted",
+             "as cell; Enter submits", lambda p, t: (_cells_clicked((2, 2), (2, 3), (5, 4))(p, t),
+                                                     p.get_by_label("How many did you click?").fill("3")),
              {"grid": grid}),
-        Shot("strict_count", "rose_grid.png", "How many rings are green?", "Type the count.",
-             "as integer", "as integer", lambda p, t: p.keyboard.type("21")),
-        Shot("box", "ava_localize.png", "Draw a box around the yellow cube.",
-             "Drag a rectangle on the picture, or type its edges in pixels.",
+        Shot("strict_count", "rose_grid.png", "How many cones are red?",
+             "as integer", "as integer", lambda p, t: p.keyboard.type("22")),
+        Shot("box", "ava_localize.png", "Where is the yellow cube? Draw a box around it.",
              "drag a rectangle on the picture; four edge fields; Clear box",
              "Tab through the four fields (x0, y0, x1, y1 in image pixels); Enter submits", _drag),
     ]
@@ -149,7 +161,7 @@ def shots(grid: dict[str, Any]) -> list[Shot]:
 def _one(browser: Any, base: str, shot: Shot, n: int) -> tuple[bytes, str]:
     size = Image.open(FAMILIES / shot.picture).size
     t = trial(shot.answer_type, f"/scratch/{shot.picture}", *size, n=n, prompt=shot.prompt,
-              instructions=shot.instructions, **shot.extra)
+              instructions=answer_instructions(shot.answer_type), **shot.extra)
     page = browser.new_page(viewport=VIEWPORT)
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -213,3 +225,69 @@ def screenshots(target: Path = TARGET) -> tuple[str, list[str]]:
         finally:
             browser.close()
     return table(rows), changed
+
+
+def rose_trial(grid: dict[str, Any]) -> dict[str, Any]:
+    """ROSE's exclusion task (T5) on the docs' rose_grid picture, as `study build` writes its trial."""
+    from stim3d.scenes.families.rose.rose_questions import PROTOCOL, TASKS
+    from stim3d.scenes.families.rose.rose_regions import Region
+
+    rows, cols = grid["rows"], grid["cols"]
+    question = f"{PROTOCOL.format(rows=rows, cols=cols)} {TASKS['T5'].format(phrase=Region('row', rows, rows, 1, cols).phrase())}"
+    prompt, written = people_prompt("rose_grid", "strict_cell_set_count", question)
+    if not written:
+        raise SystemExit("stim3d/study/prompts.py no longer reads ROSE's T5 question")
+    size = Image.open(FAMILIES / "rose_grid.png").size
+    return trial("strict_cell_set_count", "/scratch/rose_grid.png", *size, n=0, prompt=prompt,
+                 instructions=answer_instructions("strict_cell_set_count"), grid=grid)
+
+
+def _trial_shot(browser: Any, base: str, screen: dict[str, Any], grid: dict[str, Any]) -> bytes:
+    """The ROSE trial answered (two cones clicked or tapped, their count typed) and photographed in one context."""
+    context = browser.new_context(**screen)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.set_default_timeout(5000)
+    try:
+        t = rose_trial(grid)
+        page.goto(harness_url(base, [t]))
+        page.wait_for_selector(".stim3d-trial[data-ready]")
+        for row, col in ((2, 2), (2, 3)):  # the green and the orange cone: the right answer
+            box = page.locator(".stim3d-stage").bounding_box()
+            scale = box["width"] / t["width"]
+            x, y = _centre(t["grid"], row, col)
+            point = (box["x"] + x * scale, box["y"] + y * scale)
+            page.touchscreen.tap(*point) if screen.get("has_touch") else page.mouse.click(*point)
+        page.get_by_label("How many did you click?").fill("2")
+        page.mouse.move(0, 0)
+        png = _small_png(page.screenshot())
+    finally:
+        context.close()
+    if errors:
+        raise SystemExit(f"console errors: {errors}")
+    return png
+
+
+def trial_screenshots(target: Path = ROOT / "docs" / "images") -> list[str]:
+    """The whole trial on a laptop and on a phone (the module docstring) into `target`; the PNGs that changed."""
+    from playwright.sync_api import sync_playwright
+
+    if not JSPSYCH.is_file():
+        raise SystemExit("jsPsych is not vendored: run scripts/install.sh (npm pack jspsych@8.3.0)")
+    grid = rose_grid(FAMILIES / "rose_grid.png")
+    changed = []
+    with tempfile.TemporaryDirectory() as scratch, serve(Path(scratch)) as base, sync_playwright() as p:
+        (Path(scratch) / "rose_grid.png").write_bytes((FAMILIES / "rose_grid.png").read_bytes())
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            for name, screen in TRIAL_SHOTS.items():
+                png = _trial_shot(browser, base, screen, grid)
+                path = target / name
+                if not path.is_file() or path.read_bytes() != png:
+                    path.write_bytes(png)
+                    changed.append(f"images/{name}")
+        finally:
+            browser.close()
+    return changed

@@ -2,8 +2,9 @@
 
 The rendered batches several test files share are session fixtures here: `reference_batch` (config and
 folder of a one-worker raster run), `tiny_batch` (a Workbench batch for eval tests; `eval_batch` is a fresh
-copy of it and `fake_model` a loopback model answering it) and `study_batch`
-(every answer type a person can answer, for the study tests). Tests copy them before writing into them.
+copy of it and `fake_model` a loopback model answering it), `study_batch`
+(every answer type a person can answer, for the study tests) and `every_family_batch` (one item of every
+registered family, for the study's all-families tests). Tests copy them before writing into them.
 
 Under CI (environment variable CI=true, set by .ci/run), a skipped Blender or raster test fails the run.
 
@@ -59,6 +60,13 @@ def study_batch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.study_support import render_study_batch
 
     return render_study_batch(tmp_path_factory.mktemp("study-batch"))
+
+
+@pytest.fixture(scope="session")
+def every_family_batch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.study_support import render_every_family_batch
+
+    return render_every_family_batch(tmp_path_factory.mktemp("every-family"))
 
 
 RENDERER_MARKERS = ("bpy", "raster")

@@ -1,7 +1,7 @@
 """What the widget tests and the widget screenshots share: the harness served over http, trials, images.
 
 The harness (tests/fixtures/study_widgets/harness.html) loads the vendored jsPsych and
-stim3d/study/assets/js/widgets.js by paths relative to the repository root, so the server
+stim3d/study/assets/js/widgets.js (with the files it uses) by paths relative to the repository root, so the server
 serves the checkout; test images live in a scratch folder served under `/scratch/`. The
 server binds 127.0.0.1 on a free port and runs in a thread until the `with` block ends.
 """

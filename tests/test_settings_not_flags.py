@@ -121,3 +121,11 @@ def test_eval_names_the_flag_of_a_bad_setting_in_one_line_before_reading_the_bat
     assert main(["eval", "no-such-batch", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"stim3d: error: {line}"), err
+
+
+def test_a_library_summary_line_reads_with_flags_on_the_command_line():
+    """study build's summary names settings in backticks (`include_describe=True`); the command prints flags."""
+    from stim3d.cli.flags import as_flags
+
+    line = "left out 1 describe question(s) (`include_describe=True` keeps them); build without `pilot=True`"
+    assert as_flags(line) == "left out 1 describe question(s) (--include-describe keeps them); build without --pilot"

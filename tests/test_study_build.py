@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from stim3d.study.contract import Trial, participant_plan
 from stim3d.study.errors import StudyError
 from stim3d.study.select import easiness
 from stim3d.study.trials import GRID_TYPES, grid_objects, object_centroids
-from tests.study_support import ROOT
+from tests.study_support import ROOT, build_real
 
 pytestmark = pytest.mark.bpy
 
@@ -36,7 +37,7 @@ def batch(study_batch) -> Path:
 @pytest.fixture(scope="module")
 def built(batch, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("studies") / "study"
-    build_study(batch, out, BuildOptions(pilot=True, practice=2, catch=2, jatos=True))
+    build_real(batch, out, BuildOptions(practice=2, catch=2, jatos=True))  # a real study: no gold but practice's
     return out
 
 
@@ -99,7 +100,7 @@ def test_grid_cells_hold_each_grid_objects_centroid(batch, built):
 
 def test_the_same_batch_and_options_give_byte_identical_manifest_and_trials(batch, built, tmp_path):
     again = tmp_path / "again"
-    build_study(batch, again, BuildOptions(pilot=True, practice=2, catch=2, jatos=True))
+    build_real(batch, again, BuildOptions(practice=2, catch=2, jatos=True))
     for name in ("study.json", "trials.json"):
         assert (again / name).read_bytes() == (built / name).read_bytes()
     assert (again.with_name("again.jzip")).read_bytes() == built.with_name("study.jzip").read_bytes()
@@ -315,3 +316,78 @@ def test_an_unedited_consent_template_is_refused_unless_the_study_is_a_pilot(bat
     capsys.readouterr()
     assert main(["study", "build", str(batch), "--out", str(pilot), "--force"]) == 2  # still the template
     assert "not edited" in capsys.readouterr().err
+
+
+def test_describe_questions_are_left_out_with_the_reason_unless_included(batch, tmp_path):
+    """A rubric scores a description against facts the person is never shown: not a people's question by default."""
+    rubric = [r for r in load_batch(batch).records if r.answer.type == "rubric"]
+    assert rubric
+    report = build_real(batch, tmp_path / "plain", BuildOptions())
+    assert all(t.answer_type != "rubric" for t in trials_of(tmp_path / "plain"))
+    (line,) = [line for line in report.summary_lines() if line.startswith("left out")]
+    assert line.startswith(f"left out {len(rubric)} describe question(s): a free description is scored by a rubric")
+    assert line.endswith("(`include_describe=True` keeps them)")  # the CLI shows it as --include-describe
+    included = build_real(batch, tmp_path / "with", BuildOptions(include_describe=True))
+    assert not [line for line in included.summary_lines() if line.startswith("left out")]
+    (trial,) = [t for t in trials_of(tmp_path / "with") if t.answer_type == "rubric"]
+    assert trial.prompt.startswith("Describe the picture") and "Mention how many objects there are" in trial.instructions
+    assert json.loads((tmp_path / "with" / "study.json").read_text())["options"]["include_describe"] is True
+    assert "include_describe" not in json.loads((tmp_path / "plain" / "study.json").read_text())["options"]
+
+
+def test_a_pilot_ships_every_gold_and_keeps_the_real_studys_id(batch, built, tmp_path):
+    """The owner's try-out shows each gold after the answer; the real study (`built`) has none but practice's."""
+    pilot = tmp_path / "pilot"
+    report = build_study(batch, pilot, BuildOptions(pilot=True, practice=2, catch=2, jatos=True))
+    records = {r.question_id: r for r in load_batch(batch).records}
+    for trial in trials_of(pilot):
+        record = records[trial.question_id]
+        assert trial.gold_text == answer_text(trial.answer_type, record.answer.gold)
+    assert any(line.startswith("pilot: every trial's gold") for line in report.summary_lines())
+    manifest = json.loads((pilot / "study.json").read_text())
+    assert manifest["pilot"] is True
+    assert manifest["study_id"] == json.loads((built / "study.json").read_text())["study_id"]
+    assert not [t for t in trials_of(built) if t.role in ("main", "catch") and (t.gold or t.gold_text)]
+
+
+def test_catch_trials_are_only_easy_exact_answers(every_family_batch, tmp_path):
+    """Asked for as many as the batch allows, catch trials are counts up to 6, yes/no or a choice among up to 4:
+    never a box, a length, letters, typed text, cells or a description, never AVA's 8 colours or 12 objects."""
+    from stim3d.study.select import MAX_CATCH_COUNT, MAX_CATCH_OPTIONS
+
+    with pytest.raises(StudyError, match=r"catch 50: only (\d+) item\(s\) left after 0 practice item\(s\) have an "
+                                         r"easy exact question") as refused:
+        build_study(every_family_batch, tmp_path / "none", BuildOptions(pilot=True, practice=0, catch=50))
+    most = int(re.search(r"only (\d+) item", str(refused.value))[1])
+    assert most >= 3
+    build_study(every_family_batch, tmp_path / "study", BuildOptions(pilot=True, practice=0, catch=most))
+    records = {r.question_id: r for r in load_batch(every_family_batch).records}
+    catch = [records[t.question_id] for t in trials_of(tmp_path / "study") if t.role == "catch"]
+    assert len(catch) == most
+    for record in catch:
+        kind = record.answer.type
+        assert kind in ("integer", "strict_count", "yes_no", "choice"), record.question_id
+        if kind == "choice":
+            assert len(record.answer.options or []) <= MAX_CATCH_OPTIONS and record.subject.get("form") != "open"
+        if kind in ("integer", "strict_count"):
+            assert record.answer.gold <= MAX_CATCH_COUNT
+    left = [r for r in records.values() if r.item_id not in {c.item_id for c in catch}]
+    assert {"box", "number", "text", "letters", "cell"} <= {r.answer.type for r in left}  # never checks
+
+
+def test_min_window_is_recorded_and_the_flag_is_one_line(batch, tmp_path, capsys):
+    from stim3d.cli import main
+
+    out = tmp_path / "study"
+    assert main(["study", "build", str(batch), "--out", str(out), "--pilot", "--min-window", "1024x700"]) == 0
+    assert json.loads((out / "study.json").read_text())["options"]["min_window"] == [1024, 700]
+    capsys.readouterr()
+    for bad, message in (("1024", "'1024': give width x height in CSS pixels"),
+                         ("100x700", "--min-window 100x700: width and height must each be 200-4000 CSS pixels")):
+        try:
+            code = main(["study", "build", str(batch), "--out", str(tmp_path / "other"), "--min-window", bad])
+        except SystemExit as exc:  # argparse's own refusal of the argument
+            code = exc.code
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(err) == 1 and message in err[0], err
+    assert not (tmp_path / "other").exists()

@@ -37,10 +37,11 @@ import pytest
 from stim3d.render.batch.reading import load_batch
 from stim3d.scoring.answers import answer_text, canonical_gold
 from stim3d.scoring.records import Record
-from stim3d.study.build import BuildOptions, build_study
+from stim3d.study.build import BuildOptions
 from stim3d.study.contract import MAX_BODY_BYTES, Session, Trial, participant_plan
 from stim3d.study.score import score_study
 from stim3d.study.serve import make_server
+from tests.study_support import build_real
 from tests.study_widgets_support import running
 
 pytestmark = [pytest.mark.browser, pytest.mark.bpy]
@@ -110,7 +111,7 @@ def cells(picked: list[tuple[int, int]], none: bool = False, count: int | None =
         for row, col in picked:
             page.get_by_role("button", name=f"Row {row}, Column {col}", exact=True).press("Space")
         if count is not None:
-            page.get_by_label("How many cells do you submit?").fill(str(count))
+            page.get_by_label("How many did you click?").fill(str(count))
         page.get_by_role("button", name=submit, exact=True).press("Enter")
     return act
 
@@ -294,7 +295,7 @@ def built(study_batch, tmp_path_factory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("e2e")
     batch = root / "batch"
     shutil.copytree(study_batch, batch)
-    build_study(batch, root / "study", BuildOptions(pilot=True, practice=2, catch=2, seed=SEED))
+    build_real(batch, root / "study", BuildOptions(practice=2, catch=2, seed=SEED, include_describe=True))
     return batch, root / "study"
 
 

@@ -1,18 +1,18 @@
 """`stim3d study score` on a study of every family: it never crashes and writes its pages and the exclusions list.
 
-The batch holds every family of `stim3d.families()` (Workbench at 64x48; form_constancy asks its describe
-question too, so the rubric is scored), ROSE's five coupled tasks among them. Five scripted participants
-answer the plan as the page would write the answers: two all right (in different words where a type allows
-it), one with partial credit on every type that has it, one too fast and one who stopped halfway (both
-excluded). Three included people then share every main question, ROSE T5's click-and-submit answers
-among them, which is what the agreement table of people-vs-models.html keys by the parsed answer.
+The batch holds every family of `stim3d.families()` (tests/study_support.py `every_family_config`, Workbench
+at 64x48; form_constancy asks its describe question too, and the study includes it, so the rubric is
+scored), ROSE's five coupled tasks among them. Five scripted participants answer the plan as the page would
+write the answers: two all right (in different words where a type allows it), one with partial credit on
+every type that has it, one too fast and one who stopped halfway (both excluded). Three included people
+then share every main question, ROSE T5's click-and-submit answers among them, which is what the agreement
+table of people-vs-models.html keys by the parsed answer.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,31 +27,6 @@ from stim3d.study.folder import StudyFolder
 pytestmark = pytest.mark.bpy
 MAIN_TYPES = {"integer", "yes_no", "rubric", "letters", "cell", "strict_count", "strict_cell_set",
               "strict_cell_set_count", "box", "number", "choice", "text"}  # every answer type but cell_set (no family)
-COUNTS = {"shape_count": 3, "ava_depth_absolute": 2, "ava_spatial": 2}
-
-
-def every_family_config() -> dict[str, Any]:
-    """One item of each family, more of those the practice and catch trials take from (the easiest), so that every
-    answer type keeps a main trial."""
-    params: dict[str, dict[str, Any]] = {"shape_count": {"max_instances": 2},
-                                         "letters": {"n_letters": 1, "dot_size": 0.3, "spacing": 0.7},
-                                         "odd_grid": {"rows": 3, "cols": 3, "min_object_px": 3},
-                                         "rose_grid": {"rows": 4, "cols": 4}}
-    tasks: list[dict[str, Any]] = []
-    for family in sorted(stim3d.families()):
-        task: dict[str, Any] = {"family": family, "count": COUNTS.get(family, 1), "params": params.get(family, {})}
-        if family == "form_constancy":
-            task["questions"] = ["default", "describe"]
-        tasks.append(task)
-    return {"seed": 5, "render": {"engine": "workbench", "width": 64, "height": 48}, "tasks": tasks}
-
-
-@pytest.fixture(scope="module")
-def rendered(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("every_family") / "batch"
-    report = stim3d.render_batch(every_family_config(), out, workers=1)
-    assert not report.failed, report.failed
-    return out
 
 
 def partial(record: Record) -> str:
@@ -100,11 +75,11 @@ def session(study: StudyFolder, records: dict[str, Record], participant: str, an
             "complete": upto is None}
 
 
-def test_a_study_of_every_family_scores_three_people_and_writes_the_page_and_the_exclusions(rendered, tmp_path,
-                                                                                             capsys):
+def test_a_study_of_every_family_scores_three_people_and_writes_the_page_and_the_exclusions(every_family_batch,
+                                                                                             tmp_path, capsys):
     batch, folder = tmp_path / "batch", tmp_path / "study"
-    shutil.copytree(rendered, batch)
-    build_study(batch, folder, BuildOptions(pilot=True, practice=1, catch=1))
+    shutil.copytree(every_family_batch, batch)
+    build_study(batch, folder, BuildOptions(pilot=True, practice=1, catch=1, include_describe=True))
     study = StudyFolder.open(folder)
     records = {r.question_id: r for r in read_records(batch / "records.jsonl")}
     mains = [t for t in study.trials if t.role == "main"]

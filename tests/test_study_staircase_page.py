@@ -72,7 +72,8 @@ def _api(url: str, method: str, body: dict, token: str | None = None) -> tuple[i
 
 
 def _participant(page, base: str, by_image: dict[str, Trial]) -> None:
-    """Consent, instructions, then each staircase step: right iff the shown trial's level >= CUT."""
+    """Consent, instructions, then each staircase step: right iff the shown trial's level >= CUT (the study is a
+    pilot: after each step its gold, which the page shows the owner)."""
     from playwright.sync_api import expect
 
     page.goto(f"{base}/index.html?participant=P1")
@@ -97,6 +98,9 @@ def _participant(page, base: str, by_image: dict[str, Trial]) -> None:
         handle = ready.element_handle()
         page.keyboard.press("Enter")
         page.wait_for_function("element => !element.isConnected", arg=handle, timeout=STEP_MS)
+        # a pilot build: the step's gold shown to the owner after the answer, then the next step
+        expect(page.locator(f'[data-pilot-gold="{trial.trial_id}"] .stim3d-gold')).to_have_text(gold)
+        page.get_by_role("button", name="Continue").click()
         assert time.monotonic() < deadline, "the staircase took too long"
     expect(page.get_by_text("Your answers are saved.")).to_be_visible(timeout=STEP_MS)
 

@@ -1,4 +1,5 @@
-"""The response widgets (stim3d/study/assets/js/widgets.js) in headless Chromium: the text they submit parses.
+"""The response widgets (stim3d/study/assets/js/widgets.js and the files it uses) in headless Chromium: the text
+they submit parses.
 
 Each answer type is driven once from the keyboard (and by accessible names) and once with
 the mouse, through tests/fixtures/study_widgets/harness.html; every response must parse with
@@ -113,7 +114,7 @@ def test_the_widgets_limits_are_the_contracts():
 
     from stim3d.study.contract import MAX_RESPONSE_CHARS, MAX_RT_MS
 
-    source = (ROOT / "stim3d" / "study" / "assets" / "js" / "widgets.js").read_text()
+    source = (ROOT / "stim3d" / "study" / "assets" / "js" / "responses.js").read_text()
     assert re.search(r"const MAX_TEXT = (\d+);", source)[1] == str(MAX_RESPONSE_CHARS)
     assert re.search(r"const MAX_RT_MS = (\d+);", source)[1] == str(MAX_RT_MS)
 
@@ -284,8 +285,8 @@ def test_strict_click_sequences_list_undo_and_finish(browser, site):
     for rc in ((1, 2), (3, 4), (2, 2)):
         h.click_image(*centre(cells, *rc), W)
     h.page.get_by_role("button", name="Undo the last change").click()
-    assert h.page.get_by_role("list", name="Your clicks, in order").inner_text().split() == ["CLICK(R1,C2)",
-                                                                                              "CLICK(R3,C4)"]
+    clicks = h.page.get_by_role("list", name="Your clicks, in order").get_by_role("listitem")
+    assert clicks.all_inner_texts() == ["Row 1, Column 2", "Row 3, Column 4"]  # numbered 1, 2 by the style
     done.click()
     h.wait_trial(1)
     h.page.get_by_role("button", name="Done").click()  # no click at all is an answer: DONE
@@ -293,7 +294,7 @@ def test_strict_click_sequences_list_undo_and_finish(browser, site):
     h.page.get_by_role("button", name="Row 2, Column 1").press("Enter")
     h.page.get_by_role("button", name="Row 1, Column 4").press("Space")
     assert h.submit().is_disabled()  # the submitted count is still missing
-    h.page.get_by_label("How many cells do you submit?").fill("2")
+    h.page.get_by_label("How many did you click?").fill("2")
     h.page.keyboard.press("Enter")
     responses = h.responses()
     assert responses[0] == "CLICK(R1,C2); CLICK(R3,C4); DONE"

@@ -34,7 +34,12 @@ def flag(setting: str, value: object = None) -> str:
     return name if value is None or str(value) == SWITCH else f"{name} {value}"
 
 
+def as_flags(text: str) -> str:
+    """`text` with every setting it names in backticks (`name` or `name=value`) written as its flag: how a library
+    line (an error, a summary) reads on the command line."""
+    return REFERENCE.sub(lambda ref: flag(ref[1], ref[2]), text)
+
+
 def error_text(exc: Stim3dError) -> str:
     """The error's message as the command line's user reads it: every setting named by its flag."""
-    text = str(exc) if exc.field is None else f"{flag(exc.field, exc.value)}: {exc.reason}"
-    return REFERENCE.sub(lambda ref: flag(ref[1], ref[2]), text)
+    return as_flags(str(exc) if exc.field is None else f"{flag(exc.field, exc.value)}: {exc.reason}")

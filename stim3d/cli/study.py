@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stim3d.cli.common import MAX_PORT, UsageError, positive, seed, whole
-from stim3d.cli.flags import flag
+from stim3d.cli.flags import as_flags, flag
 
 if TYPE_CHECKING:
     from stim3d.study.build import BuildOptions
@@ -25,7 +25,7 @@ def cmd_study_build(args: argparse.Namespace) -> int:
                          f"{', '.join(exc.placeholders)}); replace it with your approved text and build again, "
                          "or pass --pilot to try the study first") from None
     for line in report.summary_lines():
-        print(line)
+        print(as_flags(line))
     return 0
 
 
@@ -43,7 +43,18 @@ def build_options(args: argparse.Namespace) -> BuildOptions:
         if not error["loc"]:  # a rule across options: its message names them
             raise UsageError(str(error["msg"]).removeprefix("Value error, ")) from None
         name = str(error["loc"][0])
-        raise UsageError(f"{flag(name, repr(values.get(name)))}: {error['msg']}") from None
+        value = values.get(name)
+        shown = "x".join(map(str, value)) if isinstance(value, tuple) else repr(value)
+        message = str(error["msg"]).removeprefix("Value error, ")
+        raise UsageError(f"{flag(name, shown)}: {message}") from None
+
+
+def window_size(text: str) -> tuple[int, int]:
+    """`--min-window 1024x700` as (1024, 700); the range is BuildOptions' rule."""
+    width, sep, height = text.lower().partition("x")
+    if not sep or not width.strip().isdigit() or not height.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: give width x height in CSS pixels, e.g. 1024x700")
+    return int(width), int(height)
 
 
 def _log(line: str) -> None:
@@ -87,7 +98,7 @@ def cmd_study_score(args: argparse.Namespace) -> int:
 
     report = score_study(Path(args.study), batch=Path(args.batch) if args.batch else None)
     for line in report.summary_lines():
-        print(line)
+        print(as_flags(line))
     return 0
 
 
@@ -121,8 +132,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="staircase steps per participant (default 30; needs --staircase)")
     p.add_argument("--force", action="store_true", help="rebuild over an existing study folder (keeps data/ and consent.html)")
     p.add_argument("--pilot", action="store_true",
-                   help="a try-out: build even though consent.html is still the unedited template (study.json "
-                        "records pilot)")
+                   help="a try-out for the study's owner: build even though consent.html is still the unedited "
+                        "template, and show every trial's gold after the answer (study.json records pilot)")
+    p.add_argument("--include-describe", action="store_true",
+                   help="keep describe questions (free descriptions scored by a rubric; left out by default), each "
+                        "listing what the description must mention")
+    p.add_argument("--min-window", type=window_size, default=None, metavar="WxH",
+                   help="the page waits until the participant's window is at least W x H CSS pixels "
+                        "(e.g. 1024x700)")
     p.set_defaults(func=cmd_study_build)
 
     p = group.add_parser("serve", help="serve a study and store each session under STUDY/data/")

@@ -12,6 +12,12 @@ With `--staircase` (a sweep folder, docs/study_staircase.md) the sweep's questio
 become `staircase` trials, with their golds (the page judges each answer to choose the
 next level), and study.json gets `staircase` (staircase.py `staircase_manifest`).
 
+Describe questions (a free description scored by a rubric) are left out unless
+`include_describe`; a pilot build (`pilot`) carries every trial's gold for the page to show
+its owner, and keeps the study id of the same study built for real (the id hashes the real
+study's trials). `min_window` asks the page to hold participants until their window is at
+least that large.
+
 A rebuild (`--force`) replaces every generated file and keeps `data/` (collected
 sessions) and `consent.html` (the owner's edited text). docs/study.md is the user's guide.
 """
@@ -30,11 +36,15 @@ from stim3d.study import package
 from stim3d.study.contract import MANIFEST, PRIVATE, STUDY_FORMAT, TRIALS, Role, Trial, participant_plan
 from stim3d.study.errors import StudyError
 from stim3d.study.instructions import overview_pages
+from stim3d.study.prompts import people_prompt
 from stim3d.study.select import assign_roles
 from stim3d.study.staircase import DEFAULT_TRIALS, MAX_TRIALS, guess_rate, staircase_manifest
 from stim3d.study.trials import make_trial, stimulus_name
 
 DEFAULT_MASK_MS = 500
+MIN_WINDOW_RANGE = (200, 4000)  # CSS pixels: a phone held upright is 360-430 wide, a large monitor about 2500
+DESCRIBE_LEFT_OUT = ("a free description is scored by a rubric of facts the person is never shown, so it measures "
+                     "writing and guessing what counts more than seeing")
 
 
 class BuildOptions(BaseModel):
@@ -55,7 +65,17 @@ class BuildOptions(BaseModel):
     staircase: bool = False
     staircase_trials: int | None = Field(None, ge=1, le=MAX_TRIALS)
     force: bool = False
-    pilot: bool = False  # a try-out: the consent template may still be unedited (study.json says "pilot": true)
+    pilot: bool = False  # a try-out: the consent template may still be unedited, every gold shown after the answer
+    include_describe: bool = False  # describe questions (rubric) too, each listing what its description must mention
+    min_window: tuple[int, int] | None = None  # the page waits until the window is at least this wide and high
+
+    @field_validator("min_window")
+    @classmethod
+    def _window(cls, size: tuple[int, int] | None) -> tuple[int, int] | None:
+        low, high = MIN_WINDOW_RANGE
+        if size is not None and not all(low <= v <= high for v in size):
+            raise ValueError(f"width and height must each be {low}-{high} CSS pixels")
+        return size
 
     @field_validator("completion_url")
     @classmethod
@@ -85,11 +105,16 @@ class BuildOptions(BaseModel):
     def recorded(self) -> dict[str, Any]:
         """study.json's options: the mask only means something with a presentation time."""
         mask = (self.mask_ms if self.mask_ms is not None else DEFAULT_MASK_MS) if self.present_ms else None
-        recorded = {"per_participant": self.per_participant, "practice": self.practice, "catch": self.catch,
-                    "seed": self.seed, "filter": list(self.filter), "present_ms": self.present_ms, "mask_ms": mask,
-                    "completion_url": self.completion_url, "jatos": self.jatos}
+        recorded: dict[str, Any] = {
+            "per_participant": self.per_participant, "practice": self.practice, "catch": self.catch, "seed": self.seed,
+            "filter": list(self.filter), "present_ms": self.present_ms, "mask_ms": mask,
+            "completion_url": self.completion_url, "jatos": self.jatos}
         if self.staircase:  # only then, so that a study without one keeps its study_id
             recorded["staircase_trials"] = self.staircase_trials or DEFAULT_TRIALS
+        if self.include_describe:  # these two only when set, for the same reason
+            recorded["include_describe"] = True
+        if self.min_window is not None:
+            recorded["min_window"] = list(self.min_window)
         return recorded
 
 
@@ -103,11 +128,23 @@ class BuildReport:
     bytes: int
     jzip: Path | None = None
     staircase: dict[str, Any] | None = None
+    describe_left_out: int = 0  # describe questions not made trials (without include_describe)
+    generic_prompts: dict[str, int] | None = None  # family -> trials shown the generic prompt (no people's prompt)
+    pilot: bool = False
 
     def summary_lines(self) -> list[str]:
         c = self.counts
         lines = [f"study {self.study_id}: {c['main']} main, {c['practice']} practice, {c['catch']} catch trials "
                  f"-> {self.study}"]
+        if self.describe_left_out:
+            lines.append(f"left out {self.describe_left_out} describe question(s): {DESCRIBE_LEFT_OUT} "
+                         "(`include_describe=True` keeps them)")
+        for family, n in sorted((self.generic_prompts or {}).items()):
+            lines.append(f"family {family}: {n} trial(s) show the question without the model's answer format "
+                         "(no people's prompt for it in stim3d/study/prompts.py)")
+        if self.pilot:
+            lines.append("pilot: every trial's gold is in trials.json and shown after each answer; build without "
+                         "`pilot=True` for the real study")
         if self.staircase is not None:
             levels = self.staircase["levels"]
             lines.append(f"staircase: {self.staircase['spec']['trials']} steps over {len(levels)} levels "
@@ -245,14 +282,26 @@ def build_study(batch: Path, out: Path, options: BuildOptions) -> BuildReport:
     _check_out(loaded.folder, out, options.force)
     if options.staircase:
         records = _sweep_records(batch, records)
+    describe = [] if options.include_describe else [r for r in records if r.answer.type == "rubric"]
+    if describe:
+        records = [r for r in records if r.answer.type != "rubric"]
+        if not records:
+            raise StudyError(f"{batch}: every selected question is a describe question, left out of people's "
+                             "studies by default; include_describe keeps them")
     items = {item.item_id: item for item in loaded.items}
     practice, catch, main = assign_roles(records, options.practice, options.catch, options.seed)
     role: Role = "staircase" if options.staircase else "main"
-    trials: list[Trial] = ([make_trial(r, items[r.item_id], "practice") for r in practice]
-                           + [make_trial(r, items[r.item_id], role) for r in main]
-                           + [make_trial(r, items[r.item_id], "catch") for r in catch])
+    roles = [*((r, "practice") for r in practice), *((r, role) for r in main), *((r, "catch") for r in catch)]
+    trials: list[Trial] = [make_trial(r, items[r.item_id], kind) for r, kind in roles]
     stairs = _staircase(records, trials, options) if options.staircase else None
     trials_bytes = _json_bytes({"trials": [t.model_dump(mode="json") for t in trials]})
+    # A pilot's page shows every gold: its trials.json has them, its study id is the real study's (trials_bytes).
+    page_trials = _json_bytes({"trials": [make_trial(r, items[r.item_id], kind, pilot=True).model_dump(mode="json")
+                                          for r, kind in roles]}) if options.pilot else trials_bytes
+    generic: dict[str, int] = {}
+    for trial, (record, _) in zip(trials, roles):
+        if not people_prompt(record.family, trial.answer_type, record.question)[1]:
+            generic[record.family] = generic.get(record.family, 0) + 1
     assets = package.asset_files()
     _check_consent(out, assets[package.CONSENT], options.pilot)  # last: every other problem is said first
     jspsych, versions = package.vendored_jspsych()
@@ -266,7 +315,7 @@ def build_study(batch: Path, out: Path, options: BuildOptions) -> BuildReport:
     package.write_file(out / package.PAGE, assets[package.PAGE])
     if not (out / package.CONSENT).is_file():
         package.write_file(out / package.CONSENT, assets[package.CONSENT])
-    package.write_file(out / TRIALS, trials_bytes)
+    package.write_file(out / TRIALS, page_trials)
     files, size = package.folder_size(out)
 
     identity = _identity(loaded.folder)
@@ -303,4 +352,5 @@ def build_study(batch: Path, out: Path, options: BuildOptions) -> BuildReport:
     package.write_file(out / PRIVATE, _json_bytes({"batch": str(loaded.folder.resolve())}))
     jzip = package.write_jzip(out, study_id, f"stim3d study {study_id}", options.completion_url) if options.jatos else None
     return BuildReport(study=out, study_id=study_id, counts=counts, per_participant=per_participant,
-                       files=files, bytes=size, jzip=jzip, staircase=stairs)
+                       files=files, bytes=size, jzip=jzip, staircase=stairs, describe_left_out=len(describe),
+                       generic_prompts=generic, pilot=options.pilot)

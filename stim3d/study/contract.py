@@ -7,7 +7,8 @@ the widgets in a real browser). docs/study.md describes the same contract for us
 - A **trial** is one question of the batch shown to a person: `trials.json` lists every
   trial the study may show, with the image, the question text, the answer type and what
   the widget needs (options, the grid's cells in image pixels). Golds appear only on
-  practice and catch trials (the page gives feedback on those); main trials are scored
+  practice and staircase trials (the page judges those) and on every trial of a pilot
+  build (shown to the study's owner); a real study's main and catch trials are scored
   from the batch's own records, so a participant reading the page's files learns nothing.
 - A **response** is text in exactly the grammar the scoring core parses for its answer
   type (`RESPONSE_FORMS`), so `stim3d study score` passes it through the same parser and
@@ -70,7 +71,8 @@ SessionId = Annotated[str, AfterValidator(lambda v: check_name(v, "session id"))
 TrialId = Annotated[str, AfterValidator(lambda v: check_name(v, "trial id"))]
 
 # The text a widget submits for each answer type: exactly what scoring/answers.py parses. The page has a
-# widget for these types and only these (js/widgets.js); `study build` refuses an item of any other type.
+# widget for these types and only these (js/answer_widgets.js, writing js/responses.js's texts); `study build`
+# refuses an item of any other type.
 RESPONSE_FORMS: dict[str, str] = {
     "integer": "3",
     "yes_no": "yes | no",
@@ -124,7 +126,7 @@ class Trial(BaseModel):
     width: int = Field(ge=1)
     height: int = Field(ge=1)
     grid: Grid | None = None  # cell, cell_set and strict click types
-    gold: Any = None  # practice and staircase trials only: the page judges those (catch answers stay with the scorer)
+    gold: Any = None  # practice and staircase trials (the page judges those), every trial of a pilot build; else None
     gold_text: str | None = None  # the gold as a response would write it (practice feedback, staircase steps)
     difficulty: dict[str, Any] = Field(default_factory=dict)
 

@@ -4,12 +4,14 @@
   "practice", question id), taking one per answer type first (so a participant practises
   as many kinds of answer as the study asks for), then the next by hash; one per item;
   never a rubric (free description: no answer to give feedback on).
-- **Catch** (`choose_catch`): the batch's easiest questions (`easiness`): the largest
-  `least_visibility` first (every object fully in view), then the fewest objects
-  (`n_objects`, else `rows` x `cols`, else `n_dots`), then answer types a response can
-  match exactly (integer, yes/no, letters, choice, cell, strict count) before
-  partial-credit ones (boxes, lengths, sets); a rubric (free description) never. Ties by
-  question id. One per item, none from a practice item.
+- **Catch** (`choose_catch`): attention checks, so only questions with one exact, easy
+  answer (`catchable`): a count of at most `MAX_CATCH_COUNT` (integer or ROSE's strict
+  count), yes/no, or a choice among at most `MAX_CATCH_OPTIONS` options (asked with
+  options, not in the open); never a box drawn around an object, a length, letters or a
+  text typed, a set of cells or a free description, where an attentive person can still
+  miss. Among those, the batch's easiest (`easiness`): the largest `least_visibility`
+  first (every object fully in view), then the fewest objects (`n_objects`, else `rows` x
+  `cols`, else `n_dots`). Ties by question id. One per item, none from a practice item.
 - **Main**: every other selected question whose item is neither practice nor catch.
   Practice and catch trials show their golds (feedback, attention checks), so no question
   about the same image (it would share the answer's scene) is a main trial.
@@ -25,6 +27,10 @@ from stim3d.study.contract import fnv1a32
 from stim3d.study.errors import StudyError
 
 EXACT_TYPES = ("integer", "yes_no", "letters", "choice", "cell", "strict_count")
+# Attention checks: answers a person who looks gets exactly right (`catchable`).
+CATCH_TYPES = ("integer", "strict_count", "yes_no", "choice")
+MAX_CATCH_COUNT = 6  # counting more objects than this is a task, not a check
+MAX_CATCH_OPTIONS = 4  # a choice among more (AVA's 8 colours, 9 views, 12 objects) can be mistaken honestly
 # A free description has no answer a person could match: never a catch trial, and never practice (whose feedback
 # compares the answer with the gold's text).
 NEVER_SHOWN_GOLD = frozenset({"rubric"})
@@ -56,6 +62,19 @@ def easiness(record: Record) -> tuple[float, float, int, str]:
     return -(visibility if visibility is not None else 0.0), object_count(record), exact, record.question_id
 
 
+def catchable(record: Record) -> bool:
+    """Whether a question may be an attention check: one exact, easy answer (the module docstring's rule)."""
+    kind, gold = record.answer.type, record.answer.gold
+    if kind not in CATCH_TYPES:
+        return False
+    if kind in ("integer", "strict_count"):
+        return isinstance(gold, int) and not isinstance(gold, bool) and 0 <= gold <= MAX_CATCH_COUNT
+    if kind == "choice":
+        options = record.answer.options or []
+        return record.subject.get("form") != "open" and 2 <= len(options) <= MAX_CATCH_OPTIONS
+    return True
+
+
 def choose_practice(records: Sequence[Record], count: int, seed: int) -> list[Record]:
     """`count` practice questions, one per item, covering as many answer types as possible (module docstring)."""
     ranked = sorted(records, key=lambda r: (fnv1a32(f"{seed}|practice|{r.question_id}"), r.question_id))
@@ -79,7 +98,7 @@ def choose_catch(records: Sequence[Record], count: int, taken_items: set[str]) -
     """`count` catch questions: the easiest, one per item, none from `taken_items` (module docstring)."""
     chosen: list[Record] = []
     items = set(taken_items)
-    for record in sorted((r for r in records if r.answer.type not in NEVER_SHOWN_GOLD), key=easiness):
+    for record in sorted((r for r in records if catchable(r)), key=easiness):
         if len(chosen) == count:
             break
         if record.item_id not in items:
@@ -98,8 +117,9 @@ def assign_roles(records: Sequence[Record], practice: int, catch: int, seed: int
     used = {r.item_id for r in practice_records}
     catch_records = choose_catch(records, catch, used)
     if len(catch_records) < catch:
-        raise StudyError(f"only {len(catch_records)} item(s) are left for catch trials after "
-                         f"{practice} practice item(s); ask for fewer", field="catch", value=catch)
+        raise StudyError(f"only {len(catch_records)} item(s) left after {practice} practice item(s) have an easy exact "
+                         f"question for a catch trial (a count up to {MAX_CATCH_COUNT}, yes/no, a choice among up to "
+                         f"{MAX_CATCH_OPTIONS}); ask for fewer", field="catch", value=catch)
     used |= {r.item_id for r in catch_records}
     main = [r for r in records if r.item_id not in used]
     if not main:

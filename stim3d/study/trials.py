@@ -11,8 +11,10 @@ centroid lies inside its own cell, a click anywhere on an outer object still lan
 its cell, and a click is mapped to the cell whose object the participant pointed at,
 under the camera's perspective.
 
-Golds are written only on practice, catch and staircase trials (the page judges a
-staircase answer before it picks the next level); a main trial's `difficulty` keeps
+The prompt is the people's prompt of prompts.py (the model's question stays in the
+records). Golds are written only on practice and staircase trials (the page judges a
+staircase answer before it picks the next level), and on every trial of a pilot build
+(the page shows the owner each gold after the answer); a main trial's `difficulty` keeps
 only keys that cannot give an answer away (`SAFE_DIFFICULTY_KEYS`: visibility levels,
 the look, a sweep's level), because some families record the answer there (`answer`,
 `n_exceptions`, `odd_present`).
@@ -30,7 +32,8 @@ from stim3d.scoring.answers import answer_text
 from stim3d.scoring.records import Record
 from stim3d.study.contract import RESPONSE_FORMS, Cell, Grid, Role, Trial
 from stim3d.study.errors import StudyError
-from stim3d.study.instructions import OPEN_NAME_INSTRUCTIONS, answer_instructions, participant_prompt
+from stim3d.study.instructions import OPEN_NAME_INSTRUCTIONS, answer_instructions
+from stim3d.study.prompts import mention_topics, people_prompt
 
 GRID_TYPES = frozenset({"cell", "cell_set", "strict_cell_set", "strict_cell_set_count"})
 SAFE_DIFFICULTY_KEYS = frozenset({
@@ -136,12 +139,13 @@ def record_gold(record: Record) -> Any:
     return record.answer.model_dump(mode="json")["gold"]
 
 
-def make_trial(record: Record, item: Item, role: Role) -> Trial:
+def make_trial(record: Record, item: Item, role: Role, pilot: bool = False) -> Trial:
     """One trial of `role` for a record; golds and the full difficulty only on practice and staircase trials.
 
     Those are the trials the page itself judges (practice feedback, the staircase's next level). Main and catch
     trials carry neither: trials.json is served to every participant, and a catch trial whose answer is in it
-    checks nothing; the scorer checks catch answers against the batch's records (exclusions.py).
+    checks nothing; the scorer checks catch answers against the batch's records (exclusions.py). A `pilot` build
+    (the owner trying the study) carries every trial's gold, shown after each answer; never a real study.
     """
     # A choice asked openly (AVA object recognition's q1) is typed, not picked: no buttons to name the answer.
     # It is scored from its record all the same (the options' synonyms, scoring/records.py).
@@ -151,10 +155,12 @@ def make_trial(record: Record, item: Item, role: Role) -> Trial:
         raise StudyError(f"item {record.item_id}, question {record.question_id}: answer type {answer_type!r} has no "
                          "widget on the study page; leave the item out (`filter`) or add the widget")
     options = None if is_open or record.answer.options is None else list(record.answer.options)
-    with_gold = role in ("practice", "staircase")
+    judged = role in ("practice", "staircase")  # the page judges these: the full difficulty too
+    with_gold = judged or pilot
     gold = record_gold(record) if with_gold else None
-    difficulty = (dict(record.difficulty) if with_gold
+    difficulty = (dict(record.difficulty) if judged
                   else {k: v for k, v in record.difficulty.items() if k in SAFE_DIFFICULTY_KEYS})
+    mention = mention_topics(record_gold(record)) if answer_type == "rubric" else None
     return Trial(
         trial_id=record.question_id,
         item_id=record.item_id,
@@ -162,8 +168,8 @@ def make_trial(record: Record, item: Item, role: Role) -> Trial:
         family=record.family,
         role=role,
         answer_type=answer_type,
-        prompt=participant_prompt(record.question),
-        instructions=OPEN_NAME_INSTRUCTIONS if is_open else answer_instructions(answer_type, options),
+        prompt=people_prompt(record.family, answer_type, record.question)[0],
+        instructions=OPEN_NAME_INSTRUCTIONS if is_open else answer_instructions(answer_type, mention),
         options=options,
         image=stimulus_name(record.item_id),
         width=record.image.width,

@@ -1,33 +1,22 @@
 /* Each participant's plan: the same trial ids, in the same order, as stim3d/study/contract.py participant_plan.
  *
- * fnv1a32 hashes the UTF-8 bytes of a string (FNV-1a, 32 bits); participantPlan ranks main trials by the hash of
- * "seed|participant|select|trial_id" (ties by id), keeps the first perParticipant, orders them by the hash of
- * "seed|participant|order|trial_id", then puts the k-th catch trial (from 0) at (2(k+1)n + c + 1) // (2(c + 1))
- * among the n main trials, and the practice trials first. Integer arithmetic only, so Python and JavaScript agree
- * (tests/test_study_build.py runs this file in node against participant_plan).
+ * participantPlan ranks main trials by the hash (hash.js fnv1a32) of "seed|participant|select|trial_id" (ties by
+ * id), keeps the first perParticipant, orders them by the hash of "seed|participant|order|trial_id", then puts the
+ * k-th catch trial (from 0) at (2(k+1)n + c + 1) // (2(c + 1)) among the n main trials, and the practice trials
+ * first. Integer arithmetic only, so Python and JavaScript agree (tests/test_study_build.py runs this file in node
+ * against participant_plan).
  */
-(function (root) {
+((root) => {
   "use strict";
 
-  function utf8Bytes(text) {
-    if (typeof TextEncoder !== "undefined") return new TextEncoder().encode(text);
-    return Buffer.from(text, "utf8");
-  }
+  const { fnv1a32 } = typeof module !== "undefined" && module.exports ? require("./hash.js") : root.Stim3dHash;
 
-  function fnv1a32(text) {
-    let value = 0x811c9dc5;
-    for (const byte of utf8Bytes(String(text))) {
-      value = Math.imul(value ^ byte, 0x01000193) >>> 0;
-    }
-    return value >>> 0;
-  }
-
-  function compareRank(a, b) {
+  const compareRank = (a, b) => {
     if (a[0] !== b[0]) return a[0] < b[0] ? -1 : 1;
     return a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0;  // trial ids are ASCII (check_name): code units = code points
-  }
+  };
 
-  function participantPlan(trials, seed, participant, perParticipant) {
+  const participantPlan = (trials, seed, participant, perParticipant) => {
     const rank = (purpose, id) => [fnv1a32(`${seed}|${participant}|${purpose}|${id}`), id];
     const sortBy = (ids, purpose) => ids
       .map((id) => ({ id, key: rank(purpose, id) }))
@@ -45,7 +34,7 @@
     }
     const practice = trials.filter((t) => t.role === "practice").map((t) => t.trial_id);
     return practice.concat(ordered);
-  }
+  };
 
   const api = { fnv1a32, participantPlan };
   root.Stim3dPlan = api;

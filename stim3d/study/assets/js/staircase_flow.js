@@ -1,21 +1,22 @@
 /* The staircase part of a sweep study (stim3d study build --staircase): the steps after the fixed plan.
  *
- * study.js calls Stim3dStaircase.timeline(ctx) when study.json has `staircase` and appends what it returns
+ * flow.js calls Stim3dStaircase.timeline(ctx) when study.json has `staircase` and appends what it returns
  * after the plan's trials. Each step (docs/study_staircase.md), the same as stim3d/study/staircase.py
  * session_steps, which the server and `stim3d study score` use to check the stored steps:
  *   level = staircase.next(); trial = pickTrial(manifest, seed, participant, step, level);
  *   show it with the widget plugin (no feedback); correct = response === trial.gold_text; update.
  * Step k is stored in the session as a TrialResult at index plan.length + k with its `level`, and the session
- * is saved after every step by study.js's `record` (server, JATOS or localStorage, else the download at the end).
- * A reload replays the stored steps through a fresh staircase and continues after the last one.
+ * is saved after every step by flow.js's `record` (server, JATOS or localStorage, else the download at the end).
+ * A reload replays the stored steps through a fresh staircase and continues after the last one. A pilot build
+ * shows the owner each step's gold after the answer (flow.js `goldNode`).
  */
-(function () {
+(() => {
   "use strict";
 
   const api = window.Stim3dStaircase;  // js/staircase.js, loaded before this file
 
   /* The stored steps that still follow this participant's staircase (a step that does not stops the replay). */
-  function restoreSteps(ctx, staircase, stored) {
+  const restoreSteps = (ctx, staircase, stored) => {
     const { study, session, byId } = ctx;
     const start = session.plan.length;
     if (!stored || !Array.isArray(stored.trials) || JSON.stringify(stored.plan) !== JSON.stringify(session.plan)) return;
@@ -28,9 +29,9 @@
       staircase.update(level, step.response === byId[id].gold_text);
       session.trials.push(step);
     }
-  }
+  };
 
-  async function timeline(ctx) {
+  const timeline = async (ctx) => {
     const { jsPsych, study, session, store, byId } = ctx;
     const manifest = study.staircase;
     const seed = study.options.seed;
@@ -81,10 +82,11 @@
                    stimulus: "<div class='stim3d-page'><p>The practice is over. From now on there is no " +
                              "feedback. The main part starts now.</p></div>" });
     }
-    nodes.push({ timeline: [stepNode], conditional_function: () => !staircase.done(),
+    const gold = ctx.goldNode(() => current.trial);  // the step just answered (prepare() moves on later)
+    nodes.push({ timeline: gold ? [stepNode, gold] : [stepNode], conditional_function: () => !staircase.done(),
                  loop_function: () => !staircase.done() });
     return nodes;
-  }
+  };
 
   if (api) api.timeline = timeline;
 })();
