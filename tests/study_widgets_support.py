@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PIL import Image, ImageDraw
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,6 +62,22 @@ def running(server: http.server.ThreadingHTTPServer) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+@contextmanager
+def chromium_browser() -> Iterator[Any]:
+    """Debian's Chromium driven by playwright (the test extra), closed afterwards; a test fails, never skips, when
+    it is not installed (CI must not pass a browser test by skipping it)."""
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).is_file():
+        pytest.fail("chromium is not installed: run `scripts/install.sh --test` (Debian package 'chromium')")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 def harness_url(base: str, entries: list[dict[str, Any]]) -> str:

@@ -42,10 +42,9 @@ from stim3d.study.contract import MAX_BODY_BYTES, Session, Trial, participant_pl
 from stim3d.study.score import score_study
 from stim3d.study.serve import make_server
 from tests.study_support import build_real
-from tests.study_widgets_support import running
+from tests.study_widgets_support import chromium_browser, running
 
 pytestmark = [pytest.mark.browser, pytest.mark.bpy]
-CHROMIUM = "/usr/bin/chromium"
 STEP_MS = 20_000  # the deadline of every wait: generous for two busy cores, never a fixed sleep
 THINK_MS = 2_000  # the fake clock's jump before each answer: a steady human pace
 SEED = 1  # with it, every answer type of the batch has a main trial (asserted below)
@@ -301,13 +300,8 @@ def built(study_batch, tmp_path_factory) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the test extra)")
-    if not Path(CHROMIUM).is_file():
-        pytest.fail("chromium is not installed: run `scripts/install.sh --test` (Debian package 'chromium')")
-    with playwright.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with chromium_browser() as chromium:
         yield chromium
-        chromium.close()
 
 
 def listing(folder: Path) -> list[str]:

@@ -6,7 +6,6 @@ with each type's real instructions; the stage (js/stage.js) must give the pictur
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, get_args
 
 import pytest
@@ -14,10 +13,10 @@ import pytest
 from stim3d.scoring.answers import AnswerType
 from stim3d.study.instructions import answer_instructions
 from stim3d.study.prompts import people_prompt
-from tests.study_widgets_support import CHROMIUM, JSPSYCH, grid, grid_image, harness_url, serve, trial
+from tests.study_widgets_support import JSPSYCH, chromium_browser, grid, grid_image, harness_url, serve, trial
 
 pytestmark = pytest.mark.browser
-playwright_sync = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the test extra)")
+pytest.importorskip("playwright.sync_api", reason="pip install playwright (the test extra)")
 
 W, H = 640, 480
 SCREENS = {"laptop": {"viewport": {"width": 1280, "height": 800}},
@@ -46,12 +45,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).is_file():
-        pytest.fail("chromium is not installed: run `scripts/install.sh --test` (Debian package 'chromium')")
-    with playwright_sync.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with chromium_browser() as chromium:
         yield chromium
-        chromium.close()
 
 
 def longest_trial(answer_type: str, n: int) -> dict[str, Any]:

@@ -11,17 +11,16 @@ is complete, and the page must log no console error.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, get_args
 
 import pytest
 
 from stim3d.scoring.answers import AnswerType, parse
 from stim3d.scoring.parsers_actions import Submission
-from tests.study_widgets_support import CHROMIUM, JSPSYCH, ROOT, grid, grid_image, harness_url, serve, trial
+from tests.study_widgets_support import JSPSYCH, ROOT, chromium_browser, grid, grid_image, harness_url, serve, trial
 
 pytestmark = pytest.mark.browser
-playwright_sync = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the test extra)")
+pytest.importorskip("playwright.sync_api", reason="pip install playwright (the test extra)")
 
 W, H = 400, 300  # the test picture (shown at its size or larger)
 BIG_W, BIG_H = 800, 600  # shown at about half its size in a 1000x500 window
@@ -42,12 +41,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).is_file():
-        pytest.fail("chromium is not installed: run `scripts/install.sh --test` (Debian package 'chromium')")
-    with playwright_sync.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with chromium_browser() as chromium:
         yield chromium
-        chromium.close()
 
 
 class Harness:
