@@ -71,7 +71,7 @@ def _extra_body(text: str) -> dict[str, Any]:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from stim3d.eval.run import run_eval
-    from stim3d.views.gallery import parse_filters
+    from stim3d.render.batch.selection import parse_filters
 
     if args.staircase_trials is not None and not args.staircase:
         raise UsageError("--staircase-trials needs --staircase")

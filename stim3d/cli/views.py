@@ -13,7 +13,8 @@ NESTED_FILTER = "--filter: a value nested too deeply to read; give a plain value
 
 def cmd_gallery(args: argparse.Namespace) -> int:
     from stim3d.eval.wrong import FILTER_KEY, wrong_item_ids
-    from stim3d.views.gallery import build_gallery, parse_filters
+    from stim3d.render.batch.selection import parse_filters
+    from stim3d.views.gallery import build_gallery
 
     def progress(done: int, total: int, item_id: str) -> None:
         if done == total or done % max(1, total // 20) == 0:
@@ -35,8 +36,8 @@ def cmd_gallery(args: argparse.Namespace) -> int:
     return 0
 
 def cmd_contact_sheet(args: argparse.Namespace) -> int:
+    from stim3d.render.batch.selection import parse_filters
     from stim3d.views.contact_sheet import contact_sheet
-    from stim3d.views.gallery import parse_filters
 
     try:
         sheet = contact_sheet(Path(args.out), n=args.n, columns=args.columns, family=args.family,

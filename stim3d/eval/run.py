@@ -26,7 +26,8 @@ from stim3d.eval.options import EvalOptions
 from stim3d.eval.redact import api_key
 from stim3d.eval.request import RequestOptions, image_data_url, request_body, request_hash, shown_request
 from stim3d.eval.store import Key, ResponseStore, eval_folder
-from stim3d.render.batch.reading import load_batch
+from stim3d.render.batch.reading import Batch, load_batch
+from stim3d.render.batch.selection import SelectionError, selected_records
 from stim3d.scoring.records import Record
 from stim3d.version import __version__
 
@@ -76,19 +77,15 @@ class Plan:
         return self.answer_of is not None
 
 
-def select_records(batch: Any, filters: Mapping[str, str] | None, limit: int | None) -> list[Record]:
-    """The batch's records whose item matches `filters` (the gallery's KEY=VALUE rule), the first `limit` of them."""
-    from stim3d.views.gallery import GalleryError, select_items
-
-    records = list(batch.records)
-    if not records:
+def select_records(batch: Batch, filters: Mapping[str, str] | None, limit: int | None) -> list[Record]:
+    """The batch's records whose item matches `filters` (render/batch/selection.py's KEY=VALUE rule), the first
+    `limit` of them."""
+    if not batch.records:
         raise EvalError(f"{batch.folder}: no records.jsonl records to evaluate (render the batch first)")
-    if filters:
-        try:
-            chosen = {item.item_id for item in select_items(list(batch.items), None, dict(filters))}
-        except GalleryError as exc:
-            raise EvalError(str(exc)) from None
-        records = [r for r in records if r.item_id in chosen]
+    try:
+        records = selected_records(batch, filters)
+    except SelectionError as exc:
+        raise EvalError(exc.reason, field=exc.field, value=exc.value) from None
     if limit is not None:
         if limit < 1:
             raise EvalError("must be at least 1", field="limit", value=limit)

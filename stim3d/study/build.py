@@ -192,14 +192,14 @@ def _load(batch: Path, filters: list[str]) -> tuple[Any, list[Any]]:
     from stim3d.eval.run import EvalError, select_records
     from stim3d.render.batch.config import ConfigError
     from stim3d.render.batch.reading import load_batch
-    from stim3d.views.gallery import GalleryError, parse_filters
+    from stim3d.render.batch.selection import SelectionError, parse_filters
 
     if not batch.is_dir():
         raise StudyError(f"{batch}: no such batch folder")
     try:
         loaded = load_batch(batch)
         records = select_records(loaded, parse_filters(filters), None)
-    except (ConfigError, EvalError, GalleryError) as exc:
+    except (ConfigError, EvalError, SelectionError) as exc:
         raise StudyError(str(exc).splitlines()[0]) from None
     if not records:
         raise StudyError(f"{batch}: no question is selected{' by ' + ' '.join(filters) if filters else ''}")

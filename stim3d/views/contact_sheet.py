@@ -23,7 +23,7 @@ from stim3d.render.batch.folder import IMAGE
 from stim3d.render.batch.item_folder import load_item
 from stim3d.scenes.model import Item
 from stim3d.scoring.answers import answer_text
-from stim3d.views.gallery import GalleryError, item_folders, select_items, thumbnail
+from stim3d.views.gallery import GalleryError, item_folders, shown_items, thumbnail
 from stim3d.views.gallery_page import short_value
 
 GAP = 10
@@ -154,7 +154,7 @@ def contact_sheet(
         available = len(folders)
         items = [i for i in (readable(folders[k]) for k in spread(len(folders), n)) if i is not None]
     else:
-        matching = select_items([i for i in map(readable, folders) if i is not None], family, filters or {})
+        matching = shown_items([i for i in map(readable, folders) if i is not None], family, filters or {})
         available = len(matching)
         items = [matching[k] for k in spread(len(matching), n)]
     by_id = {f.name: f for f in folders}

@@ -18,17 +18,14 @@ parsed on first use, and overlay layers load only when switched on.
 
 from __future__ import annotations
 
-import math
 import re
 import shutil
 from collections.abc import Callable, Collection, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
-import yaml
 from PIL import Image
 from pydantic import ValidationError
 
@@ -37,6 +34,7 @@ from stim3d.files import atomic_path, inside, write_text_atomic
 from stim3d.render.batch.config import ConfigError
 from stim3d.render.batch.folder import IMAGE, ITEM_JSON, MASK, BatchFolder
 from stim3d.render.batch.item_folder import load_item, load_mask
+from stim3d.render.batch.selection import SelectionError, select_items
 from stim3d.scenes.model import Item, StudioLook
 from stim3d.scenes.names import NAME_LIMIT, check_name
 from stim3d.views.gallery_page import THUMB_WIDTH, GalleryEntry, render_index
@@ -104,44 +102,13 @@ def page_name(name: str | None, family: str | None, filters: dict[str, str]) -> 
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", "_".join(parts)).strip("._-")[:NAME_LIMIT] or "filtered"
 
 
-def parse_filters(pairs: Iterable[str]) -> dict[str, str]:
-    """`KEY=VALUE` strings -> {key: value}; the value is compared after YAML parsing (0.7, true, red)."""
-    filters: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise GalleryError("expected KEY=VALUE, e.g. min_visibility=0.7", field="filters", value=repr(pair))
-        filters[key.strip()] = value.strip()
-    return filters
-
-
-def _parse_value(text: str) -> Any:
-    """A filter value as YAML reads it (0.7 -> float, true -> bool); text that is not YAML stays text."""
+def shown_items(items: list[Item], family: str | None, filters: dict[str, str]) -> list[Item]:
+    """The items a gallery or a contact sheet shows (render/batch/selection.py's rule); a GalleryError when the
+    filters select nothing or name a key no item has."""
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
-        return text
-
-
-def _values_equal(actual: Any, parsed: Any, wanted: str) -> bool:
-    numeric = (int, float)
-    if isinstance(actual, numeric) and not isinstance(actual, bool) and isinstance(parsed, numeric) and not isinstance(parsed, bool):
-        return math.isclose(actual, parsed, rel_tol=1e-9, abs_tol=1e-12)
-    if isinstance(actual, bool) or isinstance(parsed, bool):
-        return actual is parsed
-    return actual == parsed or str(actual) == wanted
-
-
-def _lookup(item: Item, key: str) -> tuple[bool, Any]:
-    """A filter key names a difficulty value first, then a family parameter, then `look` (studio items carry no
-    `look` in their difficulty, docs/looks.md)."""
-    if key in item.difficulty:
-        return True, item.difficulty[key]
-    if key in item.params:
-        return True, item.params[key]
-    if key == "look":
-        return True, item.scene.look.name
-    return False, None
+        return select_items(items, family, filters)
+    except SelectionError as exc:
+        raise GalleryError(exc.reason, field=exc.field, value=exc.value) from None
 
 
 def with_studio_look(items: list[Item]) -> list[Item]:
@@ -151,28 +118,6 @@ def with_studio_look(items: list[Item]) -> list[Item]:
         return items
     return [item if "look" in item.difficulty else
             item.model_copy(update={"difficulty": {**item.difficulty, "look": item.scene.look.name}}) for item in items]
-
-
-def select_items(items: list[Item], family: str | None, filters: dict[str, str]) -> list[Item]:
-    """The items a gallery (or sheet) shows: all of `family` (when given) whose keys equal the filter values."""
-    if family is not None:
-        families = sorted({item.family for item in items})
-        if family not in families:
-            raise GalleryError(f"no items of that family here; families: {', '.join(families)}", field="family",
-                               value=repr(family))
-        items = [item for item in items if item.family == family]
-    for key, wanted in filters.items():
-        if not any(_lookup(item, key)[0] for item in items):
-            keys = sorted({k for item in items for k in (*item.difficulty, *item.params)})
-            raise GalleryError(f"no item has a difficulty or parameter {key!r}; keys: {', '.join(keys)}",
-                               field="filters", value=f"{key}={wanted}")
-        parsed = _parse_value(wanted)
-        items = [item for item in items if (found := _lookup(item, key))[0] and _values_equal(found[1], parsed, wanted)]
-    if not items:
-        shown = " ".join([f"`family={family}`"] * (family is not None)
-                         + [f"`filters={k}={v}`" for k, v in filters.items()])
-        raise GalleryError(f"no items match {shown}")
-    return items
 
 
 # -- thumbnails and overlays ---------------------------------------------------------------------------
@@ -300,7 +245,7 @@ def build_gallery(
     if only_items is not None:  # e.g. the items a model got wrong (`--filter wrong=MODEL`, stim3d/eval/wrong.py)
         wanted = set(only_items)
         candidates = [item for item in candidates if item.item_id in wanted]
-    chosen = with_studio_look(select_items(candidates, family, filters))
+    chosen = with_studio_look(shown_items(candidates, family, filters))
     report.excluded = len(loaded) - len(chosen)
     layers = _refresh_files(chosen, {item.item_id: folder for item, folder in loaded}, gallery, report,
                          workers or _default_workers(), progress)
