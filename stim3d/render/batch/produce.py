@@ -178,7 +178,7 @@ class Composed:
 def plan_item(plan: ItemPlan, batch_seed: int, settings: RenderSettings) -> Item:
     """The planned item composed at `settings`' size: its seed, look and the folders it may read mesh files from.
 
-    The one place a plan becomes an item: `render` (compose_item) and `validate` (cli/batch.py, at a trial size)
+    The one place a plan becomes an item: `render` (compose_item) and `validate` (stim3d/cli/batch.py, at a trial size)
     both call it, so validate accepts and refuses exactly what render does. Raises InfeasibleError for impossible
     constraints."""
     frame = Frame(settings.width, settings.height, settings.rays_per_pixel, plan.mesh_roots)
