@@ -24,8 +24,10 @@ fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-# Install from a copy of the sources, so the build leaves no build/ or egg-info in the checkout.
-tar --exclude=__pycache__ -cf - pyproject.toml README.md LICENSE MANIFEST.in stim3d scenes render scoring blender_addon \
+# Install from a copy of the sources (with the build backend and the fetch scripts whose pins it reads: the build
+# checks the vendored jsPsych and HDRIs), so the build leaves no build/ or egg-info in the checkout.
+tar --exclude=__pycache__ -cf - pyproject.toml README.md LICENSE MANIFEST.in build_backend scripts \
+  stim3d scenes render scoring blender_addon \
   | (mkdir -p "$work/src" && cd "$work/src" && tar -xf -)
 "$core_python" -m venv "$work/core"
 core="$work/core/bin"
