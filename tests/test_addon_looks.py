@@ -60,7 +60,10 @@ def test_apply_look_rebuilds_the_open_item_in_the_look_drawn_from_its_seed(addon
     assert edited.scene.look == expected and edited.difficulty["look"] == "photoreal"
     world = bpy.context.scene.world
     textures = [n for n in world.node_tree.nodes if n.bl_idname == "ShaderNodeTexEnvironment"]
-    assert [Path(t.image.filepath).stem for t in textures] == [expected.environment.name]
+    from stim3d.render.backends.blender_looks import environment_files
+
+    # the map the look names (a pmndrs map's file is its name without the prefix: pmndrs_night is night.exr there)
+    assert [Path(t.image.filepath) for t in textures] == [environment_files()[expected.environment.name]]
     objects = {o.pass_index: o for o in bpy.context.scene.objects if o.type == "MESH" and o.pass_index > 0}
     for material in expected.objects:
         bsdf = objects[material.id].material_slots[0].material.node_tree.nodes["Principled BSDF"]

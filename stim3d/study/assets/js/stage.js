@@ -8,7 +8,8 @@
  * else of the page is laid out (the progress bar, the prompt above the picture, the instructions, the controls and
  * Submit below it), so the question, the picture and Submit show together without scrolling, on a laptop and on a
  * phone held upright; a small image grows at most MAX_GROWTH times, and the picture never shrinks below MIN_SHARE
- * of the window's height (a page that cannot fit then scrolls rather than shows a stamp-sized picture).
+ * of the window's height (a page that cannot fit then scrolls rather than shows a stamp-sized picture). Once the
+ * participant starts answering, only a window resize fits it again (Stage.watch).
  */
 (() => {
   "use strict";
@@ -54,13 +55,20 @@
       window.addEventListener("resize", this.fit);
     }
 
-    /** Fit now, and again whenever the window or the height of `others` (prompt, controls) changes. */
+    /** Fit now, again whenever the window changes, and whenever the height of `others` (prompt, controls) changes
+     * until the participant first points at or presses a key in the trial: after that the picture keeps its size
+     * (a list of picks growing under it must not move the cell the participant is about to click). */
     watch(others) {
       this.resize();
       if (typeof ResizeObserver === "undefined") return;
       let pending = false;
+      let answering = false;
+      const trial = this.root.closest(".stim3d-trial") || this.root;
+      for (const type of ["pointerdown", "keydown"]) {
+        trial.addEventListener(type, () => { answering = true; }, { capture: true, once: true });
+      }
       this.watcher = new ResizeObserver(() => {  // one fit per frame, after layout: never a resize loop
-        if (pending) return;
+        if (pending || answering) return;
         pending = true;
         requestAnimationFrame(() => {
           pending = false;
