@@ -64,7 +64,7 @@ def test_outdoor_draws_a_hedge_in_most_items_and_every_outdoor_ground():
 
 
 def test_every_kind_is_drawn_the_tabletop_most_often_and_clevr_never_gets_one():
-    kinds = [_item("shape_count", index=i, frame=Frame(64, 48)).scene.look.setting.kind for i in range(150)]
+    kinds = [_item("shape_count", index=i, frame=Frame(64, 48)).scene.look.setting.kind for i in range(100)]
     counts = {kind: kinds.count(kind) for kind in SETTING_KINDS}
     assert all(counts.values()) and counts["tabletop"] == max(counts.values()), counts
     clevr = _item("shape_count", "clevr")
