@@ -18,7 +18,7 @@ import pytest
 from stim3d.study.build import BuildOptions, build_study
 from stim3d.study.contract import Session, Trial, participant_plan
 from tests.study_support import build_real, with_standin_widgets
-from tests.study_widgets_support import running
+from tests.study_widgets_support import chromium_browser, running
 
 pytestmark = [pytest.mark.browser, pytest.mark.bpy]
 STEP_MS = 20_000  # the deadline of every wait: generous for two busy cores, never a fixed sleep
@@ -50,17 +50,13 @@ def site(study):
 
 @pytest.fixture
 def page():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+    with chromium_browser() as browser:
         context = browser.new_context(accept_downloads=True)
         tab = context.new_page()
         tab.set_default_timeout(STEP_MS)
         errors: list[str] = []
         tab.on("pageerror", lambda exc: errors.append(str(exc)))
         yield tab
-        browser.close()
         assert not errors, errors
 
 

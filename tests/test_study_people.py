@@ -37,7 +37,7 @@ from stim3d.study.build import BuildOptions
 from stim3d.study.contract import Trial, participant_plan
 from stim3d.study.serve import make_server
 from tests.study_support import build_real
-from tests.study_widgets_support import CHROMIUM, running
+from tests.study_widgets_support import CHROMIUM, chromium_browser, running
 
 pytestmark = [pytest.mark.browser, pytest.mark.bpy]
 STEP_MS = 20_000
@@ -150,14 +150,11 @@ ACTS: dict[str, Callable[[Any, Trial, Record, bool], None]] = {"ann": by_keyboar
 
 # -- one participant ---------------------------------------------------------------------------------------------
 
-def take_part(playwright: Any, base: str, name: str, plan: list[Trial], records: dict[str, Record], pages: int) -> None:
-    """One participant in a browser of their own, start to "Your answers are saved" (the module docstring)."""
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            answer_all(browser, base, name, plan, records, pages)
-        finally:
-            browser.close()
+def take_part(base: str, name: str, plan: list[Trial], records: dict[str, Record], pages: int) -> None:
+    """One participant in a browser of their own (one playwright per thread), start to "Your answers are saved"
+    (the module docstring)."""
+    with chromium_browser() as browser:
+        answer_all(browser, base, name, plan, records, pages)
 
 
 def answer_all(browser: Any, base: str, name: str, plan: list[Trial], records: dict[str, Record], pages: int) -> None:
@@ -230,7 +227,7 @@ def test_three_people_complete_a_study_of_every_family_and_are_scored_beside_eac
 
     with running(make_server(study, "127.0.0.1", 0, log=lambda line: None)) as base, \
             ThreadPoolExecutor(len(plans)) as people:  # at the same time, as a study's participants are
-        taking = [people.submit(take_part, chromium, base, name, plan, records, pages) for name, plan in plans.items()]
+        taking = [people.submit(take_part, base, name, plan, records, pages) for name, plan in plans.items()]
         for done in taking:
             done.result()
 

@@ -20,6 +20,7 @@ from stim3d.study.build import BuildOptions, build_study
 from stim3d.study.contract import Session, Trial
 from stim3d.study.staircase import Staircase, replay
 from tests.batch_support import render_cone_sweep
+from tests.study_widgets_support import chromium_browser
 
 pytest.importorskip("bpy", reason="the Blender Python module (bpy==5.0.1) is not installed")
 pytestmark = pytest.mark.bpy
@@ -107,8 +108,6 @@ def _participant(page, base: str, by_image: dict[str, Trial]) -> None:
 
 @pytest.mark.browser
 def test_a_participant_runs_the_staircase_and_score_reports_the_threshold_replay_gives(sweep, tmp_path):
-    from playwright.sync_api import sync_playwright
-
     from stim3d.eval.options import EvalOptions
     from stim3d.eval.staircase import run_staircases
     from stim3d.study.score import score_study
@@ -130,15 +129,13 @@ def test_a_participant_runs_the_staircase_and_score_reports_the_threshold_replay
     base = server.url.rsplit("/", 1)[0]
     errors: list[str] = []
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        with chromium_browser() as browser:
             page = browser.new_page()
             page.set_default_timeout(STEP_MS)
             page.on("pageerror", lambda exc: errors.append(str(exc)))
             page.on("console", lambda msg: errors.append(f"{msg.text} {msg.location['url']}")
                     if msg.type == "error" and not _expected_404(msg) else None)
             _participant(page, base, by_image)
-            browser.close()
         (stored,) = (study / "data" / "P1").glob("*.json")
         session = Session.model_validate_json(stored.read_text())
         answers = expected_answers(manifest["staircase"]["spec"])
