@@ -86,6 +86,41 @@ def ssim(image: np.ndarray, reference: np.ndarray) -> float:
     return float(index.mean())
 
 
+# -- against the converged image, estimated through a noisy reference ----------------------------------
+
+def psnr_converged(image: np.ndarray, reference: np.ndarray, noise: np.ndarray) -> float:
+    """PSNR of an 8-bit image against the converged image, estimated from a Monte Carlo `reference` (float levels)
+    and `noise`, an independent draw with the reference's own error variance ((half A - half B) / 2).
+
+    The candidate's error and the reference's are independent (other Cycles seeds), so the mean squared
+    difference is the candidate's own squared error plus the reference's noise variance; the latter,
+    estimated by mean(noise**2), is taken off. Unbiased in the squared error; None-free: an estimate at or
+    below zero (a candidate indistinguishable from the converged image) is reported as 99 dB.
+    """
+    mse = float(np.mean((image.astype(np.float64) - reference) ** 2) - np.mean(noise ** 2))
+    return 99.0 if mse <= 0 else min(99.0, 10.0 * np.log10(255.0**2 / mse))
+
+
+def ssim_converged(image: np.ndarray, reference: np.ndarray, noise: np.ndarray) -> float:
+    """Mean SSIM of an 8-bit image's luminance against the converged image, estimated from a Monte Carlo
+    `reference` (float levels) and `noise` (as `psnr_converged`).
+
+    In each window the reference's noise adds its variance to the reference's variance and
+    nothing, on average, to the covariance or the means; the window's noise variance, measured
+    on `noise` with the same Gaussian window, is taken off the reference's (not below zero).
+    On a flat surface a noisy reference otherwise caps SSIM at about C2 / (C2 + noise variance)
+    however good the candidate is (bench/looks_settings.py `ceiling`).
+    """
+    x, y, n = luminance(image), luminance(reference), luminance(noise)
+    c1, c2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
+    mx, my, mn = _gaussian_valid(x), _gaussian_valid(y), _gaussian_valid(n)
+    vx = _gaussian_valid(x * x) - mx * mx
+    vy = np.maximum(_gaussian_valid(y * y) - my * my - (_gaussian_valid(n * n) - mn * mn), 0.0)
+    cxy = _gaussian_valid(x * y) - mx * my
+    index = ((2 * mx * my + c1) * (2 * cxy + c2)) / ((mx * mx + my * my + c1) * (vx + vy + c2))
+    return float(index.mean())
+
+
 # -- scenes and renders ------------------------------------------------------------------------------
 
 def preset_items(families: tuple[str, ...], width: int, height: int, preset: Path = PRESET) -> tuple[list[Item], str]:
