@@ -18,7 +18,8 @@ Steps (`--only STEP`, repeatable; default: all):
 - `gallery`: the gallery page of a 12-item Cycles batch (6 scenes in studio and photoreal), screenshot by
   headless Chromium: docs/gallery.png.
 - `oddgrid`: docs/oddgrid.md's constant baselines (instant) and its contact sheet of an 8-item Cycles batch.
-- `objects`: docs/objects.md's contact sheet of the composed-object library, 12 Cycles renders (bench/docs_objects.py).
+- `objects`: docs/objects.md's contact sheet of the composed-object library, 12 Cycles renders, and its photoreal
+  scene of library objects (bench/docs_objects.py).
 - `study`: one screenshot per response widget of the study (docs/images/study/) and the table of
   docs/study_widgets.md, from the widgets answered and submitted in headless Chromium, and one trial
   on a laptop and on a phone (docs/images/study_trial_desktop.png, study_trial_phone.png;
@@ -173,7 +174,9 @@ def step_oddgrid(work: Path) -> list[str]:
 
 def step_objects(work: Path) -> list[str]:
     sheet = docs_objects.contact_sheet(work / "objects")
-    return ["images/objects_contact.png"] if _copy_if_changed(sheet, DOCS / "images" / "objects_contact.png") else []
+    photo = docs_objects.photoreal_scene(work / "objects")
+    pictures = {"images/objects_contact.png": sheet, "images/objects_photoreal.png": photo}
+    return [name for name, path in pictures.items() if _copy_if_changed(path, DOCS / name)]
 
 
 def step_study(work: Path) -> list[str]:

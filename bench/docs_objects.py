@@ -1,9 +1,11 @@
-"""The contact sheet of docs/objects.md: every composed object of the library, rendered with Cycles.
+"""The pictures of docs/objects.md: every composed object of the library, and library objects in photoreal.
 
-One item per library object (`stim3d.render_items`, 320x240, 16 samples + denoising): the
-object alone on the studio stage, 1.6 m at its longest, its front (+Y) turned 30 degrees
-from the camera so front and side both show; each cell is captioned with the object's name
-and its parts. Run by `python -m bench.docs --only objects`.
+The contact sheet: one item per library object (`stim3d.render_items`, 320x240, 16 samples +
+denoising): the object alone on the studio stage, 1.6 m at its longest, its front (+Y) turned
+30 degrees from the camera so front and side both show; each cell is captioned with the object's
+name and its parts. The photoreal scene: a chair, a table, a car, a lamp and a glossy mug in one
+item rendered in photoreal (480x360, 32 samples), their accents and glaze (docs/objects.md
+"Materials"). Run by `python -m bench.docs --only objects`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from stim3d.render.batch.folder import IMAGE
 from stim3d.scenes.camera import look_at
 from stim3d.scenes.colors import COLOR_NAMES, named
 from stim3d.scenes.families.shared.stage import counting_lights
+from stim3d.scenes.looks import with_look
 from stim3d.scenes.model import GroundTruth, Item, Scene
 from stim3d.scenes.object_library import entry, library_object, object_names
 from stim3d.scenes.visibility import measure
@@ -34,6 +37,24 @@ def object_item(index: int, name: str) -> Item:
     scene = Scene(camera=camera, lights=counting_lights(), objects=[obj])
     return Item(item_id=f"object-{name.replace('_', '-')}", family="objects", params={"object": name}, seed=0,
                 seed_entropy=[0], scene=scene, ground_truth=GroundTruth(objects=measure(scene).truths), questions=[])
+
+
+PHOTOREAL = {"engine": "cycles", "samples": 32, "denoise": True, "width": 480, "height": 360, "look": "photoreal"}
+# (name, size m, x, y, yaw degrees, colour, finish): the accents of every kind and the mug's glaze in one frame
+PHOTOREAL_OBJECTS = [("chair", 2.0, -2.2, 0.0, 30.0, "blue", "matte"), ("car", 2.0, 0.3, 0.5, 60.0, "red", "matte"),
+                     ("mug", 1.2, 2.4, -0.5, 200.0, "yellow", "glossy"), ("lamp", 2.4, 0.8, 2.5, 0.0, "green", "matte"),
+                     ("table", 2.2, -1.0, 3.0, 10.0, "purple", "matte")]
+
+
+def photoreal_scene(work: Path) -> Path:
+    """Render the library objects' photoreal scene into `work`; returns its image."""
+    objects = [library_object(k, name, size, x, y, yaw, named(colour)).model_copy(update={"finish": finish})
+               for k, (name, size, x, y, yaw, colour, finish) in enumerate(PHOTOREAL_OBJECTS, start=1)]
+    scene = Scene(camera=look_at((0.0, -8.0, 4.0), (0.0, 0.5, 0.8), PHOTOREAL["width"], PHOTOREAL["height"]),
+                  lights=counting_lights(), objects=objects)
+    item = Item(item_id="objects-photoreal", family="objects", params={}, seed=1, seed_entropy=[7, 1, 0],
+                scene=scene, ground_truth=GroundTruth(objects=measure(scene).truths), questions=[])
+    return render_items([with_look(item, "photoreal")], work / "photoreal", PHOTOREAL)[0] / IMAGE
 
 
 def contact_sheet(work: Path) -> Path:

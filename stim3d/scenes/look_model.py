@@ -15,6 +15,18 @@ from pydantic import Field, PositiveFloat
 from .model_base import ADDED, Light, Strict
 
 
+class PartLook(Strict):
+    """One accent part's material: built as the library material `material`, in its own colour `srgb`."""
+
+    accent: str = Field(description="the accent material's name (natural_wood, steel, black_rubber)")
+    material: str
+    srgb: tuple[float, float, float]
+    roughness: float = Field(ge=0, le=1)
+    metallic: float = Field(ge=0, le=1)
+    coat: float = Field(0.0, ge=0, le=1)
+    params: dict[str, float] = Field(default_factory=dict)
+
+
 class ObjectLook(Strict):
     """One object's material under a look: a named library material and the parameters drawn for it.
 
@@ -28,6 +40,10 @@ class ObjectLook(Strict):
     metallic: float = Field(ge=0, le=1)
     coat: float = Field(0.0, ge=0, le=1)
     params: dict[str, float] = Field(default_factory=dict)
+    parts: Annotated[dict[str, PartLook], ADDED] = Field(
+        default_factory=dict, description="photoreal's accent parts of a library object, by part name (a chair's "
+        "wooden legs: scenes/materials.py ACCENT_MATERIALS), each in its own material and colour; the other parts "
+        "take the object's; absent when none")
 
 
 class GroundLook(Strict):

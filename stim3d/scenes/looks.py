@@ -58,7 +58,16 @@ from .look_basis import (
     texture_scale,
 )
 from .look_contrast import ground_tone
-from .materials import CLEVR_MATERIALS, FADE, GROUND_MATERIALS, OBJECT_MATERIALS, ObjectMaterial, wear
+from .materials import (
+    ACCENT_MATERIALS,
+    CLEVR_MATERIALS,
+    FADE,
+    GROUND_MATERIALS,
+    MADE_OF,
+    OBJECT_MATERIALS,
+    ObjectMaterial,
+    wear,
+)
 from .model import (
     DrawnLook,
     EnvironmentLook,
@@ -68,7 +77,9 @@ from .model import (
     Look,
     LookName,
     ObjectLook,
+    PartLook,
     Scene,
+    SceneObject,
     StudioLook,
     SunLook,
     round6,
@@ -127,7 +138,8 @@ def _object_looks(scene: Scene, family: str, library: dict[str, ObjectMaterial],
     per_object = family in FAMILIES and FAMILIES[family].per_object_materials
 
     def draw(finish: str) -> tuple[str, float]:
-        names = [n for n, m in library.items() if finish in m.finishes and (m.rough or not both or finish != "matte")]
+        names = [n for n, m in library.items()
+                 if m.pooled and finish in m.finishes and (m.rough or not both or finish != "matte")]
         name = names[int(rng.integers(len(names)))]
         return name, _uniform(rng, library[name].roughness)
 
@@ -144,6 +156,39 @@ def _object_looks(scene: Scene, family: str, library: dict[str, ObjectMaterial],
         looks.append(ObjectLook(id=obj.id, material=name, roughness=roughness, metallic=material.metallic,
                                 coat=material.coat))
     return looks
+
+
+def _library_materials(look: ObjectLook, obj: SceneObject, rng: np.random.Generator) -> ObjectLook:
+    """A library object's own materials under photoreal (objects.yaml): the material it is made of whatever the draw
+    (`made_of`: a mug is glazed ceramic, glossy or satin by its finish) and its accent parts' own materials and
+    colours (a chair's wooden legs), each with its wear. Drawn after every other object draw, so an item without
+    library objects draws what it drew before them."""
+    from .object_library import library
+
+    if obj.source is None or obj.source.kind != "composed" or obj.source.name not in library():
+        return look
+    entry = library()[obj.source.name]
+    if entry.made_of is not None:
+        name = MADE_OF[entry.made_of][obj.finish]
+        made = OBJECT_MATERIALS[name]
+        look = look.model_copy(update={"material": name, "roughness": _uniform(rng, made.roughness),
+                                       "metallic": made.metallic, "coat": made.coat})
+        look = look.model_copy(update={"params": wear(look, obj.size, rng)})
+    drawn: dict[str, PartLook] = {}  # one draw per accent: a table's four legs are the same wood
+    parts = {}
+    present = {part.name for part in obj.source.parts}  # item.json's own parts (the library entry may have changed)
+    for part_name, accent_name in entry.accents().items():
+        if part_name not in present:
+            continue
+        if accent_name not in drawn:
+            accent = ACCENT_MATERIALS[accent_name]
+            built = OBJECT_MATERIALS[accent.material]
+            part = PartLook(accent=accent_name, material=accent.material,
+                            srgb=accent.colors[int(rng.integers(len(accent.colors)))],
+                            roughness=_uniform(rng, accent.roughness), metallic=built.metallic, coat=built.coat)
+            drawn[accent_name] = part.model_copy(update={"params": wear(part, obj.size, rng)})
+        parts[part_name] = drawn[accent_name]
+    return look.model_copy(update={"parts": parts}) if parts else look
 
 
 def _clevr_ground(scene: Scene, attempt: int) -> tuple[float, float, float]:
@@ -203,6 +248,7 @@ def _photoreal(scene: Scene, family: str, rng: np.random.Generator, entropy: lis
         params[name] = float(values[int(rng.integers(len(values)))])
     sizes = {obj.id: obj.size for obj in scene.objects}
     objects = [look.model_copy(update={"params": wear(look, sizes[look.id], rng)}) for look in objects]
+    objects = [_library_materials(look, scene.object(look.id), rng) for look in objects]  # after all the above
     ground = ground.model_copy(update={"params": params})
     # The setting (scenes/settings.py) comes from a stream of its own: every draw above is what it was before.
     setting = draw_setting(scene, environment, sun, ground, entropy, attempt)

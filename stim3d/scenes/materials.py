@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import ObjectLook, round6
+from .model import ObjectLook, PartLook, round6
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,7 @@ class ObjectMaterial:
     detail: float = 0.0
     detail_share: float = 0.04
     sheen: float = 0.0  # a cloth's sheen at grazing angles (the Principled BSDF's Sheen Weight)
+    pooled: bool = True  # drawn for any object; False: only for a library object made of it (MADE_OF)
 
 
 # The matte materials' base-layer specular (issue 44): a bright environment reflected off every surface, most at
@@ -87,6 +88,35 @@ OBJECT_MATERIALS: dict[str, ObjectMaterial] = {
                            detail_share=0.03, sheen=0.3),
     "painted_wood": ObjectMaterial((0.45, 0.6), 0.0, 0.2, ("matte",), False, 0.06, 0.1, specular=MATTE_SPECULAR,
                                    detail=0.2, detail_share=0.05),
+    # a satin glaze: a matte-finish mug is still ceramic (MADE_OF), never drawn for other objects
+    "matte_glaze": ObjectMaterial((0.5, 0.65), 0.0, 0.0, ("matte",), True, 0.05, 0.05, specular=MATTE_SPECULAR,
+                                  detail=0.03, detail_share=0.02, pooled=False),
+}
+# What a library object is made of whatever the draw (objects.yaml `made_of`): its material for each finish. A mug
+# is glazed ceramic, glossy or satin; the glaze takes the palette colour like any object material.
+MADE_OF: dict[str, dict[str, str]] = {"glazed_ceramic": {"glossy": "ceramic", "matte": "matte_glaze"}}
+
+
+@dataclass(frozen=True)
+class AccentMaterial:
+    """A library part's own material (objects.yaml `material:` on a part): a chair's wooden legs, a lamp's steel pole.
+
+    Its colour is its own, drawn from `colors`, never the palette colour: the object's named colour is its other
+    parts', and the accents are small parts, so the colour check's median over the object's pixels (scenes/
+    look_colours.py) still measures the painted parts. Built as the OBJECT_MATERIALS entry `material` (its grain,
+    anisotropy or rubber specular, its micro-detail) with `roughness` drawn here.
+    """
+
+    material: str
+    colors: tuple[tuple[float, float, float], ...]
+    roughness: tuple[float, float]
+
+
+ACCENT_MATERIALS: dict[str, AccentMaterial] = {
+    "natural_wood": AccentMaterial("varnished_wood", ((0.55, 0.37, 0.22), (0.43, 0.28, 0.16), (0.66, 0.5, 0.34)),
+                                   (0.35, 0.5)),
+    "steel": AccentMaterial("brushed_metal", ((0.72, 0.72, 0.74), (0.6, 0.61, 0.63)), (0.25, 0.4)),
+    "black_rubber": AccentMaterial("rubber", ((0.04, 0.04, 0.04), (0.07, 0.07, 0.07)), (0.75, 0.9)),
 }
 BEVEL_SHARE = 0.03  # photoreal's rounded-edge shading: the Bevel node's radius as a share of the object's size
 # clevr's metal is a metallic paint (issue 44): a bare metal shows its colour only as bright as what it mirrors, and
@@ -101,8 +131,9 @@ CLEVR_MATERIALS: dict[str, ObjectMaterial] = {
 }
 
 
-def wear(look: ObjectLook, size: float, rng: np.random.Generator) -> dict[str, float]:
-    """Photoreal's rounded edges and worn surface for one object (render/backends/blender_looks.py imperfections)."""
+def wear(look: ObjectLook | PartLook, size: float, rng: np.random.Generator) -> dict[str, float]:
+    """Photoreal's rounded edges and worn surface for one object or accent part (render/backends/blender_looks.py
+    imperfections); `size` is the whole object's, so a part's bevel and grain match its object's."""
     material = OBJECT_MATERIALS[look.material]
     params = {"bevel_m": round6(BEVEL_SHARE * size), "roughness_variation": material.roughness_variation,
               "bump": material.bump, "seed": round6(rng.uniform(0.0, 100.0))}

@@ -26,6 +26,7 @@ from .look_model import (
     LensLook,
     Look,
     ObjectLook,
+    PartLook,
     PipelineLook,
     RoomLook,
     SettingLook,
@@ -58,7 +59,7 @@ from .model_base import (
 # The model in one import: the ground floor's types and rules and the look models are re-exported.
 __all__ = ["ADDED", "IDENTITY_QUAT", "LADDER", "LOOK_NAMES", "SCHEMA_VERSION", "SHAPES", "AddedIn", "Box", "Box3D",
            "Camera", "CameraMatrices", "Color", "DrawnLook", "EnvironmentLook", "Finish", "GroundLook", "GroundTruth",
-           "HedgeLook", "Item", "LensLook", "Light", "Look", "LookName", "ObjectLook", "ObjectPart", "ObjectSource",
+           "HedgeLook", "Item", "LensLook", "Light", "Look", "LookName", "ObjectLook", "ObjectPart", "ObjectSource", "PartLook",
            "ObjectTruth", "PipelineLook", "PrimitiveShape", "Provenance", "Quat", "Question", "RoomLook", "Scene",
            "SceneObject", "SettingLook", "Shape", "SkyLook", "Stage", "Strict", "StudioLook", "SunLook", "TableLook",
            "Vec3", "WindowLook", "leave_out_added_defaults", "round6"]

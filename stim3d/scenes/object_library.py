@@ -13,10 +13,11 @@ from functools import cache
 from importlib import resources
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from stim3d.errors import ConfigError
 
+from .materials import ACCENT_MATERIALS, MADE_OF
 from .meshes import resting_source_object
 from .model import Color, ObjectPart, ObjectSource, PrimitiveShape, SceneObject, Vec3, round6
 from .primitives import axis_angle_quat
@@ -32,6 +33,15 @@ class LibraryPart(BaseModel):
     scale: Vec3 = (1.0, 1.0, 1.0)
     at: Vec3 = (0.0, 0.0, 0.0)
     turn: tuple[float, float, float, float] | None = None
+    material: str | None = Field(None, description="an accent part's own material under photoreal "
+                                 "(scenes/materials.py ACCENT_MATERIALS); None: the object's material and colour")
+
+    @field_validator("material")
+    @classmethod
+    def _known_accent(cls, value: str | None) -> str | None:
+        if value is not None and value not in ACCENT_MATERIALS:
+            raise ValueError(f"unknown accent material {value!r}; known: {', '.join(ACCENT_MATERIALS)}")
+        return value
 
     def part(self) -> ObjectPart:
         quat = (1.0, 0.0, 0.0, 0.0) if self.turn is None else axis_angle_quat(self.turn[:3], self.turn[3])
@@ -49,9 +59,22 @@ class LibraryEntry(BaseModel):
     front: str = Field(description="what lies on the +Y side, the object's canonical front")
     symmetric: bool = Field(False, description="no front a viewer could tell (orientation questions skip it)")
     parts: list[LibraryPart] = Field(min_length=1)
+    made_of: str | None = Field(None, description="what photoreal makes the object of whatever its draw "
+                                "(scenes/materials.py MADE_OF: a mug is glazed ceramic); None: the drawn material")
     defining: dict[str, list[str]] = Field(
         default_factory=dict, description="features without which the object reads as another thing (a mug without "
         "its handle is a can), each the parts that show it: a recognition item needs a visible pixel of one of them")
+
+    @field_validator("made_of")
+    @classmethod
+    def _known_made_of(cls, value: str | None) -> str | None:
+        if value is not None and value not in MADE_OF:
+            raise ValueError(f"unknown made_of {value!r}; known: {', '.join(MADE_OF)}")
+        return value
+
+    def accents(self) -> dict[str, str]:
+        """Accent material by part name, for the parts that have one."""
+        return {part.name: part.material for part in self.parts if part.material is not None}
 
 
 @cache

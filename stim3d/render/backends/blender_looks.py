@@ -36,7 +36,7 @@ from pathlib import Path
 import bpy
 
 from stim3d.scenes.look_basis import PMNDRS_PREFIX
-from stim3d.scenes.model import EnvironmentLook, ObjectLook, SceneObject, SunLook
+from stim3d.scenes.model import EnvironmentLook, ObjectLook, PartLook, SceneObject, SunLook
 
 from .blender_grounds import ground_material
 from .blender_nodes import Nodes, finish_world, new_material, new_world, rgba
@@ -71,10 +71,11 @@ def environment_files() -> dict[str, Path]:
 
 # -- objects ------------------------------------------------------------------------------------------------
 
-def object_material(name: str, obj: SceneObject, look: ObjectLook):
-    """The object's library material with its palette colour as base colour."""
+def object_material(name: str, obj: SceneObject, look: ObjectLook | PartLook):
+    """The object's library material with its palette colour as base colour, or an accent part's (`PartLook`) in
+    its own colour; either's grain, bevel and wear scale with the whole object's size."""
     material, nodes, bsdf, _output = new_material(name)
-    colour = rgba(obj.color.srgb)
+    colour = rgba(look.srgb if isinstance(look, PartLook) else obj.color.srgb)
     bsdf.inputs["Roughness"].default_value = look.roughness
     bsdf.inputs["Metallic"].default_value = look.metallic
     bsdf.inputs["Coat Weight"].default_value = look.coat
@@ -101,7 +102,7 @@ def object_material(name: str, obj: SceneObject, look: ObjectLook):
     return material
 
 
-def imperfections(nodes: Nodes, bsdf, obj: SceneObject, look: ObjectLook) -> None:
+def imperfections(nodes: Nodes, bsdf, obj: SceneObject, look: ObjectLook | PartLook) -> None:
     """Rounded-edge shading and a worn surface from the look's params (none recorded: nothing added).
 
     The Bevel node's normal feeds the Bump node (and the coat), so edges catch light as

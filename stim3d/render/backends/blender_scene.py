@@ -22,8 +22,19 @@ from stim3d.render.backends.blender_nodes import new_world
 from stim3d.scenes.camera import blender_lens
 from stim3d.scenes.colors import srgb_to_linear
 from stim3d.scenes.lens import aperture_m
-from stim3d.scenes.meshes import mesh_key, object_mesh
-from stim3d.scenes.model import Camera, DrawnLook, LensLook, Light, Look, Scene, SceneObject, Stage, StudioLook
+from stim3d.scenes.meshes import composed_mesh, mesh_key, object_mesh
+from stim3d.scenes.model import (
+    Camera,
+    DrawnLook,
+    LensLook,
+    Light,
+    Look,
+    ObjectLook,
+    Scene,
+    SceneObject,
+    Stage,
+    StudioLook,
+)
 from stim3d.scenes.primitives import PrimitiveMesh
 
 ROUGHNESS = {"matte": 0.5, "glossy": 0.15}
@@ -127,6 +138,27 @@ def _link(scene_bpy, obj) -> None:
     scene_bpy.collection.objects.link(obj)
 
 
+def _add_part_materials(mesh, name: str, obj: SceneObject, look: ObjectLook) -> None:
+    """A library object's accent parts (look.parts, scenes/looks.py) in their own materials: one material slot per
+    distinct part look, each of the part's faces pointed at it (meshes.composed_mesh gives every face's part, in the
+    order the mesh was built). Shading only: the mesh, its silhouette and its pass index are unchanged."""
+    if not look.parts or obj.source is None or obj.source.kind != "composed":
+        return
+    owner = composed_mesh(obj.source.parts)[1]
+    slots: dict[str, int] = {}
+    slot_of_part = np.zeros(len(obj.source.parts), dtype=np.int32)  # slot 0: the object's own material
+    for index, part in enumerate(obj.source.parts):
+        part_look = look.parts.get(part.name)
+        if part_look is None:
+            continue
+        key = part_look.model_dump_json()
+        if key not in slots:
+            slots[key] = len(mesh.materials)
+            mesh.materials.append(blender_looks.object_material(f"{name}.{part.name}", obj, part_look))
+        slot_of_part[index] = slots[key]
+    mesh.polygons.foreach_set("material_index", slot_of_part[owner])
+
+
 def add_object(scene_bpy, obj: SceneObject, look: Look):
     """The object with its studio material, or with its drawn look's material."""
     name = object_name(obj)
@@ -138,6 +170,7 @@ def add_object(scene_bpy, obj: SceneObject, look: Look):
         mesh.materials.append(_principled_material(name, obj.color.srgb, ROUGHNESS[obj.finish]))
     else:
         mesh.materials.append(blender_looks.object_material(name, obj, look.of(obj.id)))
+        _add_part_materials(mesh, name, obj, look.of(obj.id))
     blender_obj = bpy.data.objects.new(name, mesh)
     blender_obj.rotation_mode = "QUATERNION"
     blender_obj.rotation_quaternion = obj.rotation_quat
