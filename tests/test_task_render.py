@@ -51,7 +51,7 @@ def test_samples_on_the_command_line_override_every_task():
 
 
 @pytest.mark.parametrize(("render", "named"), [
-    ({"width": 320}, "a task's render sets only samples, denoise, denoise_quality, light_tree, adaptive_sampling"),
+    ({"width": 320}, "a task's or look's render sets only samples, denoise, denoise_quality, light_tree, adaptive_sampling"),
     ({"samples": 0}, "greater than or equal to 1"),
     ({"samples": True}, "valid integer"),
     ({"denoise_quality": "ultra"}, "'high', 'balanced' or 'fast'"),
@@ -61,6 +61,46 @@ def test_a_bad_task_render_is_one_line_naming_the_field(render, named):
         parse_config({**BATCH, "tasks": [{**TASK, "render": render}]}, "c.yaml")
     lines = str(caught.value).splitlines()
     assert len(lines) == 1 and lines[0].startswith("c.yaml: tasks[0].render") and named in lines[0], lines
+
+
+LOOKS = {"photoreal": {"samples": 32, "denoise_quality": "balanced"}, "clevr": {"samples": 16}}
+
+
+def test_a_look_samples_on_its_own_under_the_tasks_own_and_studio_items_keep_their_keys():
+    tasks = [TASK, {**TASK, "look": "photoreal"}, {**TASK, "render": {"samples": 8}, "look": "photoreal"},
+             {**TASK, "variants": {"plain": {}, "clevr": {"look": "clevr"}}}]
+    config = parse_config({**BATCH, "looks": LOOKS, "tasks": tasks})
+    settings = [p.settings(config.render) for p in expand(config)]
+    assert [s.samples for s in settings] == [1, 32, 8, 1, 16]  # studio, photoreal, the task's own, studio, clevr
+    assert settings[1].denoise_quality == "balanced" == settings[2].denoise_quality  # the look's, under the task
+    without = parse_config({**BATCH, "tasks": tasks})
+    keys, old = expected_keys(config), expected_keys(without)
+    studio = [p.item_id for p in expand(config) if p.look is None or p.look == "studio"]
+    assert all(keys[i] == old[i] for i in studio) and len(studio) == 2
+    assert sum(keys[i] != old[i] for i in keys) == 3
+
+
+def test_the_batch_look_takes_its_own_sampling_and_the_command_line_overrides_it():
+    config = parse_config({**BATCH, "looks": LOOKS, "tasks": [TASK]})
+    args = argparse.Namespace(engine=None, samples=None, width=None, height=None, depth=False, normals=False,
+                              look="photoreal", device=None)
+    photo = with_overrides(config, args)
+    assert expand(photo)[0].settings(photo.render).samples == 32  # `--look photoreal` on a preset: its own sampling
+    fewer = with_overrides(config, argparse.Namespace(**{**vars(args), "samples": 2}))
+    settings = expand(fewer)[0].settings(fewer.render)
+    assert (settings.samples, settings.denoise_quality) == (2, "balanced")  # --samples wins, the rest stays the look's
+
+
+@pytest.mark.parametrize(("looks", "named"), [
+    ({"photorealistic": {"samples": 8}}, "looks.photorealistic"),
+    ({"photoreal": {"width": 320}}, "a task's or look's render sets only samples"),
+    ({"clevr": {"samples": 0}}, "greater than or equal to 1"),
+])
+def test_a_bad_look_sampling_is_one_line_naming_the_look(looks, named):
+    with pytest.raises(ConfigError) as caught:
+        parse_config({**BATCH, "looks": looks}, "c.yaml")
+    lines = str(caught.value).splitlines()
+    assert len(lines) == 1 and lines[0].startswith("c.yaml: looks") and named in lines[0], lines
 
 
 def background_noise(folder: Path) -> float:

@@ -17,7 +17,7 @@ from stim3d.cli.common import UsageError
 from stim3d.cli.flags import flag
 
 if TYPE_CHECKING:
-    from stim3d.render.batch.config import BatchConfig, TaskConfig
+    from stim3d.render.batch.config import BatchConfig, TaskRender
 
 R = TypeVar("R")
 
@@ -56,15 +56,19 @@ def with_overrides(config: BatchConfig, args: argparse.Namespace) -> BatchConfig
     except ValidationError as exc:
         error = exc.errors()[0]
         raise UsageError(f"{flag(str(error['loc'][0]), repr(error['input']))}: {error['msg']}") from None
-    return config.model_copy(update={"render": render, "tasks": [without_sampling(task, overrides) for task in config.tasks]})
+    looks = {name: kept for name, own in config.looks.items() if (kept := without_sampling(own, overrides))}
+    return config.model_copy(update={"render": render, "looks": looks,
+                                     "tasks": [task.model_copy(update={"render": without_sampling(task.render, overrides)})
+                                               for task in config.tasks]})
 
 
-def without_sampling(task: TaskConfig, overrides: dict[str, Any]) -> TaskConfig:
-    """The task without its own values of the overridden fields: `--samples 4` means every item, whatever a task sets."""
-    if task.render is None or not set(task.render.overrides()) & set(overrides):
-        return task
-    kept = {k: v for k, v in task.render.overrides().items() if k not in overrides}
-    return task.model_copy(update={"render": task.render.model_validate(kept) if kept else None})
+def without_sampling(render: TaskRender | None, overrides: dict[str, Any]) -> TaskRender | None:
+    """A task's or look's own sampling without the overridden fields: `--samples 4` means every item, whatever a
+    task or a look sets (None when nothing is left)."""
+    if render is None or not set(render.overrides()) & set(overrides):
+        return render
+    kept = {k: v for k, v in render.overrides().items() if k not in overrides}
+    return render.model_validate(kept) if kept else None
 
 
 def require_renderer(engine: str) -> None:

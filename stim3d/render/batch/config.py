@@ -21,7 +21,10 @@ disjoint. Item ids name the split: `<family>-t<task>-<split>-<index>`.
 
 A task may render with its own sampling: `render: {samples: 8, denoise_quality:
 balanced}` over the batch's `render:` (TaskRender), so one batch of several families
-gives each the cheapest setting measured for it (scenes/presets/rubrics3d.yaml).
+gives each the cheapest setting measured for it (scenes/presets/rubrics3d.yaml). So may
+a look: `looks: {photoreal: {samples: 32, denoise_quality: high}}` gives every item
+rendered in photoreal the sampling that look needs to meet the quality bar
+(docs/looks_cost.md); a task's own `render:` still wins over it.
 """
 
 from __future__ import annotations
@@ -79,8 +82,8 @@ def split_look(overrides: dict[str, Any]) -> tuple[dict[str, Any], Any]:
 
 
 class TaskRender(BaseModel):
-    """A task's own sampling over the batch's `render:`. Only how Cycles samples and denoises: size, engine,
-    device and look stay the batch's (a look has its own task field), so every item of a batch is framed,
+    """A task's or a look's own sampling over the batch's `render:`. Only how Cycles samples and denoises: size,
+    engine, device and look stay the batch's (a look has its own task field), so every item of a batch is framed,
     validated and scheduled alike and only its noise budget differs."""
 
     model_config = ConfigDict(extra="forbid")
@@ -97,7 +100,7 @@ class TaskRender(BaseModel):
         if isinstance(data, dict):
             other = [str(k) for k in data if k not in cls.model_fields]
             if other:
-                raise ValueError(f"a task's render sets only {', '.join(cls.model_fields)}; "
+                raise ValueError(f"a task's or look's render sets only {', '.join(cls.model_fields)}; "
                                  f"{', '.join(map(shown, other))} belong(s) in the batch's render")
         return data
 
@@ -221,6 +224,9 @@ class BatchConfig(BaseModel):
     mesh_roots: Annotated[list[str], ADDED] = Field(
         default_factory=list, description="folders a family may read mesh files from besides the config's own "
         "(relative ones against the config's folder; docs/objects.md)")
+    looks: Annotated[dict[LookName, TaskRender], ADDED] = Field(
+        default_factory=dict, description="each look's own sampling over the batch's render, for every item rendered "
+        "in it (a task's own render still wins): what the look needs to meet the quality bar (docs/looks_cost.md)")
     _folder: str | None = PrivateAttr(None)  # the config file's folder (load_config); not part of the content
 
     @model_serializer(mode="wrap")

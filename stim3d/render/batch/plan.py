@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from stim3d.render.batch.config import BatchConfig, split_look
+from stim3d.render.batch.config import BatchConfig, TaskConfig, split_look
 from stim3d.render.settings import RenderSettings
 from stim3d.scenes.balance import ANSWER_KEY, task_answers
 from stim3d.scenes.families import get_family
@@ -39,6 +39,16 @@ class ItemPlan:
 
 
 
+def sampling(config: BatchConfig, task: TaskConfig, look: LookName | None) -> dict[str, Any] | None:
+    """An item's own sampling over the batch's render: its look's (`config.looks`, the look being the task's or
+    variant's, else render.look), then its task's on top; None when neither sets any, so such an item keeps the
+    settings, and the resume key, it always had."""
+    name = look if look is not None else config.render.look
+    merged = {**(config.looks[name].overrides() if name in config.looks else {}),
+              **(task.render.overrides() if task.render else {})}
+    return merged or None
+
+
 def expand(config: BatchConfig) -> list[ItemPlan]:
     """The batch's items in a fixed order: tasks in config order, items round-robin over the grid.
 
@@ -61,15 +71,15 @@ def expand(config: BatchConfig) -> list[ItemPlan]:
                 params = combinations[j % len(combinations)]
                 if answers is not None:
                     params = {**params, ANSWER_KEY: answers[j]}
-                render = (task.render.overrides() or None) if task.render else None
                 if not task.variants:
                     plans.append(ItemPlan(base_id, task.family, params, t, i, split, questions=tuple(task.questions),
-                                          look=task.look, render=render, mesh_roots=roots))
+                                          look=task.look, render=sampling(config, task, task.look),
+                                          mesh_roots=roots))
                 for name, overrides in task.variants.items():
                     changes, look = split_look(overrides)
+                    look = look if look is not None else task.look
                     plans.append(ItemPlan(f"{base_id}-{name}", task.family, {**params, **changes}, t, i, split,
-                                          scene_id=base_id, questions=tuple(task.questions),
-                                          look=look if look is not None else task.look, render=render,
-                                          mesh_roots=roots))
+                                          scene_id=base_id, questions=tuple(task.questions), look=look,
+                                          render=sampling(config, task, look), mesh_roots=roots))
             first += count
     return plans
