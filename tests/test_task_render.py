@@ -66,13 +66,14 @@ def test_a_bad_task_render_is_one_line_naming_the_field(render, named):
 LOOKS = {"photoreal": {"samples": 32, "denoise_quality": "balanced"}, "clevr": {"samples": 16}}
 
 
-def test_a_look_samples_on_its_own_under_the_tasks_own_and_studio_items_keep_their_keys():
-    tasks = [TASK, {**TASK, "look": "photoreal"}, {**TASK, "render": {"samples": 8}, "look": "photoreal"},
+def test_a_look_samples_on_its_own_over_the_tasks_own_and_studio_items_keep_their_keys():
+    tasks = [TASK, {**TASK, "look": "photoreal"}, {**TASK, "render": {"samples": 8, "denoise": True}, "look": "photoreal"},
              {**TASK, "variants": {"plain": {}, "clevr": {"look": "clevr"}}}]
     config = parse_config({**BATCH, "looks": LOOKS, "tasks": tasks})
     settings = [p.settings(config.render) for p in expand(config)]
-    assert [s.samples for s in settings] == [1, 32, 8, 1, 16]  # studio, photoreal, the task's own, studio, clevr
-    assert settings[1].denoise_quality == "balanced" == settings[2].denoise_quality  # the look's, under the task
+    assert [s.samples for s in settings] == [1, 32, 32, 1, 16]  # studio, photoreal, photoreal over a task's, studio, clevr
+    assert settings[1].denoise_quality == "balanced" == settings[2].denoise_quality
+    assert (settings[1].denoise, settings[2].denoise) == (False, True)  # what the look leaves out stays the task's
     without = parse_config({**BATCH, "tasks": tasks})
     keys, old = expected_keys(config), expected_keys(without)
     studio = [p.item_id for p in expand(config) if p.look is None or p.look == "studio"]

@@ -24,7 +24,7 @@ balanced}` over the batch's `render:` (TaskRender), so one batch of several fami
 gives each the cheapest setting measured for it (scenes/presets/rubrics3d.yaml). So may
 a look: `looks: {photoreal: {samples: 32, denoise_quality: high}}` gives every item
 rendered in photoreal the sampling that look needs to meet the quality bar
-(docs/looks_cost.md); a task's own `render:` still wins over it.
+(docs/looks_cost.md), over a task's own `render:` (measured for studio).
 """
 
 from __future__ import annotations
@@ -226,7 +226,8 @@ class BatchConfig(BaseModel):
         "(relative ones against the config's folder; docs/objects.md)")
     looks: Annotated[dict[LookName, TaskRender], ADDED] = Field(
         default_factory=dict, description="each look's own sampling over the batch's render, for every item rendered "
-        "in it (a task's own render still wins): what the look needs to meet the quality bar (docs/looks_cost.md)")
+        "in it, over a task's own render (measured for studio): what the look needs to meet the quality bar "
+        "(docs/looks_cost.md)")
     _folder: str | None = PrivateAttr(None)  # the config file's folder (load_config); not part of the content
 
     @model_serializer(mode="wrap")

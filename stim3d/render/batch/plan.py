@@ -40,12 +40,13 @@ class ItemPlan:
 
 
 def sampling(config: BatchConfig, task: TaskConfig, look: LookName | None) -> dict[str, Any] | None:
-    """An item's own sampling over the batch's render: its look's (`config.looks`, the look being the task's or
-    variant's, else render.look), then its task's on top; None when neither sets any, so such an item keeps the
+    """An item's own sampling over the batch's render: its task's, then its look's on top (`config.looks`, the look
+    being the task's or variant's, else render.look): a task's sampling is measured for studio, a look's is what
+    that look needs on every family (docs/looks_cost.md). None when neither sets any, so such an item keeps the
     settings, and the resume key, it always had."""
     name = look if look is not None else config.render.look
-    merged = {**(config.looks[name].overrides() if name in config.looks else {}),
-              **(task.render.overrides() if task.render else {})}
+    merged = {**(task.render.overrides() if task.render else {}),
+              **(config.looks[name].overrides() if name in config.looks else {})}
     return merged or None
 
 
