@@ -285,16 +285,20 @@ def markdown(path: Path) -> None:
         for look in figures["looks"]:
             row = next((r for r in figures["rows"] if r["scene"] == scene and r["look"] == look
                         and r["candidate"] in per_look.get(look, {}).get("passing", [])), None)
-            cells.append(f"{row['candidate']}: {row['psnr']} dB, {row['ssim']}" if row else "no candidate")
+            converged = f" (converged: {row['psnr_converged']} dB, {row['ssim_converged']})" \
+                if row and "psnr_converged" in row else ""
+            cells.append(f"{row['candidate']}: {row['psnr']} dB, {row['ssim']}{converged}" if row else "no candidate")
         print(f"| {scene} | " + " | ".join(cells) + " |")
-    print("\n| scene | look | candidate | PSNR dB | SSIM | s | fine detail |\n|---|---|---|---|---|---|---|")
+    print("\n| scene | look | candidate | PSNR dB (converged) | SSIM (converged) | s | fine detail |\n|---|---|---|---|---|---|---|")
     shown = {look: {f["chosen"] or list(f["by_candidate"])[-1], DYSM_SETTINGS} for look, f in figures["looks"].items()}
     for r in figures["rows"]:  # per scene: each look's choice (or its most samples) and the dysm3d preset's settings
         if r["candidate"] not in shown[r["look"]]:
             continue
         extra = ", ".join(f"{k} {v}" for k, v in r["detail"].items())
-        print(f"| {r['scene']} ({r['item_id']}) | {r['look']} | {r['candidate']} | {r['psnr']} | {r['ssim']} | "
-              f"{r['seconds']} | {extra} |")
+        converged = f" ({r['psnr_converged']})" if "psnr_converged" in r else ""
+        converged_ssim = f" ({r['ssim_converged']})" if "ssim_converged" in r else ""
+        print(f"| {r['scene']} ({r['item_id']}) | {r['look']} | {r['candidate']} | {r['psnr']}{converged} | "
+              f"{r['ssim']}{converged_ssim} | {r['seconds']} | {extra} |")
 
 
 def main() -> None:
