@@ -9,7 +9,9 @@ look (studio, clevr, photoreal), the same composed scene in every look:
   AVA-3D's orientation car (thin wheels and cabin), and Rubrics-3D's letters scene (the
   rubric questions of scenes/rubrics.py ask about every family's scenes; letters built
   from small primitives are the DYSM families' finest detail, and rubrics3d renders
-  them at 640x480, below dysm3d's 800x600);
+  them at 640x480, below dysm3d's 800x600); and two more AVA-3D scenes, `object` (ava_object's
+  library objects, whose accent parts photoreal gives their own materials) and `count` (ava_count's
+  crowd of small objects), not in the default list;
 - reference: `--reference-samples` samples (default 1024) as renders of 512 samples with
   other Cycles seeds, averaged (`reference`: the difference of the odd and even renders'
   means is the reference's own noise floor, recorded, and gives each candidate's SSIM
@@ -72,7 +74,11 @@ SCENES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "rose": ("rose3d", "rose_grid", {"exception": "finish", "cue": False}),
     "ava": ("ava3d", "ava_orientation", {}),
     "rubrics": ("rubrics3d", "letters", {}),
+    # library objects with per-part materials (a car's tyres, a chair's wooden legs), in photoreal only
+    "object": ("ava3d", "ava_object", {}),
+    "count": ("ava3d", "ava_count", {}),
 }
+DEFAULT_SCENES = ("dysm", "oddgrid", "rose", "ava", "rubrics")  # the family groups (the runs quoted before the others)
 DYSM_SETTINGS = "4 spp, OIDN fast, light tree off (dysm3d preset)"
 PRESET_SETTINGS = "8 spp, OIDN high, light tree on (oddgrid3d/rose3d/ava3d presets)"
 # name -> RenderSettings fields (width, height and seed come from the scene)
@@ -306,7 +312,8 @@ def main() -> None:
         parser.add_argument("--width", type=int, default=240)
         parser.add_argument("--height", type=int, default=180)
         parser.add_argument("--reference-samples", type=int, default=1024)
-        parser.add_argument("--scenes", default=",".join(SCENES), help=f"comma-separated, of {', '.join(SCENES)}")
+        parser.add_argument("--scenes", default=",".join(DEFAULT_SCENES),
+                            help=f"comma-separated, of {', '.join(SCENES)} (default {', '.join(DEFAULT_SCENES)})")
         parser.add_argument("--looks", default=",".join(LOOK_NAMES))
         parser.add_argument("--samples", help="only the candidates of these sample counts, comma-separated (e.g. 8,16,32)")
         add_device(parser)
