@@ -9,6 +9,7 @@ scenes/meshes.py turns into triangles; `library_object` stands one on the ground
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 
@@ -21,6 +22,13 @@ from .materials import ACCENT_MATERIALS, MADE_OF
 from .meshes import resting_source_object
 from .model import Color, ObjectPart, ObjectSource, PrimitiveShape, SceneObject, Vec3, round6
 from .primitives import axis_angle_quat
+
+
+def _one_of(value: str | None, known: Mapping[str, object], what: str) -> str | None:
+    """`value` when None or a key of `known`; else ValueError (one line) listing the known names."""
+    if value is not None and value not in known:
+        raise ValueError(f"unknown {what} {value!r}; known: {', '.join(known)}")
+    return value
 
 
 class LibraryPart(BaseModel):
@@ -39,9 +47,7 @@ class LibraryPart(BaseModel):
     @field_validator("material")
     @classmethod
     def _known_accent(cls, value: str | None) -> str | None:
-        if value is not None and value not in ACCENT_MATERIALS:
-            raise ValueError(f"unknown accent material {value!r}; known: {', '.join(ACCENT_MATERIALS)}")
-        return value
+        return _one_of(value, ACCENT_MATERIALS, "accent material")
 
     def part(self) -> ObjectPart:
         quat = (1.0, 0.0, 0.0, 0.0) if self.turn is None else axis_angle_quat(self.turn[:3], self.turn[3])
@@ -68,9 +74,7 @@ class LibraryEntry(BaseModel):
     @field_validator("made_of")
     @classmethod
     def _known_made_of(cls, value: str | None) -> str | None:
-        if value is not None and value not in MADE_OF:
-            raise ValueError(f"unknown made_of {value!r}; known: {', '.join(MADE_OF)}")
-        return value
+        return _one_of(value, MADE_OF, "made_of")
 
     def accents(self) -> dict[str, str]:
         """Accent material by part name, for the parts that have one."""
