@@ -54,7 +54,8 @@ STUDIES = ("eval_throughput", "full_suite_workbench", "looks_colours", "looks_co
            "looks_settings_photoreal_640x480", "looks_settings_studio_640x480", "odd_look_margin", "oddgrid_contrast",
            "preset_feasibility", "rose_finish", "studio_brackets", "settings_background", "settings_colour",
            "sky_irradiance", "wall_irradiance", "photoreal_frames", "photoreal_ladder",
-           "looks_settings_photoreal_presets", "looks_settings_photoreal_ava_objects")
+           "looks_settings_photoreal_presets", "looks_settings_photoreal_ava_objects",
+           "looks_settings_photoreal_count_2048")
 
 
 def command(name: str) -> str:
