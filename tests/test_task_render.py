@@ -81,6 +81,21 @@ def test_a_look_samples_on_its_own_over_the_tasks_own_and_studio_items_keep_thei
     assert sum(keys[i] != old[i] for i in keys) == 3
 
 
+def test_a_task_samples_on_its_own_in_a_look_over_the_batchs_look_sampling():
+    crowd = {**TASK, "looks": {"photoreal": {"samples": 64}}}
+    config = parse_config({**BATCH, "looks": LOOKS, "tasks": [crowd, {**crowd, "look": "photoreal"}, TASK]})
+    args = argparse.Namespace(engine=None, samples=None, width=None, height=None, depth=False, normals=False,
+                              look="photoreal", device=None)
+    photo = with_overrides(config, args)
+    settings = [p.settings(photo.render) for p in expand(photo)]
+    assert [s.samples for s in settings] == [64, 64, 32]  # the crowd's own photoreal sampling, the batch's elsewhere
+    assert settings[0].denoise_quality == "balanced"  # what the task's look sampling leaves out is the batch look's
+    studio = expand(config)[0].settings(config.render)
+    assert studio.samples == 1  # in studio the task's photoreal sampling does nothing
+    fewer = with_overrides(config, argparse.Namespace(**{**vars(args), "samples": 2}))
+    assert {p.settings(fewer.render).samples for p in expand(fewer)} == {2}
+
+
 def test_the_batch_look_takes_its_own_sampling_and_the_command_line_overrides_it():
     config = parse_config({**BATCH, "looks": LOOKS, "tasks": [TASK]})
     args = argparse.Namespace(engine=None, samples=None, width=None, height=None, depth=False, normals=False,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
@@ -18,6 +18,7 @@ from stim3d.cli.flags import flag
 
 if TYPE_CHECKING:
     from stim3d.render.batch.config import BatchConfig, TaskRender
+    from stim3d.scenes.model import LookName
 
 R = TypeVar("R")
 
@@ -56,10 +57,15 @@ def with_overrides(config: BatchConfig, args: argparse.Namespace) -> BatchConfig
     except ValidationError as exc:
         error = exc.errors()[0]
         raise UsageError(f"{flag(str(error['loc'][0]), repr(error['input']))}: {error['msg']}") from None
-    looks = {name: kept for name, own in config.looks.items() if (kept := without_sampling(own, overrides))}
-    return config.model_copy(update={"render": render, "looks": looks,
-                                     "tasks": [task.model_copy(update={"render": without_sampling(task.render, overrides)})
+    return config.model_copy(update={"render": render, "looks": looks_without(config.looks, overrides),
+                                     "tasks": [task.model_copy(update={"render": without_sampling(task.render, overrides),
+                                                                       "looks": looks_without(task.looks, overrides)})
                                                for task in config.tasks]})
+
+
+def looks_without(looks: Mapping[LookName, TaskRender], overrides: dict[str, Any]) -> dict[LookName, TaskRender]:
+    """Each look's own sampling without the overridden fields (a look left with none is dropped)."""
+    return {name: kept for name, own in looks.items() if (kept := without_sampling(own, overrides))}
 
 
 def without_sampling(render: TaskRender | None, overrides: dict[str, Any]) -> TaskRender | None:

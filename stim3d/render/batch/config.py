@@ -133,6 +133,9 @@ class TaskConfig(BaseModel):
     render: Annotated[TaskRender | None, ADDED] = Field(
         None, description="the task's own samples, denoise, denoise_quality, light_tree and adaptive_sampling "
         "over the batch's render (the rest stays the batch's)")
+    looks: Annotated[dict[LookName, TaskRender], ADDED] = Field(
+        default_factory=dict, description="the task's own sampling in a look, over the batch's `looks:` (a crowd "
+        "of small objects needs more samples in photoreal than other scenes)")
     questions: Annotated[list[Literal["default", "describe"]], ADDED] = Field(
         default_factory=lambda: ["default"], min_length=1,  # type: ignore[arg-type]
         description="question sets of every item: default (the family's own questions) and/or describe "

@@ -41,12 +41,14 @@ class ItemPlan:
 
 def sampling(config: BatchConfig, task: TaskConfig, look: LookName | None) -> dict[str, Any] | None:
     """An item's own sampling over the batch's render: its task's, then its look's on top (`config.looks`, the look
-    being the task's or variant's, else render.look): a task's sampling is measured for studio, a look's is what
-    that look needs on every family (docs/looks_cost.md). None when neither sets any, so such an item keeps the
+    being the task's or variant's, else render.look), then the task's own in that look (`task.looks`): a task's
+    sampling is measured for studio, a look's is what that look needs on most families (docs/looks_cost.md), a
+    task's look sampling what its scenes need beyond that. None when none sets any, so such an item keeps the
     settings, and the resume key, it always had."""
     name = look if look is not None else config.render.look
     merged = {**(task.render.overrides() if task.render else {}),
-              **(config.looks[name].overrides() if name in config.looks else {})}
+              **(config.looks[name].overrides() if name in config.looks else {}),
+              **(task.looks[name].overrides() if name in task.looks else {})}
     return merged or None
 
 
