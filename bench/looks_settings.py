@@ -148,6 +148,11 @@ def to_uint8(image: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(image), 0, 255).astype(np.uint8)
 
 
+def half_means(renders: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The means of the odd- and even-seeded renders: a reference's two independent halves."""
+    return np.mean(renders[0::2], axis=0), np.mean(renders[1::2], axis=0)
+
+
 def reference(item: Item, samples: int, workdir: Path, device: str = "cpu") -> dict[str, Any]:
     """The reference of `item`: the mean of `samples` / REFERENCE_CHUNK renders with Cycles seeds + 1, + 2, ...
 
@@ -176,7 +181,7 @@ def reference(item: Item, samples: int, workdir: Path, device: str = "cpu") -> d
         with np.load(cached) as data:
             images.append(data["image"].astype(np.float64))
             instance_map, seconds = data["instance_map"], seconds + float(data["seconds"])
-    a, b = np.mean(images[0::2], axis=0), np.mean(images[1::2], axis=0)
+    a, b = half_means(images)
     half_a, half_b = to_uint8(a), to_uint8(b)
     return {"image": to_uint8((a + b) / 2), "mean": (a + b) / 2, "renders": images, "instance_map": instance_map,
             "noise": (a - b) / 2, "seconds": round(seconds, 1), "floor_psnr": round(psnr(half_a, half_b), 2),
@@ -189,7 +194,7 @@ def by_reference_size(candidate: np.ndarray, renders: list[np.ndarray], chunk: i
     rows = []
     k = 2
     while k <= len(renders):
-        a, b = np.mean(renders[0:k:2], axis=0), np.mean(renders[1:k:2], axis=0)
+        a, b = half_means(renders[:k])
         mean, noise = (a + b) / 2, (a - b) / 2
         rows.append({"reference_samples": k * chunk, "psnr": round(psnr(candidate, to_uint8(mean)), 2),
                      "ssim": round(ssim(candidate, to_uint8(mean)), 4),

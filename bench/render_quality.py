@@ -74,16 +74,23 @@ def _gaussian_valid(x: np.ndarray, sigma: float = 1.5, radius: int = 5) -> np.nd
     return sum(w * rows[:, k : rows.shape[1] - n + k] for k, w in enumerate(taps))
 
 
-def ssim(image: np.ndarray, reference: np.ndarray) -> float:
-    """Mean SSIM (Wang et al. 2004) of the luminance of two 8-bit sRGB images."""
-    x, y = luminance(image), luminance(reference)
+def _mean_ssim(x: np.ndarray, y: np.ndarray, y_noise_variance: np.ndarray | None = None) -> float:
+    """Mean SSIM of luminance images `x` and `y`; `y_noise_variance` (per window) is taken off y's variance, not
+    below zero (`ssim_converged`)."""
     c1, c2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
     mx, my = _gaussian_valid(x), _gaussian_valid(y)
     vx = _gaussian_valid(x * x) - mx * mx
     vy = _gaussian_valid(y * y) - my * my
+    if y_noise_variance is not None:
+        vy = np.maximum(vy - y_noise_variance, 0.0)
     cxy = _gaussian_valid(x * y) - mx * my
     index = ((2 * mx * my + c1) * (2 * cxy + c2)) / ((mx * mx + my * my + c1) * (vx + vy + c2))
     return float(index.mean())
+
+
+def ssim(image: np.ndarray, reference: np.ndarray) -> float:
+    """Mean SSIM (Wang et al. 2004) of the luminance of two 8-bit sRGB images."""
+    return _mean_ssim(luminance(image), luminance(reference))
 
 
 # -- against the converged image, estimated through a noisy reference ----------------------------------
@@ -111,14 +118,9 @@ def ssim_converged(image: np.ndarray, reference: np.ndarray, noise: np.ndarray) 
     On a flat surface a noisy reference otherwise caps SSIM at about C2 / (C2 + noise variance)
     however good the candidate is (bench/looks_settings.py `ceiling`).
     """
-    x, y, n = luminance(image), luminance(reference), luminance(noise)
-    c1, c2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
-    mx, my, mn = _gaussian_valid(x), _gaussian_valid(y), _gaussian_valid(n)
-    vx = _gaussian_valid(x * x) - mx * mx
-    vy = np.maximum(_gaussian_valid(y * y) - my * my - (_gaussian_valid(n * n) - mn * mn), 0.0)
-    cxy = _gaussian_valid(x * y) - mx * my
-    index = ((2 * mx * my + c1) * (2 * cxy + c2)) / ((mx * mx + my * my + c1) * (vx + vy + c2))
-    return float(index.mean())
+    n = luminance(noise)
+    mn = _gaussian_valid(n)
+    return _mean_ssim(luminance(image), luminance(reference), _gaussian_valid(n * n) - mn * mn)
 
 
 # -- scenes and renders ------------------------------------------------------------------------------
