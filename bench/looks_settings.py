@@ -11,7 +11,8 @@ look (studio, clevr, photoreal), the same composed scene in every look:
   from small primitives are the DYSM families' finest detail, and rubrics3d renders
   them at 640x480, below dysm3d's 800x600); and two more AVA-3D scenes, `object` (ava_object's
   library objects, whose accent parts photoreal gives their own materials) and `count` (ava_count's
-  crowd of small objects), not in the default list;
+  crowd of small objects), and one scene of each other family (named by the family), not in the
+  default list, so that the seven scenes above and these ten cover all 17 families;
 - reference: `--reference-samples` samples (default 1024) as renders of 512 samples with
   other Cycles seeds, averaged (`reference`: the difference of the odd and even renders'
   means is the reference's own noise floor, recorded, and gives each candidate's SSIM
@@ -77,6 +78,10 @@ SCENES: dict[str, tuple[str, str, dict[str, Any]]] = {
     # library objects with per-part materials (a car's tyres, a chair's wooden legs), in photoreal only
     "object": ("ava3d", "ava_object", {}),
     "count": ("ava3d", "ava_count", {}),
+    # every other family, each its own scene (the quality bar per family, not per family group)
+    **{family: ("dysm3d", family, {}) for family in ("form_constancy", "shape_color_count", "spatial_grid")},
+    **{family: ("ava3d", family, {}) for family in ("ava_color", "ava_depth_absolute", "ava_depth_relative",
+                                                    "ava_localize", "ava_ocr", "ava_spatial", "ava_texture")},
 }
 DEFAULT_SCENES = ("dysm", "oddgrid", "rose", "ava", "rubrics")  # the family groups (the runs quoted before the others)
 DYSM_SETTINGS = "4 spp, OIDN fast, light tree off (dysm3d preset)"
