@@ -13,9 +13,13 @@ killed run resumes). On every rendered frame it measures:
   (`background_share`); a frame "shows a background" when at least BACKGROUND_MIN of it is;
 - seconds per item (timing.json's stages), redraws, objects still failing colour or under the contrast floor, the
   mask's agreement with the ray-cast instance map (provenance), and, with several looks, whether mask.png and
-  every gold are identical to the first look's item of the same id.
+  every gold are identical to the first look's item of the same id (with one look there is nothing to compare:
+  `same_masks_and_golds` is null).
 
-    python -m bench.photoreal_frames --folder DIR [--per-task 1] [--looks studio,photoreal_raw,photoreal]
+The sample the docs quote: `--per-task 5,ava3d=7 --presets dysm3d,ava3d,oddgrid3d,rose3d --looks studio,photoreal`
+(125 items of all 17 families; AVA-3D's ten tasks take 7 each so that its families weigh as in the presets).
+
+    python -m bench.photoreal_frames --folder DIR [--per-task 1[,ava3d=7]] [--looks studio,photoreal_raw,photoreal]
         [--presets dysm3d,ava3d,oddgrid3d,rose3d,rubrics3d] [--measure-only] [--out PATH]
 """
 
@@ -48,12 +52,26 @@ STEP = 4  # the background is ray cast through every STEP-th pixel's centre in e
 
 def _args(parser) -> None:
     parser.add_argument("--folder", type=Path, required=True, help="kept folder: one sub-folder per preset and look")
-    parser.add_argument("--per-task", type=int, default=1, help="items per task of each preset (default 1)")
+    parser.add_argument("--per-task", default="1", help="items per task of each preset (default 1); a preset of its own "
+                        "count after a comma, e.g. 5,ava3d=7")
     parser.add_argument("--looks", default=",".join(LOOKS), help="comma-separated looks (the first is the reference "
                         "every other look's masks and golds are compared with)")
     parser.add_argument("--presets", default=",".join(PRESETS), help="comma-separated seed presets")
     parser.add_argument("--measure-only", action="store_true",
                         help="measure the items the folder holds, render nothing (a run still rendering elsewhere)")
+
+
+def per_task_counts(text: str, presets: tuple[str, ...]) -> dict[str, int]:
+    """`--per-task`: a count for every preset, then `preset=count` overrides; one line naming the bad part otherwise."""
+    default, *overrides = (part.strip() for part in text.split(","))
+    counts: dict[str, int] = {}
+    for part in [f"={default}", *overrides]:
+        name, _, count = part.rpartition("=")
+        if not count.isdigit() or int(count) < 1 or (name and name not in presets):
+            raise SystemExit(f"bench.photoreal_frames: --per-task {text!r}: {part!r} is not a count of at least 1 "
+                             f"or preset=count of {', '.join(presets)}")
+        counts.update({p: int(count) for p in presets} if not name else {name: int(count)})
+    return counts
 
 
 def config(preset: str, per_task: int, look: str) -> dict[str, Any]:
@@ -120,7 +138,8 @@ def summary(frames: list[dict[str, Any]]) -> dict[str, Any]:
     showing = sum(f["background"] >= BACKGROUND_MIN for f in frames)
     seconds = sorted(f["seconds"] for f in frames)
     agreements = [f["mask_agreement"] for f in frames if f["mask_agreement"] is not None]
-    return {"mask_agreement_min": min(agreements) if agreements else None,"frames": n, "exposure_ok": passing, "exposure_ok_share": round(passing / n, 4) if n else None,
+    return {"mask_agreement_min": min(agreements) if agreements else None, "frames": n, "exposure_ok": passing,
+            "exposure_ok_share": round(passing / n, 4) if n else None,
             "background_shown": showing, "background_share": round(showing / n, 4) if n else None,
             "colour_failing_items": sum(f["colour_failures"] > 0 for f in frames),
             "under_contrast_floor_items": sum(f["contrast_failures"] > 0 for f in frames),
@@ -133,13 +152,14 @@ def main() -> None:
     args = parse_args(__doc__.splitlines()[0], _args)
     looks = name_list(args.looks, LOOK_NAMES, "looks", "photoreal_frames")
     presets = name_list(args.presets, PRESETS, "presets", "photoreal_frames")
-    per_task = 1 if args.quick else args.per_task
+    per_task = per_task_counts("1" if args.quick else args.per_task, presets)
     run = Run("photoreal_frames", args.quick, args.out, {"per_task": per_task, "looks": looks, "presets": presets,
                                                           "limit": LIMIT, "background_min": BACKGROUND_MIN})
     frames: dict[str, list[dict[str, Any]]] = {look: [] for look in looks}
     identical = {look: 0 for look in looks}
     for preset in presets:
-        outs = {look: args.folder / preset / look if args.measure_only else render(args.folder, preset, per_task, look)
+        outs = {look: args.folder / preset / look if args.measure_only
+                else render(args.folder, preset, per_task[preset], look)
                 for look in looks}
         reference: dict[str, tuple[bytes, str]] = {}
         for look in looks:
@@ -150,12 +170,15 @@ def main() -> None:
                 seen = (np.asarray(Image.open(item_dir / "mask.png")).tobytes(), row["golds"])
                 if look == looks[0]:
                     reference[row["item"]] = seen
-                row["same_masks_and_golds"] = reference.get(row["item"]) == seen
-                identical[look] += row["same_masks_and_golds"]
+                if len(looks) > 1:
+                    row["same_masks_and_golds"] = reference.get(row["item"]) == seen
+                    identical[look] += row["same_masks_and_golds"]
                 frames[look].append(row)
         run.sample_load()
-    by_look = {look: {**summary(rows), "same_masks_and_golds": identical[look]} for look, rows in frames.items()}
-    print_table(f"frames per look ({', '.join(presets)}, {per_task} per task, presets' own settings)",
+    by_look = {look: {**summary(rows), "same_masks_and_golds": identical[look] if len(looks) > 1 else None}
+               for look, rows in frames.items()}
+    counts = ", ".join(f"{p} {n}" for p, n in per_task.items())
+    print_table(f"frames per look (items per task: {counts}; presets' own settings)",
                 ["look", "frames", "families", "clip & crush <= 1 %", "background shown", "colour failing",
                  "under floor", "redrawn", "median s", "least mask agreement", "masks & golds as " + looks[0]],
                 [[look, s["frames"], s["families"], s["exposure_ok_share"], s["background_share"],
