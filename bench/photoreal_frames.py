@@ -11,7 +11,8 @@ killed run resumes). On every rendered frame it measures:
   support surface the objects stand on (the table's top, the paved patch outdoors, the dome's ground near the
   objects), ray cast against the setting's own stage geometry as bench/settings_background.py classes a ray
   (`background_share`); a frame "shows a background" when at least BACKGROUND_MIN of it is;
-- seconds per item (timing.json's stages), redraws, objects still failing colour or under the contrast floor, the
+- which of its setting, lens (the physical camera) and pipeline (the camera after the sensor) item.json records,
+  seconds per item (timing.json's stages), redraws, objects still failing colour or under the contrast floor, the
   mask's agreement with the ray-cast instance map (provenance), and, with several looks, whether mask.png and
   every gold are identical to the first look's item of the same id (with one look there is nothing to compare:
   `same_masks_and_golds` is null).
@@ -126,6 +127,8 @@ def frame(item_dir: Path) -> dict[str, Any]:
             "background": round(background_share(item, mask.shape), 4),
             "seconds": round(sum(v for v in timing.values() if isinstance(v, (int, float))), 2),
             "mask_agreement": item.provenance.mask_agreement if item.provenance is not None else None,
+            "recorded": [part for part in ("setting", "lens", "pipeline")
+                         if isinstance(look, DrawnLook) and getattr(look, part) is not None],
             "redraws": look.redraws, "colour_failures": len(look.colour_failures),
             "contrast_failures": len(look.contrast_failures),
             "golds": json.dumps([q.gold for q in item.questions], sort_keys=True, default=str)}
@@ -144,6 +147,7 @@ def summary(frames: list[dict[str, Any]]) -> dict[str, Any]:
             "colour_failing_items": sum(f["colour_failures"] > 0 for f in frames),
             "under_contrast_floor_items": sum(f["contrast_failures"] > 0 for f in frames),
             "redrawn_items": sum(f["redraws"] > 0 for f in frames),
+            **{f"with_{part}": sum(part in f["recorded"] for f in frames) for part in ("setting", "lens", "pipeline")},
             "seconds_median": seconds[n // 2] if n else None,
             "families": len({f["family"] for f in frames})}
 
@@ -180,9 +184,10 @@ def main() -> None:
     counts = ", ".join(f"{p} {n}" for p, n in per_task.items())
     print_table(f"frames per look (items per task: {counts}; presets' own settings)",
                 ["look", "frames", "families", "clip & crush <= 1 %", "background shown", "colour failing",
-                 "under floor", "redrawn", "median s", "least mask agreement", "masks & golds as " + looks[0]],
+                 "under floor", "redrawn", "setting/lens/pipeline", "median s", "least mask agreement", "masks & golds as " + looks[0]],
                 [[look, s["frames"], s["families"], s["exposure_ok_share"], s["background_share"],
-                  s["colour_failing_items"], s["under_contrast_floor_items"], s["redrawn_items"], s["seconds_median"],
+                  s["colour_failing_items"], s["under_contrast_floor_items"], s["redrawn_items"],
+                  f"{s['with_setting']}/{s['with_lens']}/{s['with_pipeline']}", s["seconds_median"],
                   s["mask_agreement_min"], s["same_masks_and_golds"]] for look, s in by_look.items()])
     run.finish({"by_look": by_look, "frames": [row for rows in frames.values() for row in rows]})
 
