@@ -48,6 +48,7 @@ PRESETS = ("dysm3d", "ava3d", "oddgrid3d", "rose3d", "rubrics3d")
 LOOKS = ("studio", "photoreal_raw", "photoreal")
 BACKGROUND_MIN = 0.02  # a frame shows a background when at least this share of it is one
 LIMIT = 0.01  # a frame passes with at most this share clipped and at most this share crushed
+RECORDED = ("setting", "lens", "pipeline")  # the parts of a drawn look each photoreal item.json must record
 STEP = 4  # the background is ray cast through every STEP-th pixel's centre in each direction
 
 
@@ -127,8 +128,7 @@ def frame(item_dir: Path) -> dict[str, Any]:
             "background": round(background_share(item, mask.shape), 4),
             "seconds": round(sum(v for v in timing.values() if isinstance(v, (int, float))), 2),
             "mask_agreement": item.provenance.mask_agreement if item.provenance is not None else None,
-            "recorded": [part for part in ("setting", "lens", "pipeline")
-                         if isinstance(look, DrawnLook) and getattr(look, part) is not None],
+            "recorded": [part for part in RECORDED if isinstance(look, DrawnLook) and getattr(look, part) is not None],
             "redraws": look.redraws, "colour_failures": len(look.colour_failures),
             "contrast_failures": len(look.contrast_failures),
             "golds": json.dumps([q.gold for q in item.questions], sort_keys=True, default=str)}
@@ -147,7 +147,7 @@ def summary(frames: list[dict[str, Any]]) -> dict[str, Any]:
             "colour_failing_items": sum(f["colour_failures"] > 0 for f in frames),
             "under_contrast_floor_items": sum(f["contrast_failures"] > 0 for f in frames),
             "redrawn_items": sum(f["redraws"] > 0 for f in frames),
-            **{f"with_{part}": sum(part in f["recorded"] for f in frames) for part in ("setting", "lens", "pipeline")},
+            **{f"with_{part}": sum(part in f["recorded"] for f in frames) for part in RECORDED},
             "seconds_median": seconds[n // 2] if n else None,
             "families": len({f["family"] for f in frames})}
 
@@ -160,6 +160,7 @@ def main() -> None:
     run = Run("photoreal_frames", args.quick, args.out, {"per_task": per_task, "looks": looks, "presets": presets,
                                                           "limit": LIMIT, "background_min": BACKGROUND_MIN})
     frames: dict[str, list[dict[str, Any]]] = {look: [] for look in looks}
+    compare = len(looks) > 1  # one look has nothing to compare its masks and golds with
     identical = {look: 0 for look in looks}
     for preset in presets:
         outs = {look: args.folder / preset / look if args.measure_only
@@ -174,12 +175,12 @@ def main() -> None:
                 seen = (np.asarray(Image.open(item_dir / "mask.png")).tobytes(), row["golds"])
                 if look == looks[0]:
                     reference[row["item"]] = seen
-                if len(looks) > 1:
+                if compare:
                     row["same_masks_and_golds"] = reference.get(row["item"]) == seen
                     identical[look] += row["same_masks_and_golds"]
                 frames[look].append(row)
         run.sample_load()
-    by_look = {look: {**summary(rows), "same_masks_and_golds": identical[look] if len(looks) > 1 else None}
+    by_look = {look: {**summary(rows), "same_masks_and_golds": identical[look] if compare else None}
                for look, rows in frames.items()}
     counts = ", ".join(f"{p} {n}" for p, n in per_task.items())
     print_table(f"frames per look (items per task: {counts}; presets' own settings)",
@@ -187,7 +188,7 @@ def main() -> None:
                  "under floor", "redrawn", "setting/lens/pipeline", "median s", "least mask agreement", "masks & golds as " + looks[0]],
                 [[look, s["frames"], s["families"], s["exposure_ok_share"], s["background_share"],
                   s["colour_failing_items"], s["under_contrast_floor_items"], s["redrawn_items"],
-                  f"{s['with_setting']}/{s['with_lens']}/{s['with_pipeline']}", s["seconds_median"],
+                  "/".join(str(s[f"with_{part}"]) for part in RECORDED), s["seconds_median"],
                   s["mask_agreement_min"], s["same_masks_and_golds"]] for look, s in by_look.items()])
     run.finish({"by_look": by_look, "frames": [row for rows in frames.values() for row in rows]})
 
