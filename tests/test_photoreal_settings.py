@@ -184,3 +184,35 @@ def test_an_exposure_correction_scales_the_settings_own_lights_too():
         else:
             assert b.dome_gain == a.dome_gain
         assert b.model_copy(update={"room": None, "sky": None}) == a.model_copy(update={"room": None, "sky": None})
+
+
+@pytest.mark.bpy
+def test_walls_and_hedges_shadow_the_world_and_no_lamp():
+    """In the Blender scene a room's walls and trims, and an outdoor hedge, cast shadows, so the world behind them
+    neither lights the table nor shows in a glossy top where its reflection sees the wall (the ghost of
+    bench/results/looks_settings_photoreal_depth_2048.json); no lamp is blocked by them (shadow linking), and the
+    sun lamp does not light the walls (light linking)."""
+    bpy = pytest.importorskip("bpy")
+    from stim3d.render.backends import blender_scene
+
+    def drawn(kind, wanted):
+        return next(i for i in (_of_kind("shape_count", kind, Frame(64, 48), s) for s in range(0, 120, 3))
+                    if i.scene.look.sun is not None and wanted(i.scene.look.setting))
+
+    windowed = drawn("tabletop", lambda setting: setting.room.window is not None)
+    hedged = drawn("outdoor", lambda setting: setting.hedge is not None)
+    for item, screens, unlit in ((windowed, {"wall", "trim"}, {"wall", "trim"}), (hedged, {"hedge"}, set())):
+        bpy.ops.wm.read_factory_settings(use_empty=True)
+        scene_bpy = bpy.context.scene
+        blender_scene.build(scene_bpy, item.scene)
+        walls = {o for o in scene_bpy.objects if o.get("stim3d_surface") in screens}
+        assert {o["stim3d_surface"] for o in walls} == screens and all(o.visible_shadow for o in walls)
+        lamps = [o for o in scene_bpy.objects if o.type == "LIGHT"]
+        assert "sun" in {o.name for o in lamps} and (item is hedged or "window" in {o.name for o in lamps})
+        for lamp in lamps:
+            blockers = lamp.light_linking.blocker_collection
+            excluded = {e.light_linking.link_state for e in blockers.collection_objects} if blockers else set()
+            assert blockers is not None and walls <= set(blockers.objects) and excluded == {"EXCLUDE"}, lamp.name
+        sun = scene_bpy.objects["sun"]
+        receivers = sun.light_linking.receiver_collection
+        assert {o["stim3d_surface"] for o in (receivers.objects if receivers else [])} == unlit

@@ -28,30 +28,28 @@ Span = tuple[float, float]
 @dataclass(frozen=True)
 class StagePart:
     """One object of a setting's stage: quads in the setting's frame (x along the camera's right, y away from the
-    camera, z up, from `SettingLook.centre`), the surface it wears and whether it casts shadows."""
+    camera, z up, from `SettingLook.centre`) and the surface it wears."""
 
     name: str
     vertices: np.ndarray  # (n, 3)
     quads: np.ndarray  # (m, 4) vertex indices, counter-clockwise seen from outside
     surface: str  # "table_top", "table_legs", "floor", "wall", "trim", "ground", "hedge"
-    shadows: bool = True
 
 
-def _box_part(name: str, boxes: list[tuple[Span, Span, Span]], surface: str, shadows: bool = True) -> StagePart:
+def _box_part(name: str, boxes: list[tuple[Span, Span, Span]], surface: str) -> StagePart:
     vertices: list[tuple[float, float, float]] = []
     quads: list[tuple[int, ...]] = []
     for xs, ys, zs in boxes:
         base = len(vertices)
         vertices += [(xs[i & 1], ys[(i >> 1) & 1], zs[(i >> 2) & 1]) for i in range(8)]
         quads += [tuple(base + v for v in face) for face in _BOX_FACES]
-    return StagePart(name, np.asarray(vertices, float), np.asarray(quads, np.int64), surface, shadows)
+    return StagePart(name, np.asarray(vertices, float), np.asarray(quads, np.int64), surface)
 
 
-def _quads_part(name: str, corners: list[list[tuple[float, float, float]]], surface: str,
-                shadows: bool = True) -> StagePart:
+def _quads_part(name: str, corners: list[list[tuple[float, float, float]]], surface: str) -> StagePart:
     vertices = [v for quad in corners for v in quad]
     quads = np.arange(len(vertices), dtype=np.int64).reshape(-1, 4)
-    return StagePart(name, np.asarray(vertices, float), quads, surface, shadows)
+    return StagePart(name, np.asarray(vertices, float), quads, surface)
 
 
 def setting_axes(setting: SettingLook) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -90,7 +88,7 @@ def stage_parts(setting: SettingLook, camera_location) -> list[StagePart]:
             return ground
         hedge = setting.hedge
         return [*ground, _box_part("hedge", [(hedge.span, (hedge.distance, hedge.distance + hedge.thickness),
-                                              (0.0, hedge.height))], "hedge", shadows=False)]
+                                              (0.0, hedge.height))], "hedge")]
     table, room = setting.table, setting.room
     assert table is not None and room is not None
     unit = setting.unit
@@ -120,11 +118,11 @@ def stage_parts(setting: SettingLook, camera_location) -> list[StagePart]:
                  ((span0, wx[0]), (wz[0], wz[1])), ((wx[1], span1), (wz[0], wz[1]))]
     # Facing the camera (-y): corners counter-clockwise seen from it.
     parts.append(_quads_part("room_wall", [[(x0, far, za), (x1, far, za), (x1, far, zb), (x0, far, zb)]
-                                           for (x0, x1), (za, zb) in rects], "wall", shadows=False))
+                                           for (x0, x1), (za, zb) in rects], "wall"))
     if room.side_wall is not None:
         s = room.side_wall
         corners = [(s, -room.side_wall_end, z0), (s, -room.side_wall_end, z1), (s, far, z1), (s, far, z0)]
-        parts.append(_quads_part("room_side_wall", [corners if s > 0 else corners[::-1]], "wall", shadows=False))
+        parts.append(_quads_part("room_side_wall", [corners if s > 0 else corners[::-1]], "wall"))
     trims: list[tuple[Span, Span, Span]] = []
     if room.skirting > 0:
         trims.append(((span0, span1), (far - SKIRTING_DEPTH_M * unit, far), (z0, z0 + room.skirting)))
@@ -136,7 +134,7 @@ def stage_parts(setting: SettingLook, camera_location) -> list[StagePart]:
                   ((wx0 - f, wx0), across, (wz0, wz1)), ((wx1, wx1 + f), across, (wz0, wz1)),
                   ((wx0 - f, wx1 + f), (across[0] - depth / 2, across[0]), (wz0 - f, wz0))]  # the sill
     if trims:
-        parts.append(_box_part("room_trim", trims, "trim", shadows=False))
+        parts.append(_box_part("room_trim", trims, "trim"))
     return parts
 
 

@@ -285,11 +285,10 @@ def build(scene_bpy, scene: Scene) -> None:
         lights, sun = look.lights, look.sun
     for index, light in enumerate(lights):
         add_light(scene_bpy, light, index)
-    if sun is not None:
-        sun_obj = blender_looks.add_sun(scene_bpy, sun)
-        if isinstance(look, DrawnLook) and look.setting is not None:
-            from stim3d.render.backends import blender_settings
+    sun_obj = blender_looks.add_sun(scene_bpy, sun) if sun is not None else None
+    if isinstance(look, DrawnLook) and look.setting is not None:
+        from stim3d.render.backends import blender_settings
 
-            blender_settings.sun_off_walls(scene_bpy, sun_obj)
+        blender_settings.link_lamps(scene_bpy, sun_obj)
     for obj in scene.objects:
         add_object(scene_bpy, obj, look)

@@ -9,13 +9,16 @@ none is between the camera and an object (scenes/settings.py says why).
   +X along the camera's right, +Y away from the camera, so its boards run across the frame),
   four legs, the room's floor at z = -height, the far wall (with an opening where the room has
   a window, framed, through which the environment shows) and its skirting board, and maybe a
-  side wall. The walls cast no shadows (`visible_shadow` off): the room is open above and
-  behind the camera, and walls that shadowed photoreal's environment and sun would take the
-  light its exposure was set for; they are seen, reflected and bounce light as usual. A window
-  adds a rectangular area light in its opening, aimed at the table's centre and invisible to
-  the camera and in reflections (the opening shows the world behind it); the environment and the sun
-  then give 1 - the window's share of the light (`light_gain`), so the total stays photoreal's target. The look's sun lamp does not light the walls
-  (`sun_off_walls`, light linking). The world is photoreal's HDRI.
+  side wall. A window adds a rectangular area light in its opening, aimed at the table's centre
+  and invisible to the camera and in reflections (the opening shows the world behind it); the
+  environment and the sun then give 1 - the window's share of the light (`light_gain`), so the
+  total stays photoreal's target. The world is photoreal's HDRI.
+- Walls, trims and hedges shadow the world's light and no lamp's (`link_lamps`, shadow linking): the
+  room is open above and behind the camera, and walls that shadowed the sun lamp would take
+  the light photoreal's exposure was set for; but a wall that let the world through was seen
+  in a glossy table top as the world behind it (shadow rays crossed the wall, reflected rays
+  did not), a ghost the sampler never settles. The sun lamp does not light the walls either
+  (light linking).
 - `outdoor`: the world is Blender's physical sky (Sky Texture, MULTIPLE_SCATTERING, its sun
   where the look's sun lamp is, no sun disc: the lamp is the sun), times its white balance; one
   ground plane at z = 0 whose material is the patch's (paving or gravel) inside the patch's
@@ -74,7 +77,6 @@ def _place(scene_bpy, setting: SettingLook, part: StagePart, material):
     obj.rotation_mode = "XYZ"
     obj.rotation_euler = (0.0, 0.0, math.atan2(right[1], right[0]))
     obj.pass_index = 0
-    obj.visible_shadow = part.shadows
     obj["stim3d_surface"] = part.surface
     scene_bpy.collection.objects.link(obj)
     return obj
@@ -140,22 +142,42 @@ def _ground_plane(scene_bpy, scene: Scene, setting: SettingLook, material) -> No
             _place(scene_bpy, setting, part, _surface("hedge", setting.hedge.surface))
 
 
-WALLS = ("wall", "trim")  # the stage's surfaces the sun lamp does not light (sun_off_walls)
+WALLS = ("wall", "trim")  # the stage's surfaces the sun lamp does not light
+SCREENS = (*WALLS, "hedge")  # the stage's surfaces that shadow the world's light but no lamp's
 
 
-def sun_off_walls(scene_bpy, sun) -> None:
-    """Light linking: the sun lamp lights everything but the room's walls and trims. The room has no ceiling and
-    no wall on the camera's side, so a low sun from behind the camera lit the far wall face-on, up to twice the
-    table's irradiance, and blew it out; indoors the sun reaches a table through a window, not the wall facing it."""
-    walls = [obj for obj in scene_bpy.collection.objects if obj.get("stim3d_surface") in WALLS]
-    if not walls:
-        return
-    collection = bpy.data.collections.new("sun_excluded")
-    for obj in walls:
+def _excluded(scene_bpy, name: str, surfaces: tuple[str, ...]):
+    """A collection of the stage's objects wearing `surfaces`, each linked as EXCLUDE; None when there are none."""
+    objects = [obj for obj in scene_bpy.collection.objects if obj.get("stim3d_surface") in surfaces]
+    if not objects:
+        return None
+    collection = bpy.data.collections.new(name)
+    for obj in objects:
         collection.objects.link(obj)
     for entry in collection.collection_objects:
         entry.light_linking.link_state = "EXCLUDE"
-    sun.light_linking.receiver_collection = collection
+    return collection
+
+
+def link_lamps(scene_bpy, sun) -> None:
+    """Light and shadow linking of a setting's lamps (call once every lamp is built).
+
+    Walls, trims and the hedge block no lamp (shadow linking) but do block the world: a
+    wall that cast no shadow at all let the world behind it light the table, and a glossy
+    top showed that light where its reflection saw the wall, a ghost of 20 levels of noise
+    per pixel at 64 samples that a 2048-sample reference had not settled
+    (bench/results/looks_settings_photoreal_depth_2048.json). And the sun lamp lights
+    everything but the walls and trims: the room has no ceiling and no wall on the camera's
+    side, so a low sun from behind the camera lit the far wall face-on, up to twice the
+    table's irradiance, and blew it out; indoors the sun reaches a table through a window,
+    not the wall facing it."""
+    screens = _excluded(scene_bpy, "lamps_unblocked", SCREENS)
+    if screens is not None:
+        for lamp in (obj for obj in scene_bpy.collection.objects if obj.type == "LIGHT"):
+            lamp.light_linking.blocker_collection = screens
+    walls = _excluded(scene_bpy, "sun_unlit", WALLS) if sun is not None else None
+    if walls is not None:
+        sun.light_linking.receiver_collection = walls
 
 
 def set_sky(scene_bpy, sky: SkyLook):
