@@ -11,13 +11,16 @@ photoreal as drawn and with one thing changed at a time (VARIANTS): the light tr
 off, the environment's strength 0 (the sun alone), no sun, the ground's bump off,
 the world's importance map at 256 px (before this benchmark: bench/results/looks_noise.json at commit
 ee50678 measured photoreal with it "as drawn") and at Cycles' automatic resolution, the per-sample direct
-clamp at 1 (spikes would shrink; steady noise not). Noise variance scales as 1/samples,
-so a variant with half the RMS needs a quarter of the samples for the same noise.
+clamp at 1 (spikes would shrink; steady noise not), and a setting's walls, trims and hedge casting no
+shadow (as they did before commit ece8dfe), with the light tree on and off: the world behind them then
+lit the scene through them, and the two sampling strategies no longer agreed on the mean level. Noise
+variance scales as 1/samples, so a variant with half the RMS needs a quarter of the samples for the same noise.
 
-The variants change Blender datablocks by wrapping render/backends/blender_looks.py
-functions in this process only; the backend itself is not modified.
+`--scene` takes any scene of bench/looks_settings.py SCENES (default `dysm`); `ava_depth_relative`'s marble
+top mirrors a window. The variants change Blender datablocks by wrapping render/backends/blender_looks.py
+and blender_settings.py functions in this process only; the backend itself is not modified.
 
-    python -m bench.looks_noise [--quick] [--samples 64] [--width 160 --height 120]
+    python -m bench.looks_noise [--quick] [--samples 64] [--width 160 --height 120] [--scene dysm]
 """
 
 from __future__ import annotations
@@ -33,12 +36,12 @@ from stim3d.render.settings import RenderSettings
 from stim3d.scenes.model import LOOK_NAMES, DrawnLook, Scene
 
 from .common import Run, parse_args, print_table, progress
-from .looks_settings import scene_items
+from .looks_settings import SCENES, scene_items
 from .render_quality import psnr, ssim
 
 VARIANTS = ("as drawn", "light tree off", "light tree off, no environment", "light tree off, no sun",
             "light tree off, no bump", "light tree off, importance map 256 px", "light tree off, importance map automatic",
-            "light tree off, direct clamp 1")
+            "light tree off, direct clamp 1", "walls cast no shadow", "light tree off, walls cast no shadow")
 
 
 def _look(scene: Scene, part: str, update: dict[str, Any] | None) -> Scene:
@@ -51,14 +54,15 @@ def _look(scene: Scene, part: str, update: dict[str, Any] | None) -> Scene:
 
 def prepare(variant: str, scene: Scene, originals: dict[str, Any]) -> tuple[Scene, dict[str, Any]]:
     """Patch blender_looks for `variant` (restoring the originals first); the scene and RenderSettings fields to use."""
-    from stim3d.render.backends import blender_grounds, blender_looks
+    from stim3d.render.backends import blender_grounds, blender_looks, blender_settings
 
     blender_looks.LOOK_CYCLES.clear()
     blender_looks.LOOK_CYCLES.update(originals["cycles"])
     blender_grounds._bump = originals["bump"]
     blender_looks.set_environment = originals["environment"]
     blender_looks.ENVIRONMENT_MAP_RESOLUTION = originals["map"]
-    fields: dict[str, Any] = {"light_tree": variant == "as drawn"}
+    blender_settings.link_lamps = originals["link_lamps"]
+    fields: dict[str, Any] = {"light_tree": not variant.startswith("light tree off")}
     if not isinstance(scene.look, DrawnLook) or scene.look.name != "photoreal":
         return scene, fields
     if variant.endswith("no environment"):
@@ -77,6 +81,13 @@ def prepare(variant: str, scene: Scene, originals: dict[str, Any]) -> tuple[Scen
             world.cycles.sampling_method = "AUTOMATIC"
             return world
         blender_looks.set_environment = environment
+    elif variant.endswith("walls cast no shadow"):
+        def link_lamps(scene_bpy, sun):
+            originals["link_lamps"](scene_bpy, sun)
+            for obj in scene_bpy.collection.objects:
+                if obj.get("stim3d_surface") in blender_settings.SCREENS:
+                    obj.visible_shadow = False
+        blender_settings.link_lamps = link_lamps
     return scene, fields
 
 
@@ -102,16 +113,21 @@ def main() -> None:
         parser.add_argument("--samples", type=int, default=64)
         parser.add_argument("--width", type=int, default=160)
         parser.add_argument("--height", type=int, default=120)
+        parser.add_argument("--scene", default="dysm", help="a scene of bench/looks_settings.py SCENES")
 
     args = parse_args(__doc__.splitlines()[0], add)
-    from stim3d.render.backends import blender_grounds, blender_looks
+    from stim3d.render.backends import blender_grounds, blender_looks, blender_settings
+
+    if args.scene not in SCENES:
+        raise SystemExit(f"--scene: unknown scene {args.scene!r} (known: {', '.join(SCENES)})")
 
     width, height, samples, variants = args.width, args.height, args.samples, VARIANTS
     if args.quick:
         width, height, samples, variants = 80, 60, 4, VARIANTS[:2]
-    items = scene_items("dysm", width, height, LOOK_NAMES)
+    items = scene_items(args.scene, width, height, LOOK_NAMES)
     originals = {"cycles": dict(blender_looks.LOOK_CYCLES), "bump": blender_grounds._bump,
-                 "environment": blender_looks.set_environment, "map": blender_looks.ENVIRONMENT_MAP_RESOLUTION}
+                 "environment": blender_looks.set_environment, "map": blender_looks.ENVIRONMENT_MAP_RESOLUTION,
+                 "link_lamps": blender_settings.link_lamps}
     run = Run("looks_noise", args.quick, args.out, {"resolution": f"{width}x{height}", "samples": samples,
                                                      "scene": items["photoreal"].item_id,
                                                      "photoreal_look": items["photoreal"].scene.look.model_dump()})
