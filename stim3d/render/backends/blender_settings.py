@@ -164,9 +164,10 @@ def link_lamps(scene_bpy, sun) -> None:
 
     Walls, trims and the hedge block no lamp (shadow linking) but do block the world: a
     wall that cast no shadow at all let the world behind it light the table, and a glossy
-    top showed that light where its reflection saw the wall, a ghost of 20 levels of noise
-    per pixel at 64 samples that a 2048-sample reference had not settled
-    (bench/results/looks_settings_photoreal_depth_2048.json). And the sun lamp lights
+    top showed that light where its reflection saw the wall. Light samples crossed the wall
+    and reflected rays stopped at it, so the image converged to depended on the sampler, and
+    the stage's noise was 1.6 times what it is now (bench/results/looks_noise_walls.json;
+    docs/looks_cost.md "Walls that shadow the world"). And the sun lamp lights
     everything but the walls and trims: the room has no ceiling and no wall on the camera's
     side, so a low sun from behind the camera lit the far wall face-on, up to twice the
     table's irradiance, and blew it out; indoors the sun reaches a table through a window,
