@@ -23,6 +23,11 @@ BAD_CONFIGS = {
     "unknown_parameter": ("tasks:\n  - {family: shape_count, count: 1, params: {colour: red}}\n", "tasks[0].params.colour"),
     "bad_engine": ("render: {engine: povray}\ntasks:\n  - {family: shape_count, count: 1}\n", "render.engine = 'povray'"),
     "not_yaml": ("tasks: [\n", "not valid YAML"),
+    "control_character": ("\x00tasks: []\n", "not valid YAML"),  # the reader's own error spans two lines
+    "grid_of_unknown_parameter": ("tasks:\n  - {family: shape_count, count: 1, grid: {colour: [red, blue]}}\n",
+                                  "tasks[0].grid.colour: not a parameter of shape_count"),
+    "missing_mesh_root": ("mesh_roots: [no_such_meshes]\ntasks:\n  - {family: shape_count, count: 1}\n",
+                          "mesh_roots[0] = 'no_such_meshes': no such folder"),
 }
 
 

@@ -106,7 +106,7 @@ def test_every_config_error_is_reported_at_once(tmp_path):
     code, out, err = run("validate", str(config))
     lines = err.splitlines()
     assert code == 2 and out == "" and len(lines) == 3, err
-    assert [line.split(": ")[3] for line in lines] == ["tasks[0].params.max_instances = 99", "tasks[0].params.bogus = 1",
+    assert [line.split(": ")[3] for line in lines] == ["tasks[0].params.max_instances = 99", "tasks[0].params.bogus",
                                                       "tasks[1].params.rows = 0"]
 
 

@@ -298,9 +298,11 @@ def parse_config(data: Any, source: str = "config") -> BatchConfig:
                 for error in exc.errors():
                     section = "grid" if error["loc"] and error["loc"][0] in task.grid else "params"
                     allowed = ", ".join(family.params_model.model_fields)
-                    msg = _format_error(source, error, prefix=f"tasks[{t}].{section}.")
-                    if error["type"] == "extra_forbidden":
-                        msg += f" (parameters of {task.family}: {allowed})"
+                    if error["type"] == "extra_forbidden":  # the name is wrong whatever its value: one line per name
+                        msg = (f"{source}: tasks[{t}].{section}.{error['loc'][0]}: not a parameter of {task.family} "
+                               f"(its parameters: {allowed})")
+                    else:
+                        msg = _format_error(source, error, prefix=f"tasks[{t}].{section}.")
                     problems.append(msg)
     if problems:
         raise ConfigError("\n".join(dict.fromkeys(problems)))  # one line each, a grid's repeats once
@@ -334,8 +336,14 @@ def load_config(path: str | Path) -> BatchConfig:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())  # a reader error spans lines
+        raise ConfigError(f"{path}: not valid YAML{where}: {problem}") from None
     config = parse_config(data, str(path))
     if str(path) != "<stdin>":
         config._folder = str(Path(path).resolve().parent)
+    base = Path(config._folder) if config._folder else Path.cwd()
+    missing = [f"{path}: mesh_roots[{i}] = {shown(root)}: no such folder (a relative one is read against the "
+               "config's folder)" for i, root in enumerate(config.mesh_roots) if not (base / root).is_dir()]
+    if missing:
+        raise ConfigError("\n".join(missing))
     return config
