@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import socket
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,18 @@ def test_identical_client_errors_stop_the_run_after_three(batch, server, capsys)
     assert code == 2 and errors == lines[-1:]  # the progress lines of the two failures, then the one stop line
     assert "HTTP 400 3 times: model bad-request-model not found" in errors[0] and "stopped" in errors[0]
     assert server.received == 3  # not one request for each of the 10 questions
+
+
+def test_a_server_that_is_not_running_stops_the_run_after_three_questions(batch, capsys):
+    with socket.socket() as probe:  # a loopback port nothing listens on once the probe closes
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code = main(["eval", str(batch), "--model", "toy-vlm", "--base-url", f"http://127.0.0.1:{port}/v1", *FAST,
+                 "--concurrency", "1"])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and lines[-1].startswith("stim3d: error:") and "Traceback" not in "".join(lines)
+    assert "cannot connect" in lines[-1] and "3 questions in a row" in lines[-1] and "--base-url" in lines[-1]
+    assert len(lines) == 3  # two questions' progress lines, then the stop: not one line for each of the 10
 
 
 def test_client_errors_that_differ_per_question_fail_only_those_questions(batch, server):

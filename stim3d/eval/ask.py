@@ -11,7 +11,9 @@ The run stops early, with one line, when going on could only fail the same way:
 at once on 401, 403 or 404 (a bad key or a model the server does not have), and
 after `SAME_ERRORS` identical client errors (the same 4xx other than 408 and 429,
 with the same server message), e.g. a 400 for an unknown model. A 400 that differs
-per question (a prompt too long) fails only that question.
+per question (a prompt too long) fails only that question. So does a server that
+cannot be reached, until `SAME_ERRORS` questions in a row (each after its retries)
+found no one listening: a server that is not running, or a wrong `base_url`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from stim3d.eval.client import (
     Endpoint,
     PermanentError,
     TransientError,
+    UnreachableError,
     message_content,
     post_json,
 )
@@ -134,8 +137,19 @@ class EarlyStop:
     def __init__(self, where: str) -> None:
         self.where = where
         self.seen: Counter = Counter()
+        self.unreachable = 0  # questions in a row whose every attempt found no server
+
+    def answered(self) -> None:
+        """A question got an answer: the server is there, whatever failed before."""
+        self.unreachable = 0
 
     def check(self, error: BaseException) -> str | None:
+        if isinstance(error, UnreachableError):
+            self.unreachable += 1
+            if self.unreachable < SAME_ERRORS:
+                return None
+            return (f"{self.where}: {error} on {self.unreachable} questions in a row, each after its retries; "
+                    "stopped: is the server running there (check `base_url`)?")
         if not isinstance(error, PermanentError) or error.status is None or not 400 <= error.status < 500:
             return None
         self.seen[(error.status, error.server_message)] += 1
@@ -171,6 +185,8 @@ def ask_all(todo: Sequence[tuple[Record, str]], asker: Asker, concurrency: int, 
                 error = future.exception()
                 if error is not None:
                     _failed(record, error, stopper, tally)
+                else:
+                    stopper.answered()
                 if progress:
                     progress(done, len(todo), record.question_id if error is None else
                              f"{record.question_id} failed: {tally.failed[record.question_id]}")

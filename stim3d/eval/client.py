@@ -53,6 +53,10 @@ class TransientError(ClientError):
     """Worth retrying: 429, 5xx, a timeout, a dropped connection or a malformed body."""
 
 
+class UnreachableError(TransientError):
+    """The connection itself could not be made (refused, no such host): nothing answered at all."""
+
+
 class PermanentError(ClientError):
     """Not worth retrying: a 4xx other than 408 and 429 (bad model name, bad key, request too large).
 
@@ -170,7 +174,12 @@ def _exchange(endpoint: Endpoint, payload: bytes, headers: dict[str, str],
     watchdog = Deadline(conn, timeout)
     late = TransientError(f"no complete response within {timeout:g} s")
     try:
-        conn.connect()
+        try:
+            conn.connect()
+        except TimeoutError:
+            raise
+        except OSError as exc:
+            raise UnreachableError(f"cannot connect: {type(exc).__name__}: {exc}") from None
         _remaining(conn, deadline)
         conn.request("POST", endpoint.path, body=payload,
                      headers={"Content-Type": "application/json", "Accept": "application/json", **headers})
@@ -187,6 +196,8 @@ def _exchange(endpoint: Endpoint, payload: bytes, headers: dict[str, str],
                 raise TransientError(f"response body over {MAX_BODY} bytes", response.status)
     except TimeoutError:
         raise late from None
+    except UnreachableError:
+        raise
     except (ConnectionError, http.client.HTTPException, OSError) as exc:
         if watchdog.expired:  # the watchdog's shutdown, seen by the reader as a dropped connection
             raise late from None
