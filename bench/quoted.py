@@ -57,7 +57,8 @@ STUDIES = ("eval_throughput", "full_suite_workbench", "looks_colours", "looks_co
            "looks_settings_photoreal_presets", "looks_settings_photoreal_ava_objects",
            "looks_settings_photoreal_count_2048", "looks_settings_photoreal_families",
            "looks_settings_photoreal_depth_2048", "looks_settings_photoreal_texture_1024",
-           "looks_settings_photoreal_walls", "looks_noise_walls", "looks_settings_photoreal_walls_families")
+           "looks_settings_photoreal_walls", "looks_noise_walls", "looks_settings_photoreal_walls_families",
+           "looks_settings_photoreal_walls_rest", "looks_settings_photoreal_walls_1024")
 
 
 def command(name: str) -> str:
