@@ -22,11 +22,13 @@ The sample the docs quote: `--per-task 5,ava3d=7 --presets dysm3d,ava3d,oddgrid3
 
     python -m bench.photoreal_frames --folder DIR [--per-task 1[,ava3d=7]] [--looks studio,photoreal_raw,photoreal]
         [--presets dysm3d,ava3d,oddgrid3d,rose3d,rubrics3d] [--measure-only] [--out PATH]
+    python -m bench.photoreal_frames --seconds bench/results/photoreal_ladder.json   # docs/looks_cost.md's table
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -53,7 +55,8 @@ STEP = 4  # the background is ray cast through every STEP-th pixel's centre in e
 
 
 def _args(parser) -> None:
-    parser.add_argument("--folder", type=Path, required=True, help="kept folder: one sub-folder per preset and look")
+    parser.add_argument("--folder", type=Path, help="kept folder: one sub-folder per preset and look (required "
+                        "unless --seconds)")
     parser.add_argument("--per-task", default="1", help="items per task of each preset (default 1); a preset of its own "
                         "count after a comma, e.g. 5,ava3d=7")
     parser.add_argument("--looks", default=",".join(LOOKS), help="comma-separated looks (the first is the reference "
@@ -61,6 +64,27 @@ def _args(parser) -> None:
     parser.add_argument("--presets", default=",".join(PRESETS), help="comma-separated seed presets")
     parser.add_argument("--measure-only", action="store_true",
                         help="measure the items the folder holds, render nothing (a run still rendering elsewhere)")
+    parser.add_argument("--seconds", type=Path, metavar="RESULTS_JSON",
+                        help="only print a results file's median seconds per item by preset and look, as a docs table")
+
+
+def median(values: list[float]) -> float | None:
+    """The median (of an even count, the mean of the middle two), None of nothing."""
+    return statistics.median(values) if values else None
+
+
+def seconds_table(path: Path) -> None:
+    """Print the median seconds per item of each preset and look of a results file, and of all its items."""
+    frames = json.loads(path.read_text())["figures"]["frames"]
+    looks = list(dict.fromkeys(f["look"] for f in frames))
+    presets = list(dict.fromkeys(f["preset"] for f in frames))
+    print("| preset | " + " | ".join(looks) + " |")
+    print("|---" * (len(looks) + 1) + "|")
+    for preset in (*presets, None):
+        rows = [f for f in frames if preset is None or f["preset"] == preset]
+        n = len({f["item"] for f in rows})
+        cells = [median([f["seconds"] for f in rows if f["look"] == look]) for look in looks]
+        print(f"| {preset or f'all {n} items'} | " + " | ".join(f"{c:.1f}" for c in cells if c is not None) + " |")
 
 
 def per_task_counts(text: str, presets: tuple[str, ...]) -> dict[str, int]:
@@ -139,7 +163,7 @@ def summary(frames: list[dict[str, Any]]) -> dict[str, Any]:
     n = len(frames)
     passing = sum(f["clipped"] <= LIMIT and f["crushed"] <= LIMIT for f in frames)
     showing = sum(f["background"] >= BACKGROUND_MIN for f in frames)
-    seconds = sorted(f["seconds"] for f in frames)
+    seconds = [f["seconds"] for f in frames]
     agreements = [f["mask_agreement"] for f in frames if f["mask_agreement"] is not None]
     return {"mask_agreement_min": min(agreements) if agreements else None, "frames": n, "exposure_ok": passing,
             "exposure_ok_share": round(passing / n, 4) if n else None,
@@ -148,12 +172,16 @@ def summary(frames: list[dict[str, Any]]) -> dict[str, Any]:
             "under_contrast_floor_items": sum(f["contrast_failures"] > 0 for f in frames),
             "redrawn_items": sum(f["redraws"] > 0 for f in frames),
             **{f"with_{part}": sum(part in f["recorded"] for f in frames) for part in RECORDED},
-            "seconds_median": seconds[n // 2] if n else None,
+            "seconds_median": median(seconds),
             "families": len({f["family"] for f in frames})}
 
 
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0], _args)
+    if args.seconds:
+        return seconds_table(args.seconds)
+    if args.folder is None:
+        raise SystemExit("photoreal_frames: --folder DIR is required (or --seconds RESULTS_JSON)")
     looks = name_list(args.looks, LOOK_NAMES, "looks", "photoreal_frames")
     presets = name_list(args.presets, PRESETS, "presets", "photoreal_frames")
     per_task = per_task_counts("1" if args.quick else args.per_task, presets)
