@@ -434,11 +434,14 @@ def test_a_bad_item_json_is_reported_in_one_line_and_changes_nothing(addon, tmp_
     wrong_shape["scene"]["objects"][0]["shape"] = "pyramid"
     lost_truth = json.loads(json.dumps(good))
     lost_truth["ground_truth"]["objects"] = lost_truth["ground_truth"]["objects"][1:]
+    nan_camera = json.loads(json.dumps(good))
+    nan_camera["scene"]["camera"]["location"][2] = float("nan")  # json.dumps writes NaN, which json.loads takes
     cases = {
         "truncated.json": ((batch / "item.json").read_text()[:200], "not JSON"),
         "records.json": (json.dumps({"item_id": "x", "question_id": "q"}), "not a stim3d item.json"),
         "shape.json": (json.dumps(wrong_shape), "scene.objects.0.shape = 'pyramid'"),
         "truth.json": (json.dumps(lost_truth), "ground_truth.objects has ids"),
+        "nan.json": (json.dumps(nan_camera), "scene.camera.location.2 = nan: Input should be a finite number"),
     }
     for name, (text, reason) in cases.items():
         path = tmp_path / name

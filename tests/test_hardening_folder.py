@@ -201,6 +201,21 @@ def test_a_missing_item_folder_given_to_sweep_is_named_as_such(rendered, tmp_pat
     assert "no such config file" not in result.stderr
 
 
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity"])
+def test_an_item_json_with_a_number_that_is_not_finite_is_refused_naming_the_field(rendered, tmp_path, number):
+    """JSON readers take NaN and Infinity; a camera there would build a broken scene, so every reader refuses it."""
+    item = tmp_path / "shape_count-t0-00000"
+    shutil.copytree(rendered / "out" / "items" / item.name, item)
+    text = (item / "item.json").read_text()
+    location = text.index('"location": [', text.index('"camera"')) + len('"location": [')
+    (item / "item.json").write_text(text[:location] + number + text[text.index(",", location):])
+    for command in (["show", str(item)], ["sweep", "look", str(item), "--out", str(tmp_path / "looks")],
+                    ["sweep", "occlusion", str(item), "--levels", "0.5", "--out", str(tmp_path / "sweep")]):
+        one_line_refusal(stim3d(*command), "item.json: not a stim3d item: scene.camera.location.0: Input should be a "
+                         "finite number")
+    assert not (tmp_path / "looks").exists() and not (tmp_path / "sweep").exists()
+
+
 def test_worker_scratch_left_by_a_killed_run_is_removed_by_the_next(rendered, tmp_path):
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()

@@ -221,6 +221,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     return 1 if report.failed or report.missing or not delivered else 0
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from stim3d.render.batch.item_files import item_problem
     from stim3d.render.batch.item_folder import load_item
 
     folder = Path(args.item)
@@ -231,8 +232,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     try:
         item = load_item(folder)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        raise UsageError(f"{folder / ITEM_JSON}: not a stim3d item: {'.'.join(map(str, error['loc']))}: {error['msg']}") from None
+        raise UsageError(f"{folder / ITEM_JSON}: not a stim3d item: {item_problem(exc)}") from None
     except ValueError as exc:  # not UTF-8
         raise UsageError(str(exc)) from None
     if args.json:  # the item as item.json holds it (ground truth, questions, provenance)

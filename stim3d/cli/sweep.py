@@ -111,16 +111,16 @@ def cmd_sweep_look(args: argparse.Namespace) -> int:
 
 def _check_object_ids(source: Path, ids: dict[str, int | None]) -> None:
     """For an item folder source, refuse an object id its scene does not have, naming the ids it has."""
-    from pydantic import ValidationError
 
+    from stim3d.render.batch.item_files import item_problem
     from stim3d.render.batch.item_folder import load_item
 
     if not (source / ITEM_JSON).is_file() or all(v is None for v in ids.values()):
         return
     try:
         item = load_item(source)
-    except (ValidationError, ValueError) as exc:
-        raise UsageError(f"{source / ITEM_JSON}: not a stim3d item: {str(exc).splitlines()[0]}") from None
+    except ValueError as exc:  # a ValidationError, or not UTF-8
+        raise UsageError(f"{source / ITEM_JSON}: not a stim3d item: {item_problem(exc)}") from None
     present = sorted(o.id for o in item.scene.objects)
     for option, object_id in ids.items():
         if object_id is not None and object_id not in present:

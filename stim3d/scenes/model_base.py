@@ -64,10 +64,11 @@ def leave_out_added_defaults(model: BaseModel, data: dict[str, Any]) -> dict[str
 
 
 class Strict(BaseModel):
-    """Base for all models: unknown keys are an error, so typos in files surface; `AddedIn` fields at their
-    default are left out of the JSON."""
+    """Base for all models: unknown keys are an error, so typos in files surface; NaN and infinity are refused
+    (JSON readers take them, but no position, size or power is one: a scene file holding one would build a
+    broken scene); `AddedIn` fields at their default are left out of the JSON."""
 
-    model_config = ConfigDict(extra="forbid", frozen=False)
+    model_config = ConfigDict(extra="forbid", frozen=False, allow_inf_nan=False)
 
     @model_serializer(mode="wrap")
     def _leave_out_added_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

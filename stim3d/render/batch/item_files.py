@@ -13,6 +13,8 @@ import os
 import stat
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from stim3d.files import file_sha256
 from stim3d.scenes.model import Item
 
@@ -86,6 +88,16 @@ def verify_item(folder: Path, require_checksums: bool = True) -> str | None:
         except OSError:
             return f"{name} missing"
     return None
+
+
+def item_problem(exc: ValueError) -> str:
+    """One line naming what is wrong with an item.json: the first field pydantic refused and why (and how many
+    more), or the reading error itself."""
+    if not isinstance(exc, ValidationError):
+        return str(exc).splitlines()[0]
+    error = exc.errors()[0]
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{'.'.join(map(str, error['loc'])) or 'item'}: {error['msg']}{more}"
 
 
 def load_item(folder: Path) -> Item:

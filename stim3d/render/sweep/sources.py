@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from stim3d.render.batch.config import load_config
 from stim3d.render.batch.folder import ITEM_JSON
+from stim3d.render.batch.item_files import item_problem
 from stim3d.render.batch.item_folder import load_item
 from stim3d.render.batch.plan import expand
 from stim3d.render.settings import RenderSettings
@@ -50,7 +51,7 @@ def load_sources(source: Path, engine: str | None = None, samples: int | None = 
         try:
             item = load_item(folder)
         except ValueError as exc:
-            raise SweepError(f"{folder / ITEM_JSON}: not a stim3d item ({str(exc).splitlines()[0]})") from None
+            raise SweepError(f"{folder / ITEM_JSON}: not a stim3d item: {item_problem(exc)}") from None
         settings = with_overrides(_settings_of(item))
         return Sources(settings=settings, items=[item])
     config = load_config(source)
