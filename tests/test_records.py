@@ -20,6 +20,7 @@ from stim3d.scoring.records import (
     RECORD_SCHEMA_VERSION,
     SCHEMA_PATH,
     Answer,
+    Record,
     read_records,
     record_json_schema,
     record_schema_text,
@@ -135,6 +136,15 @@ def test_reader_names_the_line_of_a_bad_record(tmp_path):
     path.write_text(good + "\n{not json\n")
     with pytest.raises(ValueError, match="line 2: not JSON"):
         read_records(path)
+
+    for constant in ("NaN", "Infinity", "-Infinity"):  # Python's reader takes them; strict readers do not
+        edited = json.loads(good)
+        edited["difficulty"]["least_visibility"] = "CONSTANT"
+        path.write_text(json.dumps(edited).replace('"CONSTANT"', constant) + "\n")
+        with pytest.raises(ValueError, match=f"line 1: {constant} is not a number JSON allows"):
+            read_records(path)
+    with pytest.raises(ValidationError, match="finite number"):  # nor is one taken from Python
+        Record.model_validate({**json.loads(good), "difficulty": {"least_visibility": float("nan")}})
 
     path.write_text(good + "\n\n" + good + "\n")
     assert len(read_records(path)) == 2

@@ -72,12 +72,23 @@ RuleName = Literal["exact", "count_soft", "cell_tolerance", "cell_distance", "se
 Scalar = Union[str, int, float, bool, None]
 
 
+class NotFinite(ValueError):
+    """NaN or an infinity in a line: Python's JSON reader takes them, strict readers do not."""
+
+
+def _not_finite(constant: str) -> float:
+    raise NotFinite(constant)
+
+
 class RecordVersionError(ValueError):
     """A record written under another major schema version: this reader cannot trust its fields."""
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Unknown keys and NaN or infinite numbers are refused: neither is in a record stim3d writes, and strict JSON
+    readers (the exports' third parties) reject NaN."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class ImageRef(Strict):
@@ -258,9 +269,12 @@ def read_records(path: Path) -> list[Record]:
         if not line.strip():
             continue
         try:
-            records.append(parse_record(json.loads(line)))
+            records.append(parse_record(json.loads(line, parse_constant=_not_finite)))
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path} line {number}: not JSON ({exc.msg})") from None
+        except NotFinite as exc:
+            raise ValueError(f"{path} line {number}: {exc} is not a number JSON allows (every number must be "
+                             "finite)") from None
         except ValidationError as exc:
             error = exc.errors()[0]
             where = ".".join(map(str, error["loc"])) or "record"
