@@ -84,7 +84,7 @@ def seconds_table(path: Path) -> None:
         rows = [f for f in frames if preset is None or f["preset"] == preset]
         n = len({f["item"] for f in rows})
         cells = [median([f["seconds"] for f in rows if f["look"] == look]) for look in looks]
-        print(f"| {preset or f'all {n} items'} | " + " | ".join(f"{c:.1f}" for c in cells if c is not None) + " |")
+        print(f"| {preset or f'all {n} items'} | " + " | ".join("n/a" if c is None else f"{c:.1f}" for c in cells) + " |")
 
 
 def per_task_counts(text: str, presets: tuple[str, ...]) -> dict[str, int]:

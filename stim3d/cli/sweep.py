@@ -111,7 +111,6 @@ def cmd_sweep_look(args: argparse.Namespace) -> int:
 
 def _check_object_ids(source: Path, ids: dict[str, int | None]) -> None:
     """For an item folder source, refuse an object id its scene does not have, naming the ids it has."""
-
     from stim3d.render.batch.item_files import item_problem
     from stim3d.render.batch.item_folder import load_item
 

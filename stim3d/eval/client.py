@@ -196,8 +196,6 @@ def _exchange(endpoint: Endpoint, payload: bytes, headers: dict[str, str],
                 raise TransientError(f"response body over {MAX_BODY} bytes", response.status)
     except TimeoutError:
         raise late from None
-    except UnreachableError:
-        raise
     except (ConnectionError, http.client.HTTPException, OSError) as exc:
         if watchdog.expired:  # the watchdog's shutdown, seen by the reader as a dropped connection
             raise late from None

@@ -238,11 +238,14 @@ class BatchConfig(BaseModel):
         """Older configs keep their content hash: the rule of scenes/model.py `AddedIn`."""
         return leave_out_added_defaults(self, handler(self))
 
+    def folder(self) -> Path:
+        """The folder relative paths are read against: the config file's (the working folder for a config given
+        as data)."""
+        return Path(self._folder) if self._folder else Path.cwd()
+
     def mesh_root_paths(self) -> tuple[str, ...]:
-        """The folders mesh files may come from, absolute: the config's folder (the working folder for a config
-        given as data) and `mesh_roots`."""
-        base = Path(self._folder) if self._folder else Path.cwd()
-        return tuple(dict.fromkeys(str((base / root).resolve()) for root in (".", *self.mesh_roots)))
+        """The folders mesh files may come from, absolute: the config's folder and `mesh_roots`."""
+        return tuple(dict.fromkeys(str((self.folder() / root).resolve()) for root in (".", *self.mesh_roots)))
 
     @model_validator(mode="after")
     def _capped_total(self) -> BatchConfig:
@@ -297,8 +300,8 @@ def parse_config(data: Any, source: str = "config") -> BatchConfig:
             except ValidationError as exc:
                 for error in exc.errors():
                     section = "grid" if error["loc"] and error["loc"][0] in task.grid else "params"
-                    allowed = ", ".join(family.params_model.model_fields)
                     if error["type"] == "extra_forbidden":  # the name is wrong whatever its value: one line per name
+                        allowed = ", ".join(family.params_model.model_fields)
                         msg = (f"{source}: tasks[{t}].{section}.{error['loc'][0]}: not a parameter of {task.family} "
                                f"(its parameters: {allowed})")
                     else:
@@ -341,9 +344,8 @@ def load_config(path: str | Path) -> BatchConfig:
     config = parse_config(data, str(path))
     if str(path) != "<stdin>":
         config._folder = str(Path(path).resolve().parent)
-    base = Path(config._folder) if config._folder else Path.cwd()
     missing = [f"{path}: mesh_roots[{i}] = {shown(root)}: no such folder (a relative one is read against the "
-               "config's folder)" for i, root in enumerate(config.mesh_roots) if not (base / root).is_dir()]
+               "config's folder)" for i, root in enumerate(config.mesh_roots) if not (config.folder() / root).is_dir()]
     if missing:
         raise ConfigError("\n".join(missing))
     return config
